@@ -1,0 +1,112 @@
+import Foundation
+
+/// One authorization question: may this subject take this action on this resource?
+///
+/// The Swift shape mirrors the request JSON of the decision contract (`docs/decision-contract.md`).
+public struct Request: Sendable, Hashable {
+    public var subject: Subject
+    public var action: String
+    public var resource: Resource
+    public var context: Context
+
+    public init(subject: Subject = Subject(), action: String, resource: Resource, context: Context = Context()) {
+        self.subject = subject
+        self.action = action
+        self.resource = resource
+        self.context = context
+    }
+}
+
+/// Who is asking: identity, subscription, app roles, how they were verified, and settings.
+public struct Subject: Sendable, Hashable {
+    /// The user id; `nil` (or empty) means signed out.
+    public var id: String?
+    /// The subscription tier the user holds, before expiry is applied.
+    public var tier: String?
+    /// When the subscription lapses; `nil` means it does not.
+    public var subscriptionExpiry: Date?
+    /// App roles such as `customer` or `admin`.
+    public var roles: [String]
+    /// How and when the subject was last verified; `nil` for an id with no auth block.
+    public var auth: Authentication?
+    /// Free-form settings (privacy choices and the like), typed by the policy's `subject.attributes` schema.
+    public var attributes: [String: Value]
+
+    public init(
+        id: String? = nil, tier: String? = nil, subscriptionExpiry: Date? = nil, roles: [String] = [],
+        auth: Authentication? = nil, attributes: [String: Value] = [:]
+    ) {
+        self.id = id
+        self.tier = tier
+        self.subscriptionExpiry = subscriptionExpiry
+        self.roles = roles
+        self.auth = auth
+        self.attributes = attributes
+    }
+
+    /// Whether the subject counts as signed in: it has an id and its auth method is not `anonymous`.
+    public var isSignedIn: Bool {
+        guard let id, !id.isEmpty else { return false }
+        return auth?.method != AuthMethod.anonymous
+    }
+}
+
+/// How a subject proved who it is, and when.
+public struct Authentication: Sendable, Hashable {
+    /// One of `AuthMethod`'s names; an unknown name is kept and matches no requirement.
+    public var method: String
+    public var verifiedAt: Date?
+
+    public init(method: String, verifiedAt: Date? = nil) {
+        self.method = method
+        self.verifiedAt = verifiedAt
+    }
+}
+
+/// The verification methods Gatehouse knows.
+public enum AuthMethod {
+    public static let anonymous = "anonymous"
+    public static let apple = "apple"
+    public static let pin = "pin"
+    public static let biometric = "biometric"
+    public static let password = "password"
+
+    /// Every known method, in the order documentation lists them.
+    public static let all = [anonymous, apple, pin, biometric, password]
+}
+
+/// What the action is taken on.
+public struct Resource: Sendable, Hashable {
+    public var type: String
+    public var id: String?
+    public var ownerId: String?
+    /// User id to resource role (`viewer`, `editor`, ...).
+    public var members: [String: String]
+    /// Counters consumed by limits, e.g. `sources: 49`.
+    public var usage: [String: Int]
+    public var attributes: [String: Value]
+
+    public init(
+        type: String, id: String? = nil, ownerId: String? = nil, members: [String: String] = [:],
+        usage: [String: Int] = [:], attributes: [String: Value] = [:]
+    ) {
+        self.type = type
+        self.id = id
+        self.ownerId = ownerId
+        self.members = members
+        self.usage = usage
+        self.attributes = attributes
+    }
+}
+
+/// Facts about the moment of the request.
+public struct Context: Sendable, Hashable {
+    /// The instant the decision is made at; `nil` means the clock's now.
+    public var now: Date?
+    public var attributes: [String: Value]
+
+    public init(now: Date? = nil, attributes: [String: Value] = [:]) {
+        self.now = now
+        self.attributes = attributes
+    }
+}
