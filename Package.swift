@@ -12,7 +12,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
+        // Plain value types of the decision contract; Foundation only.
         .target(name: "PolicyModel"),
+        // YAML to a located syntax tree, and the expression parser.
+        .target(name: "PolicySyntax", dependencies: ["PolicyModel", .product(name: "Yams", package: "Yams")]),
+        // CompiledPolicy, decide, explain: pure, no I/O, no locks.
+        .target(name: "PolicyEngine", dependencies: ["PolicyModel"]),
+        // Named passes from syntax tree to CompiledPolicy.
+        .target(name: "PolicyCompiler", dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine"]),
+
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
     ]
 )
