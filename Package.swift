@@ -5,11 +5,13 @@ let package = Package(
     name: "Gatehouse",
     platforms: [.macOS(.v14)],
     products: [
-        .library(name: "PolicyModel", targets: ["PolicyModel"]),
+        .library(name: "Gatehouse", targets: ["Gatehouse"]),
+        .executable(name: "policy", targets: ["policy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Plain value types of the decision contract; Foundation only.
@@ -19,7 +21,21 @@ let package = Package(
         // CompiledPolicy, decide, explain: pure, no I/O, no locks.
         .target(name: "PolicyEngine", dependencies: ["PolicyModel"]),
         // Named passes from syntax tree to CompiledPolicy.
-        .target(name: "PolicyCompiler", dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine"]),
+        .target(
+            name: "PolicyCompiler",
+            dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
+        // Policy tests, diagnostics rendering; later invariants and diffs.
+        .target(name: "PolicyVerification", dependencies: ["PolicyModel", "PolicySyntax", "PolicyCompiler", "PolicyEngine"]),
+        // The facade apps import.
+        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine"]),
+        // Argument parsing only; every decision of substance is a library call.
+        .target(
+            name: "PolicyCLI",
+            dependencies: [
+                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(name: "policy", dependencies: ["PolicyCLI"]),
 
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
     ]
