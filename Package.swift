@@ -22,5 +22,8 @@ let package = Package(
         .target(name: "PolicyCompiler", dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine"]),
 
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
+        .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax"]),
+        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine"]),
+        .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
     ]
 )
