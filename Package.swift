@@ -38,5 +38,8 @@ let package = Package(
         .executableTarget(name: "policy", dependencies: ["PolicyCLI"]),
 
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
+        .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax"]),
+        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine"]),
+        .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
     ]
 )
