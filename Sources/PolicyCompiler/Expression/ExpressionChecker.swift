@@ -584,12 +584,15 @@ struct ExpressionTypeChecker {
         switch r.node {
         case .constant(.list(.items(let values))):
             var strings: Set<String> = []
+            var allStrings = l.type == .string
             for value in values {
-                guard case .string(let s) = value else { break }
+                guard case .string(let s) = value else {
+                    allStrings = false
+                    break
+                }
                 strings.insert(s)
             }
-            node = strings.count == values.count || values.isEmpty && l.type == .string
-                ? .inStrings(l.node, strings) : .inValues(l.node, values)
+            node = allStrings ? .inStrings(l.node, strings) : .inValues(l.node, values)
         case .list(let items):
             node = .inItems(l.node, items)
         default:
