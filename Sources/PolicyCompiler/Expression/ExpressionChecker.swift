@@ -95,8 +95,10 @@ indirect enum ExpressionType: Hashable, CustomStringConvertible {
 /// The closed set of strings a value may take (tiers, roles, ...), for checking literals against it.
 struct ValueDomain {
     var code: String
-    /// "tier", "auth method", "value for subject.attributes.sharing".
+    /// "tier", "auth method", "value".
     var noun: String
+    /// Said after the value in the message: "" or " for subject.attributes.sharing".
+    var owner = ""
     /// "tiers", "auth methods", "values".
     var plural: String
     var values: [String]
@@ -361,7 +363,7 @@ struct ExpressionTypeChecker {
         var base = type
         while case .list(let element) = base { base = element }
         if case .enumeration(let values) = base {
-            domain = ValueDomain(code: "unknown-value", noun: "value for \(path)", plural: "values", values: values)
+            domain = ValueDomain(code: "unknown-value", noun: "value", owner: " for \(path)", plural: "values", values: values)
         }
         return ResolvedPath(
             checked: CheckedExpression(node: .attribute(scope, name, type.conditionType), type: ExpressionType(type), domain: domain, comparedPath: path),
@@ -582,12 +584,15 @@ struct ExpressionTypeChecker {
         switch r.node {
         case .constant(.list(.items(let values))):
             var strings: Set<String> = []
+            var allStrings = l.type == .string
             for value in values {
-                guard case .string(let s) = value else { break }
+                guard case .string(let s) = value else {
+                    allStrings = false
+                    break
+                }
                 strings.insert(s)
             }
-            node = strings.count == values.count || values.isEmpty && l.type == .string
-                ? .inStrings(l.node, strings) : .inValues(l.node, values)
+            node = allStrings ? .inStrings(l.node, strings) : .inValues(l.node, values)
         case .list(let items):
             node = .inItems(l.node, items)
         default:
@@ -599,7 +604,7 @@ struct ExpressionTypeChecker {
     /// Reports a string literal `other` that lies outside the domain of `value`.
     mutating func checkDomain(of value: CheckedExpression, against other: Expr) {
         guard let domain = value.domain, case .literal(.string(let text), let span) = other, !domain.values.contains(text) else { return }
-        error(domain.code, "unknown \(domain.noun) '\(text)'", at: span,
+        error(domain.code, "unknown \(domain.noun) '\(text)'\(domain.owner)", at: span,
               help: Suggestion.help(for: text, kind: domain.plural, known: domain.values))
     }
 

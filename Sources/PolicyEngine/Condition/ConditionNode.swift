@@ -144,16 +144,14 @@ package indirect enum ConditionNode: Sendable, Hashable {
             guard let e = element.evaluate(input), let c = container.evaluate(input) else { return nil }
             return ConditionValue.contains(c, e).map { .bool($0) }
         case .inItems(let element, let items):
+            // As in CEL, a list literal with an item in error is an error, even if another item matches.
             guard let e = element.evaluate(input) else { return nil }
-            var sawError = false
+            var found = false
             for item in items {
-                guard let v = item.evaluate(input), let equal = ConditionValue.equal(e, v) else {
-                    sawError = true
-                    continue
-                }
-                if equal { return .bool(true) }
+                guard let v = item.evaluate(input), let equal = ConditionValue.equal(e, v) else { return nil }
+                found = found || equal
             }
-            return sawError ? nil : .bool(false)
+            return .bool(found)
         case .inStrings(let element, let set):
             guard case .string(let s)? = element.evaluate(input) else { return nil }
             return .bool(set.contains(s))
