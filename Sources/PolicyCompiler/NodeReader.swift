@@ -1,3 +1,4 @@
+import PolicyEngine
 import PolicyModel
 import PolicySyntax
 
@@ -121,36 +122,4 @@ extension [SyntaxNode.Entry] {
 
     /// The key node of `key`, for locating the declaration.
     func keyNode(_ key: String) -> SyntaxNode? { first { $0.key.text == key }?.key }
-}
-
-/// Durations as policy files write them: `30s`, `5m`, `1h30m`, `250ms`, `2d`.
-package enum DurationText {
-    package static func seconds(_ text: String) -> Double? {
-        var total = 0.0
-        var rest = Substring(text)
-        guard !rest.isEmpty else { return nil }
-        while !rest.isEmpty {
-            let digits = rest.prefix { $0.isNumber || $0 == "." }
-            guard !digits.isEmpty, let n = Double(digits) else { return nil }
-            rest = rest.dropFirst(digits.count)
-            let unit = rest.prefix { $0.isLetter }
-            rest = rest.dropFirst(unit.count)
-            switch unit {
-            case "ms": total += n / 1000
-            case "s": total += n
-            case "m": total += n * 60
-            case "h": total += n * 3600
-            case "d": total += n * 86400
-            default: return nil
-            }
-        }
-        return total
-    }
-
-    package static func format(_ seconds: Double) -> String {
-        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600))h" }
-        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
-        if seconds == seconds.rounded() { return "\(Int(seconds))s" }
-        return "\(Int(seconds * 1000))ms"
-    }
 }

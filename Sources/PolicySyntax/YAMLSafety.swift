@@ -50,6 +50,7 @@ enum YAMLSafetyScanner {
                 i = indent
             }
             var extraDepth = 0
+            var deepestFlow = flowDepth
             while i < line.count {
                 let c = line[i]
                 if let q = quote {
@@ -70,9 +71,9 @@ enum YAMLSafetyScanner {
                 if atNodeStart {
                     switch c {
                     case "&", "*":
-                        let kind = c == "&" ? "anchor" : "alias"
+                        let kind = c == "&" ? "anchors" : "aliases"
                         report(
-                            "yaml-alias", "YAML \(kind)s are not allowed in policy files", line: lineNumber, column: i + 1,
+                            "yaml-alias", "YAML \(kind) are not allowed in policy files", line: lineNumber, column: i + 1,
                             help: ["write the value out in full; anchors and aliases can expand a small file without bound"])
                         i += 1
                         atNodeStart = false
@@ -103,6 +104,7 @@ enum YAMLSafetyScanner {
                 case "[", "{":
                     if atNodeStart || flowDepth > 0 {
                         flowDepth += 1
+                        deepestFlow = max(deepestFlow, flowDepth)
                         atNodeStart = true
                     }
                 case "]", "}":
@@ -122,7 +124,7 @@ enum YAMLSafetyScanner {
                 }
                 i += 1
             }
-            let depth = indentStack.count + extraDepth + flowDepth
+            let depth = indentStack.count + extraDepth + deepestFlow
             if depth > limits.maxDepth, !reportedDepth {
                 reportedDepth = true
                 report(
