@@ -14,6 +14,11 @@ let benchmarks: @Sendable () -> Void = {
     let metrics: [BenchmarkMetric] = [.wallClock, .throughput, .mallocCountTotal, .instructions]
     Benchmark.defaultConfiguration = .init(metrics: metrics, warmupIterations: 100, maxDuration: .seconds(3), maxIterations: 1_000_000)
 
+    // The framework's own cost per measured iteration (wall clock and mallocs), to subtract from the rows below.
+    Benchmark("baseline empty iteration") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(benchmark) }
+    }
+
     for set in Fixtures.shippedSetNames {
         let policy = Fixtures.compiled(set)
         let requests = Fixtures.requests(for: set)

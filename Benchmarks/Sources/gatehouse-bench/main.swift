@@ -10,13 +10,16 @@ import PolicySynth
 
 var maxRules = 10_000
 var samples = 2_000
+var compileOnly: Int?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--max-rules": maxRules = Int(arguments.popFirst() ?? "") ?? maxRules
     case "--samples": samples = Int(arguments.popFirst() ?? "") ?? samples
+    // Compiles one synthetic set of N rules and exits: the target to run under perf or callgrind.
+    case "--compile-only": compileOnly = Int(arguments.popFirst() ?? "")
     default:
-        print("usage: gatehouse-bench [--max-rules N] [--samples N]")
+        print("usage: gatehouse-bench [--max-rules N] [--samples N] [--compile-only N]")
         exit(64)
     }
 }
@@ -65,6 +68,13 @@ func medianMilliseconds(runs: Int, _ body: () -> Void) -> Double {
     }
     times.sort()
     return times[times.count / 2]
+}
+
+if let n = compileOnly {
+    let set = SyntheticPolicySet(ruleCount: n)
+    let ms = medianMilliseconds(runs: 1) { consume(Fixtures.compiled(set)) }
+    print("compiled \(n) rules in \(fmt(ms, 1)) ms")
+    exit(0)
 }
 
 func fmt(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
