@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+// Gatehouse benchmarks: a package of their own so the main build never compiles ordo-one/benchmark.
+import PackageDescription
+
+let package = Package(
+    name: "GatehouseBenchmarks",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "Gatehouse", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // Writes valid synthetic policy sets of N rules of realistic shapes.
+        .target(name: "PolicySynth", dependencies: [.product(name: "Gatehouse", package: "Gatehouse")]),
+        // The shipped policy sets and the fixed request mixes every benchmark shares.
+        .target(name: "BenchFixtures", dependencies: ["PolicySynth", .product(name: "Gatehouse", package: "Gatehouse")]),
+        // `swift run -c release policy-synth N DIR`: writes a synthetic set to disk.
+        .executableTarget(name: "policy-synth", dependencies: ["PolicySynth"]),
+        // `swift run -c release gatehouse-bench`: ContinuousClock medians/p99 and the scaling table, no plugin needed.
+        .executableTarget(name: "gatehouse-bench", dependencies: ["BenchFixtures", "PolicySynth"]),
+        // ordo-one/benchmark suite: `swift package benchmark`.
+        .executableTarget(
+            name: "GatehouseBenchmarks",
+            dependencies: [
+                "BenchFixtures", "PolicySynth",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/GatehouseBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+    ]
+)
