@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Plain value types of the decision contract; Foundation only.
@@ -20,7 +22,19 @@ let package = Package(
         .target(name: "PolicyEngine", dependencies: ["PolicyModel"]),
         // Named passes from syntax tree to CompiledPolicy.
         .target(name: "PolicyCompiler", dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine"]),
+        // Users, sessions, PIN, device keys, Apple tokens, audit; the Store protocol and its SQLite form.
+        .target(name: "Identity", dependencies: [
+            "PolicyModel",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
+        // A child process for the crash test: writes sessions and audit rows until killed.
+        .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
+        // Release-build timings of the identity flows (KDF, sign-in, token validation).
+        .executableTarget(name: "identity-bench", dependencies: ["Identity"]),
 
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
+        .testTarget(name: "IdentityTests", dependencies: ["Identity", "identity-crash-writer"]),
     ]
 )
