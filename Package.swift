@@ -32,9 +32,12 @@ let package = Package(
         // A child process for the crash test: writes sessions and audit rows until killed.
         .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
         // Release-build timings of the identity flows (KDF, sign-in, token validation).
-        .executableTarget(name: "identity-bench", dependencies: ["Identity"]),
+        .executableTarget(name: "identity-bench", dependencies: ["Identity", .product(name: "_CryptoExtras", package: "swift-crypto")]),
 
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
-        .testTarget(name: "IdentityTests", dependencies: ["Identity", "identity-crash-writer"]),
+        .testTarget(name: "IdentityTests", dependencies: [
+            "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
     ]
 )

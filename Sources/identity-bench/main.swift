@@ -1,0 +1,46 @@
+// Release-build timings of the identity flows: `swift run -c release identity-bench`.
+// Prints medians; nothing here is asserted by tests.
+import Crypto
+import Foundation
+import Identity
+import _CryptoExtras
+
+func median(_ samples: [Double]) -> Double {
+    let s = samples.sorted()
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+}
+
+func measure(_ label: String, runs: Int, _ body: () async throws -> Void) async rethrows {
+    var samples: [Double] = []
+    for _ in 0..<runs {
+        let start = ContinuousClock.now
+        try await body()
+        let d = ContinuousClock.now - start
+        samples.append(Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
+    }
+    print(String(format: "%-44@ median %9.3f ms  (n=%d, min %.3f, max %.3f)", label as NSString, median(samples), runs, samples.min()!, samples.max()!))
+}
+
+let dir = FileManager.default.temporaryDirectory.appendingPathComponent("identity-bench-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: dir) }
+let database = try AppDatabase(path: dir.appendingPathComponent("bench.sqlite").path)
+let configuration = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["bench"]))
+let service = IdentityService(
+    store: SQLiteStore(database), configuration: configuration,
+    jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
+
+print("PBKDF2-SHA256 rounds: \(configuration.pin.rounds); synchronous = FULL; file in \(dir.path)")
+await measure("KDF only (one PIN check, PBKDF2)", runs: 15) {
+    _ = try! KDF.Insecure.PBKDF2.deriveKey(from: Array("1234".utf8), salt: Array(repeating: 7, count: 16), using: .sha256, outputByteCount: 32, rounds: configuration.pin.rounds)
+}
+try await measure("sign-in anonymous", runs: 200) { _ = try await service.signInAnonymously() }
+_ = try await service.register(username: "bench_user", pin: "482913")
+try await measure("sign-in username + PIN", runs: 15) { _ = try await service.signIn(username: "bench_user", pin: "482913") }
+let tokens = try await service.signInAnonymously()
+try await measure("session-token validation (read path)", runs: 2000) { _ = try await service.validate(accessToken: tokens.accessToken) }
+try await measure("session token -> Subject", runs: 2000) { _ = try await service.subject(accessToken: tokens.accessToken) }
+var current = tokens.refreshToken
+try await measure("refresh (rotation)", runs: 200) {
+    current = try await service.refresh(refreshToken: current).refreshToken
+}
