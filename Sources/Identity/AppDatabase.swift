@@ -13,12 +13,19 @@ public final class AppDatabase: Sendable {
         config.publicStatementArguments = false
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
-            // Every commit is on disk before it returns: a crash loses no acknowledged session or audit row.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             // Deleted rows (GDPR) are overwritten in the file, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         pool = try DatabasePool(path: path, configuration: config)
+        // Every commit is on disk before it returns, so a crash loses no acknowledged session or
+        // audit row. Set after opening: GRDB's WAL set-up puts the writer at NORMAL after
+        // `prepareDatabase` has run. The writer connection lives as long as the pool.
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
+                throw DatabaseError(message: "could not set synchronous = FULL")
+            }
+        }
         try AppDatabase.migrator.migrate(pool)
     }
 
