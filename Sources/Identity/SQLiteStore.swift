@@ -73,6 +73,11 @@ struct SQLiteTransaction: IdentityTransaction {
         return db.changesCount
     }
 
+    func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) throws -> Int {
+        try db.execute(sql: "DELETE FROM \"\(R.table)\" WHERE \"\(column)\" < ?", arguments: [date])
+        return db.changesCount
+    }
+
     func append(_ event: AuditEventRow) throws {
         var event = event
         event.id = nil

@@ -178,4 +178,21 @@ extension IdentityService {
         }
         return count
     }
+
+    // MARK: - Housekeeping
+
+    /// Deletes what can no longer be used: expired nonces, challenges and share codes, sessions past
+    /// their absolute lifetime (with their refresh tokens), and stale guess counters. Run it periodically.
+    @discardableResult
+    public func purgeExpired() async throws -> Int {
+        let t = now()
+        let window = configuration.shareCodeGuessWindow
+        return try await store.write { tx in
+            try tx.deleteAll(AppleNonceRow.self, "expiresAt", before: t)
+                + tx.deleteAll(DeviceChallengeRow.self, "expiresAt", before: t)
+                + tx.deleteAll(ShareCodeRow.self, "expiresAt", before: t)
+                + tx.deleteAll(SessionRow.self, "expiresAt", before: t)
+                + tx.deleteAll(GuessLimitRow.self, "windowStart", before: t.addingTimeInterval(-window))
+        }
+    }
 }

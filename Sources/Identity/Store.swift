@@ -36,6 +36,8 @@ public protocol IdentityTransaction {
     func upsert<R: StoredRow>(_ row: R) throws
     /// Deletes the rows matching every condition; returns how many went.
     @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> Int
+    /// Deletes the rows whose date `column` is before `date`; returns how many went.
+    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) throws -> Int
     /// Appends to the audit log (which refuses updates and deletes).
     func append(_ event: AuditEventRow) throws
 }

@@ -18,7 +18,7 @@ func measure(_ label: String, runs: Int, _ body: () async throws -> Void) async 
         let d = ContinuousClock.now - start
         samples.append(Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15)
     }
-    print(String(format: "%-44@ median %9.3f ms  (n=%d, min %.3f, max %.3f)", label as NSString, median(samples), runs, samples.min()!, samples.max()!))
+    print(label.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: " median %9.3f ms  (n=%d, min %.3f, max %.3f)", median(samples), runs, samples.min()!, samples.max()!))
 }
 
 let dir = FileManager.default.temporaryDirectory.appendingPathComponent("identity-bench-\(UUID().uuidString)")

@@ -213,4 +213,41 @@ import _CryptoExtras
         let pinSession = try await h.service.signIn(username: "carol", pin: "8888")
         #expect(await identityError { try await h.service.resetPIN(accessToken: pinSession.accessToken, newPIN: "1212") }?.code == .forbidden)
     }
+
+    @Test func anExpiredNonceIsRefused() async throws {
+        let h = try Harness()
+        let (token, nonce) = try await h.appleToken()
+        h.clock.advance(601)
+        // The token itself is still within exp (issued 10 minutes ago, exp + skew); the nonce is not.
+        let e = await identityError { try await h.service.signInWithApple(identityToken: token, rawNonce: nonce) }
+        #expect(e?.field == "rawNonce")
+    }
+
+    @Test func keysFromAFile() async throws {
+        let h = try Harness()
+        let file = h.dir.appendingPathComponent("apple-keys.json")
+        try AppleFixture.jwks([h.apple]).write(to: file)
+        let service = IdentityService(store: h.service.store, configuration: h.service.configuration, jwksFetcher: FileJWKSFetcher(url: file), now: h.clock.source)
+        let nonce = try await service.beginAppleSignIn()
+        _ = try await service.signInWithApple(identityToken: h.apple.token(AppleFixture.claims(rawNonce: nonce, now: h.clock.now)), rawNonce: nonce)
+        await #expect(throws: IdentityError.self) { try await URLJWKSFetcher(url: URL(string: "http://appleid.apple.com/auth/keys")!).fetchJWKS() }
+    }
+
+    @Test func jwksParsingSkipsWhatIsNotAnRS256SigningKey() throws {
+        let h = try Harness()
+        let p = try h.apple.key.publicKey.getKeyPrimitives()
+        let n = SecretCoding.base64URL(p.modulus), e = SecretCoding.base64URL(p.publicExponent)
+        let doc: [String: Any] = ["keys": [
+            ["kty": "RSA", "kid": "good", "alg": "RS256", "use": "sig", "n": n, "e": e],
+            ["kty": "RSA", "kid": "enc", "use": "enc", "n": n, "e": e],
+            ["kty": "RSA", "kid": "ps", "alg": "PS256", "n": n, "e": e],
+            ["kty": "EC", "kid": "ec", "crv": "P-256", "x": "AA", "y": "AA"],
+            ["kty": "RSA", "kid": "dup", "n": n, "e": e],
+            ["kty": "RSA", "kid": "dup", "n": n, "e": e],
+            ["kty": "RSA", "kid": "short", "n": SecretCoding.base64URL(p.modulus.prefix(128)), "e": e],
+        ]]
+        let keys = try AppleKeyCache.parseJWKS(try JSONSerialization.data(withJSONObject: doc))
+        #expect(Set(keys.keys) == ["good"])
+        #expect(throws: IdentityError.self) { try AppleKeyCache.parseJWKS(Data("not json".utf8)) }
+    }
 }

@@ -125,6 +125,29 @@ import Testing
         #expect(try await h.service.validate(accessToken: up.accessToken).verifiedAt == h.clock.now)
     }
 
+    @Test func mixedConcurrentTrafficKeepsEveryCountExact() async throws {
+        let h = try Harness()
+        var users: [(String, SessionTokens)] = []
+        for i in 0..<6 { users.append(("user\(i)", try await h.pinUser("user\(i)", pin: "1357"))) }
+        let snapshot = users
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (name, tokens) in snapshot {
+                group.addTask {
+                    var r = tokens.refreshToken
+                    for _ in 0..<5 { r = try await h.service.refresh(refreshToken: r).refreshToken }
+                }
+                for _ in 0..<2 { group.addTask { _ = try await h.service.signIn(username: name, pin: "1357") } }
+                group.addTask { _ = try await h.service.signInAnonymously() }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try h.count("session") == 6 + 12 + 6)
+        #expect(try h.count("refreshToken") == 6 * 6 + 12 + 6)
+        #expect(try h.auditRows().filter { $0.kind == "sign_in" && $0.outcome == "success" }.count == 12)
+        let creds = try await h.database.pool.read { db in try PINCredentialRowFetch.all(db) }
+        #expect(creds.allSatisfy { $0.failedAttempts == 0 && $0.nextAttemptAt == nil })
+    }
+
     @Test func manyConcurrentValidationsAndSignInsLoseNothing() async throws {
         let h = try Harness()
         let tokens = try await h.service.signInAnonymously()
@@ -142,5 +165,25 @@ import Testing
         }
         #expect(try h.count("session") == 21)
         #expect(try h.auditRows().filter { $0.kind == "sign_up" }.count == 21)
+    }
+}
+
+@Suite struct HousekeepingTests {
+    @Test func purgeDeletesOnlyWhatCanNoLongerBeUsed() async throws {
+        let h = try Harness { $0.absoluteLifetime = 7200; $0.accessTokenLifetime = 7200; $0.idleTimeout = 7200 }
+        let old = try await h.service.signInAnonymously()
+        _ = try await h.service.beginAppleSignIn()
+        let space = try await h.service.createSpace(accessToken: old.accessToken, name: "Old")
+        h.clock.advance(3000)
+        let fresh = try await h.service.signInAnonymously()
+        let nonce = try await h.service.beginAppleSignIn()
+        h.clock.advance(4300)  // the first session is past its absolute lifetime; the second is not
+        _ = try await h.service.validate(accessToken: fresh.accessToken)
+        let purged = try await h.service.purgeExpired()
+        #expect(purged == 3)  // two nonces, one session (its refresh token goes by cascade); the share code lives 48 h
+        #expect(try h.count("session") == 1)
+        #expect(try h.count("refreshToken") == 1)
+        _ = nonce
+        _ = space
     }
 }
