@@ -5,7 +5,8 @@ let package = Package(
     name: "Gatehouse",
     platforms: [.macOS(.v14)],
     products: [
-        .library(name: "PolicyModel", targets: ["PolicyModel"]),
+        .library(name: "Gatehouse", targets: ["Gatehouse"]),
+        .executable(name: "policy", targets: ["policy"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -21,7 +22,11 @@ let package = Package(
         // CompiledPolicy, decide, explain: pure, no I/O, no locks.
         .target(name: "PolicyEngine", dependencies: ["PolicyModel"]),
         // Named passes from syntax tree to CompiledPolicy.
-        .target(name: "PolicyCompiler", dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine"]),
+        .target(
+            name: "PolicyCompiler",
+            dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
+        // Policy tests, diagnostics rendering; later invariants and diffs.
+        .target(name: "PolicyVerification", dependencies: ["PolicyModel", "PolicySyntax", "PolicyCompiler", "PolicyEngine"]),
         // Users, sessions, PIN, device keys, Apple tokens, audit; the Store protocol and its SQLite form.
         .target(name: "Identity", dependencies: [
             "PolicyModel",
@@ -33,8 +38,25 @@ let package = Package(
         .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
         // Release-build timings of the identity flows (KDF, sign-in, token validation).
         .executableTarget(name: "identity-bench", dependencies: ["Identity", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        // The facade apps import.
+        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine"]),
+        // Argument parsing only; every decision of substance is a library call.
+        .target(
+            name: "PolicyCLI",
+            dependencies: [
+                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .executableTarget(name: "policy", dependencies: ["PolicyCLI"]),
 
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
+        .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax"]),
+        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine"]),
+        .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
+        .testTarget(
+            name: "PolicyCorpusTests",
+            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy"],
+            exclude: ["Corpus"]),
         .testTarget(name: "IdentityTests", dependencies: [
             "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,0 +1,229 @@
+import PolicyEngine
+import PolicyModel
+
+/// Pass 3: type-checks conditions, compiles messages and builds the indexed `CompiledPolicy`.
+struct BuildPass {
+    var diagnostics = DiagnosticCollector()
+    private var reportedPlaceholders: Set<String> = []
+    let declarations: PolicyDeclarations
+    let symbols: ResolvePass
+
+    init(_ declarations: PolicyDeclarations, symbols: ResolvePass) {
+        self.declarations = declarations
+        self.symbols = symbols
+    }
+
+    mutating func run(name: String, contentHash: String) -> CompiledPolicy {
+        let tiers: [TierPlan] =
+            declarations.tiers.isEmpty
+            ? [TierPlan(id: "default", name: "Default", price: nil)]
+            : symbols.tierIDs.compactMap { id in
+                declarations.tiers.first { $0.id.value == id }.map { TierPlan(id: id, name: $0.name, price: $0.price) }
+            }
+        var products: [String: String] = [:]
+        for tier in declarations.tiers { for p in tier.products { products[p.value] = tier.id.value } }
+
+        let rules = declarations.rules.enumerated().map { index, rule in buildRule(rule, index: index) }
+        let setMessages = templates(symbols.setMessages.mapValues { $0 })
+        var types: [String: ResourceTypePlan] = [:]
+        for type in declarations.resourceTypes where types[type.id.value] == nil {
+            types[type.id.value] = buildType(type, tiers: tiers, rules: rules, setMessages: setMessages)
+        }
+        let defaultDeny = setMessages[.defaultDeny] ?? DefaultMessages.template(for: .defaultDeny)!
+        return CompiledPolicy(
+            name: name, contentHash: contentHash, tiers: tiers, defaultTier: symbols.defaultTier, productTiers: products,
+            resourceTypes: types, rules: rules, defaultDenyMessage: defaultDeny)
+    }
+
+    // MARK: Schema for conditions
+
+    private func schema(resourceRoles: [String]) -> ExpressionSchema {
+        var schema = ExpressionSchema()
+        for attribute in declarations.attributes {
+            switch attribute.scope {
+            case .subject: schema.subjectAttributes[attribute.name.value] = attribute.type
+            case .resource: schema.resourceAttributes[attribute.name.value] = attribute.type
+            case .context: schema.contextAttributes[attribute.name.value] = attribute.type
+            }
+        }
+        schema.tiers = symbols.tierIDs
+        schema.appRoles = declarations.appRoles.map(\.id.value)
+        schema.resourceTypes = declarations.resourceTypes.map(\.id.value)
+        schema.resourceRoles = resourceRoles
+        return schema
+    }
+
+    private mutating func condition(_ text: Located<String>, continuationColumn: Int?, resourceRoles: [String]) -> CompiledCondition? {
+        switch ExpressionChecker.compile(
+            text.value, origin: text.location, continuationColumn: continuationColumn, schema: schema(resourceRoles: resourceRoles))
+        {
+        case .success(let compiled): return compiled
+        case .failure(let errors):
+            diagnostics.append(contentsOf: errors.diagnostics)
+            return nil
+        }
+    }
+
+    // MARK: Rules
+
+    private mutating func buildRule(_ rule: RuleDecl, index: Int) -> RulePlan {
+        let scopeTypes = rule.resourceTypes.map { Set($0.map(\.value)) }
+        let roles = declarations.resourceTypes.filter { scopeTypes?.contains($0.id.value) ?? true }.flatMap { $0.roles.map(\.id.value) }
+        let compiled = rule.when.flatMap { condition($0, continuationColumn: rule.continuationColumn, resourceRoles: roles.uniqued()) }
+        let message = rule.message.flatMap { template($0, reason: .deniedByRule, available: Placeholder.available(for: .deniedByRule)) }
+        return RulePlan(
+            name: rule.name ?? "#\(index + 1)", effect: rule.effect, location: rule.location, resourceTypes: scopeTypes,
+            actions: rule.actions.map { Set($0.map(\.value)) }, condition: compiled, message: message)
+    }
+
+    // MARK: Resource types and actions
+
+    private mutating func buildType(
+        _ type: ResourceTypeDecl, tiers: [TierPlan], rules: [RulePlan], setMessages: [Reason: MessageTemplate]
+    ) -> ResourceTypePlan {
+        let typeMessages = templates(Dictionary(type.messages.compactMap { m in Reason(rawValue: m.reason.value).map { ($0, m) } }, uniquingKeysWith: { a, _ in a }))
+        let grants = symbols.roleGrants[type.id.value] ?? [:]
+        let ownerRole = type.ownerRole?.value
+        let hasMembership = !type.roles.isEmpty || type.owner != nil
+        let roleNames = type.roles.map(\.id.value)
+        var actions: [String: ActionPlan] = [:]
+        for action in type.actions where actions[action.id.value] == nil {
+            let name = action.id.value
+            var membership: MembershipPlan?
+            if hasMembership {
+                let granting = Set(grants.filter { $0.key != ownerRole && $0.value.contains(name) }.keys)
+                let open = type.memberActions.contains { $0.value == name }
+                membership = MembershipPlan(
+                    grantingRoles: granting, openToMembers: open, ownerOnly: granting.isEmpty && !open,
+                    location: type.rolesLocation ?? type.id.location)
+            }
+            let feature = action.feature.flatMap { buildFeature($0, tiers: tiers) }
+            let limit = action.limit.flatMap { buildLimit($0, tiers: tiers) }
+            var consent: ConsentPlan?
+            if let c = action.consent {
+                let compiled = c.when.flatMap { condition($0, continuationColumn: c.continuationColumn, resourceRoles: roleNames) }
+                if c.when == nil || compiled != nil {
+                    consent = ConsentPlan(name: c.name ?? name, condition: compiled, location: c.location)
+                }
+            }
+            let auth = action.auth.map { AuthPlan(methods: $0.methods.map(\.value), maxAge: $0.maxAge?.value, location: $0.location) }
+            let appRoles = action.appRoles.map { roles in
+                AppRolePlan(
+                    roles: roles.map(\.value),
+                    displayNames: roles.map { symbols.appRoles[$0.value]?.name ?? $0.value },
+                    location: action.appRolesLocation ?? action.id.location)
+            }
+            let needsSignIn = action.signIn?.value == true || auth != nil || appRoles != nil || membership != nil
+            let signInLocation = needsSignIn ? (action.signIn?.location ?? action.id.location) : nil
+            let applicable = rules.indices.filter { rules[$0].applies(toType: type.id.value, action: name) }
+
+            // The reasons this action can give, each with the message it will show.
+            var reasons: [Reason] = []
+            if applicable.contains(where: { rules[$0].effect == .deny }) { reasons.append(.deniedByRule) }
+            if signInLocation != nil { reasons.append(.unauthenticated) }
+            if auth != nil { reasons.append(.stepUpRequired) }
+            if appRoles != nil { reasons.append(.roleRequired) }
+            if let membership {
+                reasons.append(.notMember)
+                if !membership.openToMembers { reasons.append(membership.ownerOnly ? .ownerOnly : .accessDenied) }
+            }
+            if feature != nil { reasons.append(.requiresUpgrade) }
+            if limit != nil { reasons.append(.limitExceeded) }
+            if consent != nil { reasons.append(.consentRequired) }
+            let actionMessages = templates(Dictionary(action.messages.compactMap { m in Reason(rawValue: m.reason.value).map { ($0, m) } }, uniquingKeysWith: { a, _ in a }))
+            var messages: [Reason: MessageTemplate] = [:]
+            for reason in reasons {
+                guard let template = actionMessages[reason] ?? typeMessages[reason] ?? setMessages[reason] ?? DefaultMessages.template(for: reason) else { continue }
+                var available = Placeholder.available(for: reason)
+                if reason == .limitExceeded, let limit {
+                    let capped = limit.caps.indices.filter { limit.caps[$0] != nil }
+                    if capped.contains(where: { limit.upgrades[$0] == nil }) { available.subtract([.tier, .price]) }
+                    if capped.contains(where: { limit.upgrades[$0].map { tiers[$0].price == nil } ?? true }) { available.remove(.price) }
+                }
+                if reason == .requiresUpgrade, let feature, tiers[feature.upgradeTo].price == nil { available.remove(.price) }
+                if reason == .stepUpRequired {
+                    if auth?.methods.isEmpty ?? true { available.remove(.methods) }
+                    if auth?.maxAge == nil { available.remove(.maxAge) }
+                }
+                for placeholder in template.placeholders
+                where !available.contains(placeholder) && Placeholder.available(for: reason).contains(placeholder)
+                    && reportedPlaceholders.insert("\(template.location?.description ?? name)|\(placeholder)").inserted
+                {
+                    diagnostics.error(
+                        "unfillable-placeholder",
+                        "placeholder {\(placeholder.rawValue)} cannot be filled when '\(name)' on '\(type.id.value)' is denied with '\(reason.rawValue)'",
+                        at: template.location ?? action.id.location,
+                        help: ["placeholders available here: " + available.map { "{\($0.rawValue)}" }.sorted().joined(separator: ", ")])
+                }
+                messages[reason] = template
+            }
+            actions[name] = ActionPlan(
+                name: name, resourceType: type.id.value, location: action.id.location, signIn: signInLocation, auth: auth,
+                appRoles: appRoles, membership: membership, feature: feature, limit: limit, consent: consent,
+                denyRules: applicable.filter { rules[$0].effect == .deny },
+                allowRules: applicable.filter { rules[$0].effect == .allow }, messages: messages)
+        }
+        let owner: OwnerField? = type.owner.map {
+            $0.value.hasPrefix("attributes.") ? .attribute(String($0.value.dropFirst("attributes.".count))) : .ownerId
+        }
+        return ResourceTypePlan(name: type.id.value, actions: actions, owner: owner, ownerRole: ownerRole, roleNames: roleNames)
+    }
+
+    private func buildFeature(_ name: Located<String>, tiers: [TierPlan]) -> FeaturePlan? {
+        guard let decl = symbols.features[name.value] else { return nil }
+        let has = Set(decl.tiers.map(\.value))
+        let tierHas = tiers.map { has.contains($0.id) }
+        let upgrade = decl.upgradeTo.flatMap { u in tiers.firstIndex { $0.id == u.value } } ?? tierHas.firstIndex(of: true) ?? 0
+        return FeaturePlan(id: decl.id.value, name: decl.name, tierHas: tierHas, upgradeTo: upgrade, location: decl.id.location)
+    }
+
+    private func buildLimit(_ name: Located<String>, tiers: [TierPlan]) -> LimitPlan? {
+        guard let decl = symbols.limits[name.value] else { return nil }
+        var caps = [Int?](repeating: nil, count: tiers.count)
+        var locations = [SourceLocation?](repeating: nil, count: tiers.count)
+        for (tier, cap) in decl.caps {
+            if let i = tiers.firstIndex(where: { $0.id == tier.value }) {
+                caps[i] = cap.value
+                locations[i] = tier.location
+            }
+        }
+        let explicit = decl.upgradeTo.flatMap { u in tiers.firstIndex { $0.id == u.value } }
+        let upgrades: [Int?] = caps.indices.map { i in
+            guard let cap = caps[i] else { return nil }
+            if let explicit, explicit != i, caps[explicit].map({ $0 > cap }) ?? true { return explicit }
+            return caps.indices.first { j in j > i && (caps[j].map { $0 > cap } ?? true) }
+        }
+        return LimitPlan(
+            id: decl.id.value, name: decl.name, counter: decl.counter, caps: caps, upgrades: upgrades, capLocations: locations,
+            location: decl.id.location)
+    }
+
+    // MARK: Messages
+
+    private mutating func templates(_ decls: [Reason: MessageDecl]) -> [Reason: MessageTemplate] {
+        decls.compactMapValues { decl in
+            template(decl.text, reason: Reason(rawValue: decl.reason.value) ?? .defaultDeny, available: Set(Placeholder.allCases))
+        }
+    }
+
+    private mutating func template(_ text: Located<String>, reason: Reason, available: Set<Placeholder>) -> MessageTemplate? {
+        switch MessageTemplate.parse(text.value, location: text.location) {
+        case .success(let template):
+            let generic = Placeholder.available(for: reason)
+            for placeholder in template.placeholders where !generic.contains(placeholder) {
+                diagnostics.error(
+                    "unfillable-placeholder", "placeholder {\(placeholder.rawValue)} cannot be filled in a '\(reason.rawValue)' message",
+                    at: text.location, length: text.length,
+                    help: ["placeholders for '\(reason.rawValue)': " + generic.map { "{\($0.rawValue)}" }.sorted().joined(separator: ", ")])
+            }
+            return template
+        case .failure(let error):
+            var location = text.location
+            location.column += error.offset + 1
+            diagnostics.error(
+                "unknown-placeholder", "unknown placeholder {\(error.name)}", at: location, length: error.name.count + 2,
+                help: Suggestion.help(for: error.name, kind: "placeholders", known: Placeholder.allCases.map(\.rawValue)))
+            return nil
+        }
+    }
+}

@@ -1,0 +1,352 @@
+import PolicyModel
+import PolicySyntax
+
+/// Pass 1: reads each file's syntax tree into declarations, reporting unknown keys and wrong types.
+struct DecodePass {
+    static let sections = ["tiers", "features", "limits", "appRoles", "attributes", "resources", "rules", "messages", "tests", "invariants"]
+    static let actionKeys = ["signIn", "auth", "appRoles", "feature", "limit", "consent", "messages", "description"]
+
+    var reader = NodeReader()
+    var declarations = PolicyDeclarations()
+
+    mutating func decode(file root: SyntaxNode) {
+        guard let sections = reader.mapping(root, "a policy file") else { return }
+        reader.rejectUnknownKeys(sections, allowed: Self.sections, in: "a policy file")
+        for entry in sections {
+            let value = entry.value
+            switch entry.key.text {
+            case "tiers": decodeTiers(value)
+            case "features": decodeFeatures(value)
+            case "limits": decodeLimits(value)
+            case "appRoles": decodeAppRoles(value)
+            case "attributes": decodeAttributes(value)
+            case "resources": decodeResources(value)
+            case "rules": decodeRules(value)
+            case "messages": declarations.messages += decodeMessages(value, "messages")
+            case "tests": decodeTests(value)
+            case "invariants": decodeInvariants(value)
+            default: break
+            }
+        }
+    }
+
+    // MARK: Sections
+
+    private mutating func decodeTiers(_ node: SyntaxNode) {
+        for (id, body) in namedEntries(node, "tiers") {
+            let fields = body.flatMap { reader.mapping($0, "tier '\(id.value)'") } ?? []
+            reader.rejectUnknownKeys(fields, allowed: ["name", "price", "default", "products"], in: "tier '\(id.value)'")
+            declarations.tiers.append(TierDecl(
+                id: id,
+                name: fields.value("name").flatMap { reader.string($0, "name") }?.value ?? id.value,
+                price: fields.value("price").flatMap { reader.string($0, "price") }?.value,
+                isDefault: fields.value("default").flatMap { reader.bool($0, "default") },
+                products: fields.value("products").flatMap { reader.names($0, "products") } ?? []))
+        }
+    }
+
+    private mutating func decodeFeatures(_ node: SyntaxNode) {
+        for (id, body) in namedEntries(node, "features") {
+            let what = "feature '\(id.value)'"
+            let fields = body.flatMap { reader.mapping($0, what) } ?? []
+            reader.rejectUnknownKeys(fields, allowed: ["name", "tiers", "upgradeTo"], in: what)
+            guard let tiersNode = fields.value("tiers") else {
+                reader.diagnostics.error("missing-key", "\(what) needs 'tiers': the tiers that have it", at: id.location, length: id.length)
+                continue
+            }
+            declarations.features.append(FeatureDecl(
+                id: id,
+                name: fields.value("name").flatMap { reader.string($0, "name") }?.value ?? id.value,
+                tiers: reader.names(tiersNode, "tiers") ?? [],
+                upgradeTo: fields.value("upgradeTo").flatMap { reader.name($0, "upgradeTo") }))
+        }
+    }
+
+    private mutating func decodeLimits(_ node: SyntaxNode) {
+        for (id, body) in namedEntries(node, "limits") {
+            let what = "limit '\(id.value)'"
+            let fields = body.flatMap { reader.mapping($0, what) } ?? []
+            reader.rejectUnknownKeys(fields, allowed: ["name", "counter", "tiers", "upgradeTo"], in: what)
+            var caps: [(Located<String>, Located<Int>)] = []
+            if let tiersNode = fields.value("tiers"), let entries = reader.mapping(tiersNode, "tiers of \(what)") {
+                for entry in entries {
+                    guard let tier = reader.name(entry.key, "tier"), let cap = reader.integer(entry.value, "the cap of tier '\(tier.value)'") else { continue }
+                    if cap.value < 0 {
+                        reader.diagnostics.error("invalid-limit", "a limit cannot be negative", at: cap.location, length: cap.length)
+                    }
+                    caps.append((tier, cap))
+                }
+            } else if fields.value("tiers") == nil {
+                reader.diagnostics.error(
+                    "missing-key", "\(what) needs 'tiers': the cap per tier (tiers left out are unlimited)", at: id.location, length: id.length)
+            }
+            declarations.limits.append(LimitDecl(
+                id: id,
+                name: fields.value("name").flatMap { reader.string($0, "name") }?.value ?? id.value,
+                counter: fields.value("counter").flatMap { reader.name($0, "counter") }?.value ?? id.value,
+                caps: caps.map { (tier: $0.0, cap: $0.1) },
+                upgradeTo: fields.value("upgradeTo").flatMap { reader.name($0, "upgradeTo") }))
+        }
+    }
+
+    private mutating func decodeAppRoles(_ node: SyntaxNode) {
+        if case .sequence(let items) = node.kind {
+            for item in items {
+                if let id = reader.name(item, "app role") { declarations.appRoles.append(AppRoleDecl(id: id, name: id.value)) }
+            }
+            return
+        }
+        for (id, body) in namedEntries(node, "appRoles") {
+            let fields = body.flatMap { reader.mapping($0, "app role '\(id.value)'") } ?? []
+            reader.rejectUnknownKeys(fields, allowed: ["name"], in: "app role '\(id.value)'")
+            declarations.appRoles.append(AppRoleDecl(
+                id: id, name: fields.value("name").flatMap { reader.string($0, "name") }?.value ?? id.value))
+        }
+    }
+
+    private mutating func decodeAttributes(_ node: SyntaxNode) {
+        guard let scopes = reader.mapping(node, "attributes") else { return }
+        reader.rejectUnknownKeys(scopes, allowed: AttributeScope.allCases.map(\.rawValue), in: "attributes")
+        for scopeEntry in scopes {
+            guard let scope = scopeEntry.key.text.flatMap(AttributeScope.init(rawValue:)) else { continue }
+            for (name, body) in namedEntries(scopeEntry.value, "\(scope.rawValue) attributes") {
+                guard let body else {
+                    reader.diagnostics.error("missing-type", "attribute '\(name.value)' needs a type", at: name.location, length: name.length)
+                    continue
+                }
+                if let type = attributeType(body, name: name.value) {
+                    declarations.attributes.append(AttributeDecl(scope: scope, name: name, type: type))
+                }
+            }
+        }
+    }
+
+    private mutating func attributeType(_ node: SyntaxNode, name: String) -> AttributeType? {
+        if case .mapping(let fields) = node.kind {
+            reader.rejectUnknownKeys(fields, allowed: ["enum"], in: "the type of attribute '\(name)'")
+            guard let values = fields.value("enum").flatMap({ reader.names($0, "enum") }), !values.isEmpty else {
+                reader.diagnostics.error("missing-type", "attribute '\(name)' needs 'enum: [values]' or a type name", at: node.location)
+                return nil
+            }
+            return .enumeration(values.map(\.value))
+        }
+        guard let text = reader.string(node, "the type of attribute '\(name)'") else { return nil }
+        guard let type = AttributeType.parse(text.value) else {
+            reader.diagnostics.error(
+                "unknown-type", "unknown attribute type '\(text.value)'", at: text.location, length: text.length,
+                help: Suggestion.help(for: text.value, kind: "types", known: AttributeType.knownNames))
+            return nil
+        }
+        return type
+    }
+
+    private mutating func decodeResources(_ node: SyntaxNode) {
+        for (id, body) in namedEntries(node, "resources") {
+            let what = "resource type '\(id.value)'"
+            let fields = body.flatMap { reader.mapping($0, what) } ?? []
+            reader.rejectUnknownKeys(fields, allowed: ["owner", "ownerRole", "memberActions", "roles", "actions", "messages"], in: what)
+            var type = ResourceTypeDecl(
+                id: id,
+                owner: fields.value("owner").flatMap { reader.name($0, "owner") },
+                ownerRole: fields.value("ownerRole").flatMap { reader.name($0, "ownerRole") },
+                memberActions: fields.value("memberActions").flatMap { reader.names($0, "memberActions") } ?? [],
+                roles: [], rolesLocation: fields.keyNode("roles")?.location, actions: [],
+                messages: fields.value("messages").map { decodeMessages($0, "messages of \(what)") } ?? [])
+            if let rolesNode = fields.value("roles") {
+                for (roleID, roleBody) in namedEntries(rolesNode, "roles of \(what)") {
+                    let roleWhat = "role '\(roleID.value)'"
+                    let roleFields = roleBody.flatMap { reader.mapping($0, roleWhat) } ?? []
+                    reader.rejectUnknownKeys(roleFields, allowed: ["inherits", "grants"], in: roleWhat)
+                    type.roles.append(RoleDecl(
+                        id: roleID,
+                        inherits: roleFields.value("inherits").flatMap { reader.names($0, "inherits") } ?? [],
+                        grants: roleFields.value("grants").flatMap { reader.names($0, "grants") } ?? []))
+                }
+            }
+            if let actionsNode = fields.value("actions") {
+                for (actionID, actionBody) in namedEntries(actionsNode, "actions of \(what)") {
+                    type.actions.append(decodeAction(actionID, actionBody))
+                }
+            } else {
+                reader.diagnostics.error("missing-key", "\(what) declares no 'actions'", at: id.location, length: id.length)
+            }
+            declarations.resourceTypes.append(type)
+        }
+    }
+
+    private mutating func decodeAction(_ id: Located<String>, _ body: SyntaxNode?) -> ActionDecl {
+        let what = "action '\(id.value)'"
+        let fields = body.flatMap { reader.mapping($0, what) } ?? []
+        reader.rejectUnknownKeys(fields, allowed: Self.actionKeys, in: what)
+        var action = ActionDecl(
+            id: id,
+            signIn: fields.value("signIn").flatMap { reader.bool($0, "signIn") },
+            appRoles: fields.value("appRoles").flatMap { reader.names($0, "appRoles") },
+            appRolesLocation: fields.keyNode("appRoles")?.location,
+            feature: fields.value("feature").flatMap { reader.name($0, "feature") },
+            limit: fields.value("limit").flatMap { reader.name($0, "limit") },
+            messages: fields.value("messages").map { decodeMessages($0, "messages of \(what)") } ?? [])
+        _ = fields.value("description").flatMap { reader.string($0, "description") }
+        if let authNode = fields.value("auth"), let authFields = reader.mapping(authNode, "auth of \(what)") {
+            reader.rejectUnknownKeys(authFields, allowed: ["methods", "maxAge"], in: "auth of \(what)")
+            action.auth = AuthDecl(
+                location: fields.keyNode("auth")!.location,
+                methods: authFields.value("methods").flatMap { reader.names($0, "methods") } ?? [],
+                maxAge: authFields.value("maxAge").flatMap { reader.duration($0, "maxAge") })
+        }
+        if let consentNode = fields.value("consent"), let consentFields = reader.mapping(consentNode, "consent of \(what)") {
+            reader.rejectUnknownKeys(consentFields, allowed: ["name", "when"], in: "consent of \(what)")
+            var consent = ConsentDecl(
+                location: fields.keyNode("consent")!.location,
+                name: consentFields.value("name").flatMap { reader.string($0, "name") }?.value)
+            if let whenNode = consentFields.value("when") {
+                if case .scalar(let text, false) = whenNode.kind, case .bool(false) = PlainScalar(text) {
+                    consent.when = nil  // `when: false`: consent can never be given
+                } else {
+                    consent.when = condition(whenNode, "when")
+                    consent.continuationColumn = continuationColumn(whenNode)
+                }
+            } else {
+                reader.diagnostics.error(
+                    "missing-key", "consent of \(what) needs 'when': a condition, or false for never",
+                    at: consent.location)
+            }
+            action.consent = consent
+        }
+        return action
+    }
+
+    private mutating func decodeRules(_ node: SyntaxNode) {
+        guard let items = reader.sequence(node, "rules") else { return }
+        for item in items {
+            guard let fields = reader.mapping(item, "a rule") else { continue }
+            reader.rejectUnknownKeys(fields, allowed: ["name", "effect", "resources", "actions", "when", "message"], in: "a rule")
+            var effect = Effect.deny
+            if let effectNode = fields.value("effect"), let text = reader.string(effectNode, "effect") {
+                if let e = Effect(rawValue: text.value) {
+                    effect = e
+                } else {
+                    reader.diagnostics.error(
+                        "invalid-effect", "effect must be 'allow' or 'deny', not '\(text.value)'", at: text.location, length: text.length,
+                        help: Suggestion.help(for: text.value, kind: "effects", known: ["allow", "deny"]))
+                }
+            } else {
+                reader.diagnostics.error("missing-key", "a rule needs 'effect: allow' or 'effect: deny'", at: item.location)
+            }
+            var actions: [Located<String>]?
+            if let actionsNode = fields.value("actions") {
+                if actionsNode.text != "*" { actions = reader.names(actionsNode, "actions") ?? [] }
+            } else {
+                reader.diagnostics.error("missing-key", "a rule needs 'actions' (a list, or \"*\" for all)", at: item.location)
+            }
+            var resourceTypes: [Located<String>]?
+            if let typesNode = fields.value("resources"), typesNode.text != "*" {
+                resourceTypes = reader.names(typesNode, "resources") ?? []
+            }
+            let whenNode = fields.value("when")
+            declarations.rules.append(RuleDecl(
+                location: item.location,
+                name: fields.value("name").flatMap { reader.string($0, "name") }?.value,
+                effect: effect, resourceTypes: resourceTypes, actions: actions,
+                when: whenNode.flatMap { condition($0, "when") },
+                continuationColumn: whenNode.flatMap(continuationColumn),
+                message: fields.value("message").flatMap { reader.string($0, "message") }))
+        }
+    }
+
+    private mutating func decodeMessages(_ node: SyntaxNode, _ what: String) -> [MessageDecl] {
+        guard let entries = reader.mapping(node, what) else { return [] }
+        return entries.compactMap { entry in
+            guard let reason = reader.name(entry.key, "reason"), let text = reader.string(entry.value, "message") else { return nil }
+            return MessageDecl(reason: reason, text: text)
+        }
+    }
+
+    private mutating func decodeTests(_ node: SyntaxNode) {
+        guard let items = reader.sequence(node, "tests") else { return }
+        for (index, item) in items.enumerated() {
+            guard let fields = reader.mapping(item, "a test") else { continue }
+            reader.rejectUnknownKeys(fields, allowed: ["name", "request", "expect"], in: "a test")
+            let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "test \(index + 1)"
+            guard let request = fields.value("request") else {
+                reader.diagnostics.error("missing-key", "test '\(name)' needs a 'request'", at: item.location)
+                continue
+            }
+            guard let expectNode = fields.value("expect"), let expectFields = reader.mapping(expectNode, "expect") else {
+                if fields.value("expect") == nil {
+                    reader.diagnostics.error("missing-key", "test '\(name)' needs an 'expect'", at: item.location)
+                }
+                continue
+            }
+            reader.rejectUnknownKeys(
+                expectFields, allowed: ["decision", "reason", "message", "upgradeTo", "limit", "used", "remaining"], in: "expect")
+            var expect = ExpectDecl(location: expectNode.location)
+            if let d = expectFields.value("decision").flatMap({ reader.string($0, "decision") }) {
+                if let effect = Effect(rawValue: d.value) {
+                    expect.effect = Located(effect, at: d.location, length: d.length)
+                } else {
+                    reader.diagnostics.error("invalid-effect", "decision must be 'allow' or 'deny', not '\(d.value)'", at: d.location, length: d.length)
+                }
+            }
+            expect.reason = expectFields.value("reason").flatMap { reader.name($0, "reason") }
+            expect.message = expectFields.value("message").flatMap { reader.string($0, "message") }
+            expect.upgradeTo = expectFields.value("upgradeTo").flatMap { reader.name($0, "upgradeTo") }
+            expect.limit = expectFields.value("limit").flatMap { reader.integer($0, "limit") }
+            expect.used = expectFields.value("used").flatMap { reader.integer($0, "used") }
+            expect.remaining = expectFields.value("remaining").flatMap { reader.integer($0, "remaining") }
+            declarations.tests.append(TestDecl(location: item.location, name: name, request: request, expect: expect))
+        }
+    }
+
+    private mutating func decodeInvariants(_ node: SyntaxNode) {
+        guard let items = reader.sequence(node, "invariants") else { return }
+        for (index, item) in items.enumerated() {
+            let name = (item.kind.mappingValue("name")?.text) ?? "invariant \(index + 1)"
+            declarations.invariants.append(InvariantDecl(location: item.location, name: name, node: item))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The entries of a mapping whose keys are declared names; a missing body (`name:`) is nil.
+    private mutating func namedEntries(_ node: SyntaxNode, _ what: String) -> [(Located<String>, SyntaxNode?)] {
+        guard let entries = reader.mapping(node, what) else { return [] }
+        return entries.compactMap { entry in
+            guard let id = reader.name(entry.key, "a name in \(what)") else { return nil }
+            if case .scalar(let text, false) = entry.value.kind, PlainScalar(text) == .null { return (id, nil) }
+            return (id, entry.value)
+        }
+    }
+
+    private mutating func condition(_ node: SyntaxNode, _ what: String) -> Located<String>? {
+        guard case .scalar(let text, let quoted) = node.kind else {
+            reader.typeError(node, expected: "a condition string", what)
+            return nil
+        }
+        // A quoted scalar's text starts one column after its opening quote.
+        let style = SyntaxNode.scalarStartOffset(node, quoted: quoted)
+        var location = node.location
+        location.column += style
+        if !quoted, case .bool(let b) = PlainScalar(text) { return Located(b ? "true" : "false", at: location) }
+        return Located(text, at: location, length: text.count)
+    }
+
+    private func continuationColumn(_ node: SyntaxNode) -> Int? {
+        // Multi-line plain and quoted scalars fold their lines; block scalars are indented past their key.
+        nil
+    }
+}
+
+extension SyntaxNode {
+    /// Columns between a scalar node's mark and the first character of its text.
+    static func scalarStartOffset(_ node: SyntaxNode, quoted: Bool) -> Int {
+        quoted ? 1 : 0
+    }
+}
+
+extension SyntaxNode.Kind {
+    func mappingValue(_ key: String) -> SyntaxNode? {
+        if case .mapping(let entries) = self { return entries.value(key) }
+        return nil
+    }
+}

@@ -1,0 +1,265 @@
+import PolicyEngine
+import PolicyModel
+
+/// Pass 2: checks that every name is declared once and every reference names something declared.
+///
+/// Produces the symbol tables the build pass reads; reports duplicates, unknown references with a
+/// did-you-mean, role inheritance cycles, and conflicting declarations.
+struct ResolvePass {
+    var diagnostics = DiagnosticCollector()
+    let declarations: PolicyDeclarations
+
+    private(set) var tierIDs: [String] = []
+    private(set) var defaultTier = 0
+    private(set) var features: [String: FeatureDecl] = [:]
+    private(set) var limits: [String: LimitDecl] = [:]
+    private(set) var appRoles: [String: AppRoleDecl] = [:]
+    private(set) var types: [String: ResourceTypeDecl] = [:]
+    private(set) var setMessages: [Reason: MessageDecl] = [:]
+    /// Per resource type, per role: every action the role grants, inheritance applied.
+    private(set) var roleGrants: [String: [String: Set<String>]] = [:]
+
+    init(_ declarations: PolicyDeclarations) {
+        self.declarations = declarations
+    }
+
+    mutating func run() {
+        resolveTiers()
+        features = unique(declarations.features, \.id, "feature")
+        limits = unique(declarations.limits, \.id, "limit")
+        appRoles = unique(declarations.appRoles, \.id, "app role")
+        types = unique(declarations.resourceTypes, \.id, "resource type")
+        _ = unique(declarations.attributes.map { ScopedName(decl: $0) }, \.key, "attribute")
+        for feature in declarations.features { resolveFeature(feature) }
+        for limit in declarations.limits { resolveLimit(limit) }
+        for type in declarations.resourceTypes { resolveType(type) }
+        for rule in declarations.rules { resolveRule(rule) }
+        setMessages = messages(declarations.messages)
+        for test in declarations.tests { checkReason(test.expect.reason) }
+    }
+
+    // MARK: Tiers
+
+    private mutating func resolveTiers() {
+        let tiers = unique(declarations.tiers, \.id, "tier")
+        _ = tiers
+        tierIDs = declarations.tiers.map(\.id.value).uniqued()
+        if tierIDs.isEmpty { tierIDs = ["default"] }
+        let defaults = declarations.tiers.filter { $0.isDefault?.value == true }
+        if defaults.count > 1, let second = defaults.dropFirst().first?.isDefault {
+            diagnostics.error(
+                "duplicate-default-tier", "more than one tier is marked default", at: second.location, length: second.length,
+                notes: [(defaults[0].isDefault?.location, "'\(defaults[0].id.value)' is marked default here")])
+        }
+        defaultTier = defaults.first.flatMap { tierIDs.firstIndex(of: $0.id.value) } ?? 0
+        var products: [String: Located<String>] = [:]
+        for tier in declarations.tiers {
+            for product in tier.products {
+                if let first = products[product.value] {
+                    diagnostics.error(
+                        "duplicate-product", "product id '\(product.value)' is mapped to more than one tier", at: product.location,
+                        length: product.length, notes: [(first.location, "first mapped here")])
+                } else {
+                    products[product.value] = product
+                }
+            }
+        }
+    }
+
+    // MARK: Features and limits
+
+    private mutating func resolveFeature(_ feature: FeatureDecl) {
+        for tier in feature.tiers { checkTier(tier) }
+        if feature.tiers.isEmpty {
+            diagnostics.error(
+                "feature-without-tiers", "feature '\(feature.id.value)' is in no tier, so it can never be used", at: feature.id.location,
+                length: feature.id.length)
+        }
+        if let upgrade = feature.upgradeTo, checkTier(upgrade), !feature.tiers.contains(where: { $0.value == upgrade.value }) {
+            diagnostics.error(
+                "upgrade-lacks-feature", "upgradeTo '\(upgrade.value)' does not have feature '\(feature.id.value)'",
+                at: upgrade.location, length: upgrade.length,
+                help: ["name one of the feature's tiers: \(feature.tiers.map(\.value).joined(separator: ", "))"])
+        }
+    }
+
+    private mutating func resolveLimit(_ limit: LimitDecl) {
+        var seen: [String: SourceLocation] = [:]
+        for (tier, _) in limit.caps {
+            checkTier(tier)
+            if let first = seen[tier.value] {
+                diagnostics.error(
+                    "duplicate-declaration", "tier '\(tier.value)' has two caps in limit '\(limit.id.value)'", at: tier.location,
+                    length: tier.length, notes: [(first, "first cap here")])
+            }
+            seen[tier.value] = tier.location
+        }
+        if let upgrade = limit.upgradeTo { checkTier(upgrade) }
+    }
+
+    // MARK: Resource types
+
+    private mutating func resolveType(_ type: ResourceTypeDecl) {
+        let what = "resource type '\(type.id.value)'"
+        let actionNames = type.actions.map(\.id.value)
+        _ = unique(type.actions, \.id, "action of \(what)")
+        let roles = unique(type.roles, \.id, "role of \(what)")
+        let roleNames = type.roles.map(\.id.value)
+
+        if let owner = type.owner, owner.value != "ownerId", !owner.value.hasPrefix("attributes.") {
+            diagnostics.error(
+                "invalid-owner", "owner must be 'ownerId' or 'attributes.NAME', not '\(owner.value)'", at: owner.location,
+                length: owner.length)
+        }
+        if let ownerRole = type.ownerRole { check(ownerRole, in: roleNames, code: "unknown-role", kind: "roles of \(what)") }
+        for action in type.memberActions { check(action, in: actionNames, code: "unknown-action", kind: "actions of \(what)") }
+
+        var grants: [String: Set<String>] = [:]
+        for role in type.roles {
+            for parent in role.inherits { check(parent, in: roleNames, code: "unknown-role", kind: "roles of \(what)") }
+            for action in role.grants { check(action, in: actionNames, code: "unknown-action", kind: "actions of \(what)") }
+        }
+        for role in type.roles {
+            var visiting: [String] = []
+            grants[role.id.value] = closure(of: role.id.value, roles: roles, visiting: &visiting, reported: &grants)
+        }
+        roleGrants[type.id.value] = grants
+
+        for action in type.actions { resolveAction(action, in: type) }
+        _ = messages(type.messages)
+    }
+
+    /// Every action a role grants, its ancestors' included; reports a cycle once.
+    private mutating func closure(
+        of role: String, roles: [String: RoleDecl], visiting: inout [String], reported: inout [String: Set<String>]
+    ) -> Set<String> {
+        guard let decl = roles[role] else { return [] }
+        if let cycleStart = visiting.firstIndex(of: role) {
+            let cycle = visiting[cycleStart...] + [role]
+            if cycleStart == 0 {
+                diagnostics.error(
+                    "role-cycle", "role inheritance cycle: \(cycle.joined(separator: " -> "))", at: decl.id.location, length: decl.id.length,
+                    help: ["a role cannot inherit from itself, directly or through others"])
+            }
+            return []
+        }
+        visiting.append(role)
+        defer { visiting.removeLast() }
+        var actions = Set(decl.grants.map(\.value))
+        for parent in decl.inherits { actions.formUnion(closure(of: parent.value, roles: roles, visiting: &visiting, reported: &reported)) }
+        return actions
+    }
+
+    private mutating func resolveAction(_ action: ActionDecl, in type: ResourceTypeDecl) {
+        if let feature = action.feature { check(feature, in: declarations.features.map(\.id.value), code: "unknown-feature", kind: "features") }
+        if let limit = action.limit { check(limit, in: declarations.limits.map(\.id.value), code: "unknown-limit", kind: "limits") }
+        for role in action.appRoles ?? [] {
+            check(role, in: declarations.appRoles.map(\.id.value), code: "unknown-app-role", kind: "app roles")
+        }
+        if action.appRoles?.isEmpty == true, let location = action.appRolesLocation {
+            diagnostics.error("empty-app-roles", "appRoles is empty, so no one could take '\(action.id.value)'", at: location)
+        }
+        for method in action.auth?.methods ?? [] {
+            check(method, in: AuthMethod.all, code: "unknown-method", kind: "auth methods")
+        }
+        if let signIn = action.signIn, signIn.value == false {
+            let implied = [
+                action.auth != nil ? "auth" : nil, action.appRoles != nil ? "appRoles" : nil,
+                (!type.roles.isEmpty || type.owner != nil) ? "membership of '\(type.id.value)'" : nil,
+            ].compactMap { $0 }
+            if !implied.isEmpty {
+                diagnostics.error(
+                    "conflicting-requirements", "signIn: false conflicts with \(implied.joined(separator: " and ")), which need a signed-in subject",
+                    at: signIn.location, length: signIn.length)
+            }
+        }
+        _ = messages(action.messages)
+    }
+
+    // MARK: Rules and messages
+
+    private mutating func resolveRule(_ rule: RuleDecl) {
+        let typeNames = declarations.resourceTypes.map(\.id.value)
+        for type in rule.resourceTypes ?? [] { check(type, in: typeNames, code: "unknown-resource-type", kind: "resource types") }
+        let scope = rule.resourceTypes.map { Set($0.map(\.value)) }
+        let actionsInScope = declarations.resourceTypes.filter { scope?.contains($0.id.value) ?? true }.flatMap { $0.actions.map(\.id.value) }
+        for action in rule.actions ?? [] { check(action, in: actionsInScope.uniqued(), code: "unknown-action", kind: "actions") }
+        if rule.effect == .allow, let message = rule.message {
+            diagnostics.warning("unused-message", "an allow rule's message is never shown", at: message.location, length: message.length)
+        }
+    }
+
+    /// Reads a block of messages keyed by reason code, reporting unknown reasons and duplicates.
+    private mutating func messages(_ decls: [MessageDecl]) -> [Reason: MessageDecl] {
+        var result: [Reason: MessageDecl] = [:]
+        for decl in decls {
+            guard let reason = checkReason(decl.reason) else { continue }
+            if let first = result[reason] {
+                diagnostics.error(
+                    "duplicate-declaration", "message for '\(reason.rawValue)' is declared twice", at: decl.reason.location,
+                    length: decl.reason.length, notes: [(first.reason.location, "first declared here")])
+                continue
+            }
+            result[reason] = decl
+        }
+        return result
+    }
+
+    @discardableResult
+    private mutating func checkReason(_ name: Located<String>?) -> Reason? {
+        guard let name else { return nil }
+        if let reason = Reason(rawValue: name.value) { return reason }
+        diagnostics.error(
+            "unknown-reason", "unknown reason '\(name.value)'", at: name.location, length: name.length,
+            help: Suggestion.help(for: name.value, kind: "reasons", known: Reason.allCases.map(\.rawValue)))
+        return nil
+    }
+
+    // MARK: Helpers
+
+    @discardableResult
+    private mutating func checkTier(_ name: Located<String>) -> Bool {
+        check(name, in: declarations.tiers.map(\.id.value), code: "unknown-tier", kind: "tiers")
+    }
+
+    @discardableResult
+    private mutating func check(_ name: Located<String>, in known: [String], code: String, kind: String) -> Bool {
+        if known.contains(name.value) { return true }
+        let noun = code.replacingOccurrences(of: "unknown-", with: "").replacingOccurrences(of: "-", with: " ")
+        diagnostics.error(
+            code, "unknown \(noun) '\(name.value)'", at: name.location, length: name.length,
+            help: Suggestion.help(for: name.value, kind: kind, known: known))
+        return false
+    }
+
+    /// Indexes declarations by name, reporting a second declaration of the same name.
+    private mutating func unique<D>(_ decls: [D], _ id: KeyPath<D, Located<String>>, _ kind: String) -> [String: D] {
+        var result: [String: D] = [:]
+        for decl in decls {
+            let name = decl[keyPath: id]
+            if let first = result[name.value] {
+                diagnostics.error(
+                    "duplicate-declaration", "\(kind) '\(name.value)' is declared twice", at: name.location, length: name.length,
+                    notes: [(first[keyPath: id].location, "first declared here")])
+                continue
+            }
+            result[name.value] = decl
+        }
+        return result
+    }
+}
+
+/// An attribute keyed by scope and name, so `subject.x` and `resource.x` do not clash.
+private struct ScopedName {
+    let key: Located<String>
+    init(decl: AttributeDecl) {
+        key = Located("\(decl.scope.rawValue).\(decl.name.value)", at: decl.name.location, length: decl.name.length)
+    }
+}
+
+extension Array where Element: Hashable {
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}

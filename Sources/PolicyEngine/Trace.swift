@@ -1,0 +1,55 @@
+import PolicyModel
+
+/// A decision together with every check and rule the engine considered to reach it.
+public struct Explanation: Sendable, Hashable {
+    public var decision: Decision
+    public var trace: [TraceStep]
+
+    /// The contract's decision object with a `trace` array added.
+    public var json: JSONText {
+        guard case .object(var fields) = decision.json else { return decision.json }
+        fields.append(.init("trace", .array(trace.map(\.json))))
+        return .object(fields)
+    }
+}
+
+/// One check in an explanation: what was checked, how it came out, and where it is written.
+public struct TraceStep: Sendable, Hashable {
+    public enum Outcome: String, Sendable, Hashable {
+        case pass, fail, skip, info
+    }
+
+    public var check: String
+    public var outcome: Outcome
+    public var detail: String
+    public var location: SourceLocation?
+
+    public init(check: String, outcome: Outcome, detail: String, location: SourceLocation?) {
+        self.check = check
+        self.outcome = outcome
+        self.detail = detail
+        self.location = location
+    }
+
+    public var json: JSONText {
+        var fields: [JSONText.Field] = [
+            .init("check", .string(check)), .init("outcome", .string(outcome.rawValue)), .init("detail", .string(detail)),
+        ]
+        if let location { fields.append(.init("policy", .string(location.description))) }
+        return .object(fields)
+    }
+}
+
+/// Receives trace steps; `NoTracer` compiles away so `decide` pays nothing for `explain`.
+protocol Tracer {
+    mutating func record(_ step: @autoclosure () -> TraceStep)
+}
+
+struct NoTracer: Tracer {
+    @inline(__always) mutating func record(_ step: @autoclosure () -> TraceStep) {}
+}
+
+struct TraceRecorder: Tracer {
+    var steps: [TraceStep] = []
+    mutating func record(_ step: @autoclosure () -> TraceStep) { steps.append(step()) }
+}

@@ -1,0 +1,137 @@
+import PolicyModel
+
+/// Limits that keep a hostile policy file from exhausting time, memory or stack.
+public struct YAMLLimits: Sendable, Hashable {
+    public var maxFileBytes = 1 << 20
+    public var maxDepth = 64
+    public var maxNodes = 200_000
+
+    public init() {}
+}
+
+/// Scans raw YAML text before Yams composes it, refusing what policy files never need but attackers use:
+/// anchors and aliases (alias bombs hang composition), tags, and nesting deep enough to exhaust the stack.
+///
+/// The scan follows YAML's lexical rules closely enough to find the start of every node: it skips
+/// comments, quoted scalars and block scalars, so an `&` or `*` inside text is left alone. It is
+/// conservative: when in doubt it reports, which at worst refuses a file Yams would also refuse.
+enum YAMLSafetyScanner {
+    static func scan(_ file: SourceFile, limits: YAMLLimits) -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        var flowDepth = 0
+        var indentStack: [Int] = []
+        var blockScalarIndent: Int?  // while inside a block scalar: the indentation of its parent line
+        var quote: Character?  // open quoted scalar spanning lines
+        var lineNumber = 0
+        var reportedDepth = false
+
+        func report(_ code: String, _ message: String, line: Int, column: Int, help: [String] = []) {
+            guard diagnostics.count < 20 else { return }
+            diagnostics.append(Diagnostic(.error, code, message, at: file.location(line: line, column: column), help: help))
+        }
+
+        for rawLine in file.text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = Array(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
+            let indent = line.prefix { $0 == " " }.count
+            let isBlank = line.allSatisfy { $0 == " " || $0 == "\t" }
+
+            if let parentIndent = blockScalarIndent {
+                if isBlank || indent > parentIndent { continue }
+                blockScalarIndent = nil
+            }
+
+            var i = 0
+            var atNodeStart = quote == nil && flowDepth == 0
+            if quote == nil, flowDepth == 0, !isBlank, line.first != "#" {
+                // Block structure: indentation opens and closes levels.
+                while let top = indentStack.last, top >= indent { indentStack.removeLast() }
+                indentStack.append(indent)
+                i = indent
+            }
+            var extraDepth = 0
+            var deepestFlow = flowDepth
+            while i < line.count {
+                let c = line[i]
+                if let q = quote {
+                    if q == "'" {
+                        if c == "'" {
+                            if i + 1 < line.count, line[i + 1] == "'" { i += 2; continue }
+                            quote = nil
+                        }
+                    } else {
+                        if c == "\\" { i += 2; continue }
+                        if c == "\"" { quote = nil }
+                    }
+                    i += 1
+                    continue
+                }
+                if c == " " || c == "\t" { i += 1; continue }
+                if c == "#", i == 0 || line[i - 1] == " " || line[i - 1] == "\t" { break }
+                if atNodeStart {
+                    switch c {
+                    case "&", "*":
+                        let kind = c == "&" ? "anchors" : "aliases"
+                        report(
+                            "yaml-alias", "YAML \(kind) are not allowed in policy files", line: lineNumber, column: i + 1,
+                            help: ["write the value out in full; anchors and aliases can expand a small file without bound"])
+                        i += 1
+                        atNodeStart = false
+                        continue
+                    case "!":
+                        report("yaml-tag", "YAML tags are not allowed in policy files", line: lineNumber, column: i + 1,
+                               help: ["remove the tag; quote the value if it should be a string"])
+                        while i < line.count, line[i] != " " { i += 1 }
+                        continue
+                    case "-", "?", ":":
+                        // Block indicators start a nested node when followed by a space or the line's end.
+                        if i + 1 == line.count || line[i + 1] == " " || line[i + 1] == "\t" {
+                            if flowDepth == 0, c != ":" { extraDepth += 1 }
+                            i += 1
+                            continue
+                        }
+                    case "|", ">":
+                        if flowDepth == 0 { blockScalarIndent = indentStack.last ?? 0 }
+                        i = line.count
+                        continue
+                    default: break
+                    }
+                }
+                switch c {
+                case "'", "\"":
+                    if atNodeStart { quote = c }
+                    atNodeStart = false
+                case "[", "{":
+                    if atNodeStart || flowDepth > 0 {
+                        flowDepth += 1
+                        deepestFlow = max(deepestFlow, flowDepth)
+                        atNodeStart = true
+                    }
+                case "]", "}":
+                    if flowDepth > 0 { flowDepth -= 1 }
+                    atNodeStart = false
+                case ",":
+                    atNodeStart = flowDepth > 0
+                case ":":
+                    let next = i + 1 < line.count ? line[i + 1] : " "
+                    if next == " " || next == "\t" || (flowDepth > 0 && (next == "," || next == "]" || next == "}")) {
+                        atNodeStart = true
+                    } else {
+                        atNodeStart = false
+                    }
+                default:
+                    atNodeStart = false
+                }
+                i += 1
+            }
+            let depth = indentStack.count + extraDepth + deepestFlow
+            if depth > limits.maxDepth, !reportedDepth {
+                reportedDepth = true
+                report(
+                    "yaml-too-deep", "nesting is deeper than \(limits.maxDepth) levels", line: lineNumber,
+                    column: indent + 1, help: ["policy files need only a few levels; flatten the structure"])
+            }
+        }
+        return diagnostics
+    }
+}

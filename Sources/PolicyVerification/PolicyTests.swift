@@ -1,0 +1,74 @@
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+import PolicySyntax
+
+/// The outcome of one policy test written in a policy folder's `tests:` section.
+public struct PolicyTestResult: Sendable, Hashable {
+    public var name: String
+    public var location: SourceLocation
+    /// Empty when the test passed; otherwise one line per expectation that did not hold.
+    public var failures: [String]
+    /// The decision the engine gave, nil when the request itself could not be read.
+    public var decision: Decision?
+
+    public var passed: Bool { failures.isEmpty }
+}
+
+/// Runs the tests a policy set declares against its compiled policy.
+public enum PolicyTestRunner {
+    public static func run(_ result: PolicyLoadResult) -> [PolicyTestResult] {
+        guard let policy = result.policy else { return [] }
+        return result.declarations.tests.map { run($0, policy: policy) }
+    }
+
+    static func run(_ test: TestDecl, policy: CompiledPolicy) -> PolicyTestResult {
+        let request: Request
+        do {
+            request = try Request(value: test.request.value)
+        } catch {
+            let location = test.request.locate(field: error.field) ?? test.request.location
+            return PolicyTestResult(
+                name: test.name, location: location, failures: ["request is invalid: \(error.description) (at \(location))"], decision: nil)
+        }
+        let decision = policy.decide(request)
+        var failures: [String] = []
+        let expect = test.expect
+        func compare<T: Equatable>(_ field: String, _ expected: Located<T>?, _ actual: T?, _ show: (T?) -> String) {
+            guard let expected, expected.value != actual else { return }
+            failures.append("\(field): expected \(show(expected.value)), got \(show(actual)) (expected at \(expected.location))")
+        }
+        compare("decision", expect.effect, decision.effect) { $0?.rawValue ?? "nothing" }
+        compare("reason", expect.reason, decision.reason.rawValue) { $0 ?? "nothing" }
+        compare("message", expect.message, decision.message) { $0.map { "\"\($0)\"" } ?? "no message" }
+        compare("upgradeTo", expect.upgradeTo, decision.upgradeTo) { $0 ?? "none" }
+        compare("limit", expect.limit, decision.limit) { $0.map(String.init) ?? "none" }
+        compare("used", expect.used, decision.used) { $0.map(String.init) ?? "none" }
+        compare("remaining", expect.remaining, decision.remaining) { $0.map(String.init) ?? "none" }
+        return PolicyTestResult(name: test.name, location: test.location, failures: failures, decision: decision)
+    }
+}
+
+extension SyntaxNode {
+    /// The node at a request field path such as `subject.auth.verifiedAt` or `subject.roles[1]`.
+    func locate(field: String) -> SourceLocation? {
+        var node = self
+        for part in field.split(separator: ".") {
+            var name = Substring(part)
+            var index: Int?
+            if let open = part.firstIndex(of: "["), part.hasSuffix("]") {
+                name = part[..<open]
+                index = Int(part[part.index(after: open)..<part.index(before: part.endIndex)])
+            }
+            guard case .mapping(let entries) = node.kind, let entry = entries.first(where: { $0.key.text == String(name) }) else {
+                return node.location
+            }
+            node = entry.value
+            if let index, case .sequence(let items) = node.kind, items.indices.contains(index) { node = items[index] }
+            if entries.first(where: { $0.key.text == String(name) }) != nil, case .scalar = node.kind, index == nil {
+                continue
+            }
+        }
+        return node.location
+    }
+}

@@ -1,0 +1,3 @@
+import PolicyCLI
+
+PolicyCommand.main()

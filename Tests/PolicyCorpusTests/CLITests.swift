@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+/// The `policy` executable end to end: exit codes and the JSON Lines co-process protocol.
+@Suite struct CLITests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var binary: URL {
+        // Test bundles and executables are built into the same folder.
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("policy").path), dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.appendingPathComponent("policy")
+    }
+
+    static func run(_ arguments: [String], input: String = "") throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func checkPassesOnTheShippedPolicies() throws {
+        let result = try Self.run(["check", "policies"])
+        #expect(result.status == 0, "\(result.out)\(result.err)")
+        #expect(result.out.contains("policies/research-crawler: ok"))
+    }
+
+    @Test func checkExitsOneOnPolicyErrorsAndNamesTheLocation() throws {
+        let result = try Self.run(["check", "Tests/PolicyCorpusTests/Corpus/unknown-tier/policy"])
+        #expect(result.status == 1)
+        #expect(result.out.contains("features.yaml:7:18: error: unknown tier 'premium' [unknown-tier]"))
+    }
+
+    @Test func checkExitsTwoOnAFailingPolicyTest() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-failing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+            resources:
+              app:
+                actions:
+                  export: {signIn: true}
+            tests:
+              - name: wrong on purpose
+                request: {action: export, resource: {type: app}}
+                expect: {decision: allow}
+            """.write(to: dir.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
+        let result = try Self.run(["check", dir.path, "--format", "json"])
+        #expect(result.status == 2)
+        #expect(result.out.contains("\"passed\": false"))
+    }
+
+    @Test func usageErrorsExit64() throws {
+        #expect(try Self.run(["check", "--format", "yaml"]).status == 64)
+        #expect(try Self.run(["decide"]).status == 64)
+    }
+
+    @Test func jsonlAnswersEveryLineInOrderAndSurvivesBadLines() throws {
+        let input = """
+            {"subject": {"id": "u1", "tier": "free"}, "action": "add_source", "resource": {"type": "app", "usage": {"sources": 50}}}
+            not json
+            {"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}
+
+            {"action": "view", "resource": {"type": "project", "usage": {"sources": "x"}}}
+            {"action": "view", "resource": {"type": "project", "ownerId": "alice"}}
+
+            """
+        let result = try Self.run(["decide", "--policies", "policies/research-crawler", "--jsonl"], input: input)
+        #expect(result.status == 0)
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines[0].hasPrefix(#"{"decision":"deny","reason":"limit_exceeded","message":"You've reached the limit of 50 sources. Upgrade to Pro for unlimited.","limit":50,"used":50,"remaining":0,"upgradeTo":"pro","policy":"policies/research-crawler/tiers.yaml:"#))
+        #expect(lines[1].hasPrefix(#"{"error":"invalid JSON"#))
+        #expect(lines[2].hasPrefix(#"{"decision":"allow","reason":"allowed""#))
+        #expect(lines[3].contains(#""field":"resource.usage.sources""#))
+        #expect(lines[4].hasPrefix(#"{"decision":"deny","reason":"unauthenticated""#))
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import PolicyCompiler
+import PolicyModel
+import PolicyVerification
+import Testing
+
+/// Broken policy folders with their expected diagnostics, as `policy check` prints them.
+/// `POLICY_UPDATE_GOLDEN=1 swift test --filter CorpusTests` rewrites the expected files.
+@Suite struct CorpusTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
+
+    static var cases: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: corpus.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    @Test(arguments: cases)
+    func diagnosticsMatchGolden(_ name: String) throws {
+        let folder = Self.corpus.appendingPathComponent(name)
+        let policyFolder = folder.appendingPathComponent("policy")
+        var files: [PolicyFileInput] = []
+        for file in PolicyCompiler.policyFiles(in: policyFolder.path) {
+            let relative = "policy" + file.dropFirst(policyFolder.path.count)
+            files.append(PolicyFileInput(path: relative, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))))
+        }
+        let result = PolicyCompiler.compile(name: name, files: files)
+        #expect(result.policy == nil, "a broken policy set must not yield an engine")
+        #expect(result.diagnostics.hasErrors)
+        let renderer = DiagnosticRenderer(sources: result.sources)
+        let actual = result.diagnostics.map(renderer.text).joined(separator: "\n") + "\n"
+        let expectedURL = folder.appendingPathComponent("expected.txt")
+        if ProcessInfo.processInfo.environment["POLICY_UPDATE_GOLDEN"] == "1" {
+            try actual.write(to: expectedURL, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOf: expectedURL, encoding: .utf8)
+        #expect(actual == expected)
+    }
+
+    @Test func emptyFolderIsAnError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let result = PolicyCompiler.load(directory: dir.path)
+        #expect(result.policy == nil)
+        #expect(result.diagnostics.map(\.code) == ["empty-policy-set"])
+    }
+
+    @Test func oversizedFileIsRefusedWithoutReadingItAll() throws {
+        let big = [UInt8](repeating: UInt8(ascii: "#"), count: (1 << 20) + 10)
+        let result = PolicyCompiler.compile(name: "big", files: [PolicyFileInput(path: "big.yaml", bytes: big)])
+        #expect(result.policy == nil)
+        #expect(result.diagnostics.map(\.code) == ["file-too-large"])
+    }
+
+    @Test func shippedPolicySetsLoadCleanAndPassTheirTests() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let sets = PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path)
+        #expect(sets.count == 3)
+        for set in sets {
+            let result = PolicyCompiler.load(directory: set)
+            #expect(result.diagnostics.isEmpty, "\(set): \(result.diagnostics.map(\.message))")
+            let tests = PolicyTestRunner.run(result)
+            #expect(tests.count >= 10, "\(set) should carry its own tests")
+            for test in tests { #expect(test.passed, "\(set): \(test.name): \(test.failures)") }
+        }
+    }
+}
