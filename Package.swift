@@ -37,9 +37,9 @@ let package = Package(
         // A child process for the crash test: writes sessions and audit rows until killed.
         .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
         // Release-build timings of the identity flows (KDF, sign-in, token validation).
-        .executableTarget(name: "identity-bench", dependencies: ["Identity", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        .executableTarget(name: "identity-bench", dependencies: ["Gatehouse", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // The facade apps import.
-        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine"]),
+        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
         // Argument parsing only; every decision of substance is a library call.
         .target(
             name: "PolicyCLI",
@@ -57,6 +57,7 @@ let package = Package(
             name: "PolicyCorpusTests",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy"],
             exclude: ["Corpus"]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
             "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -165,7 +165,7 @@ enum Schema {
             CREATE TABLE membership (
                 resourceId TEXT NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
                 userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
-                role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'commenter', 'viewer')),
+                role TEXT NOT NULL CHECK (length(role) BETWEEN 1 AND 32 AND role NOT GLOB '*[^a-z_]*'),  -- roles come from the policy set
                 joinedAt DATETIME NOT NULL,
                 PRIMARY KEY (resourceId, userId)
             );
@@ -173,7 +173,7 @@ enum Schema {
             CREATE TABLE shareCode (
                 codeHash BLOB PRIMARY KEY,
                 resourceId TEXT NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
-                role TEXT NOT NULL CHECK (role IN ('editor', 'commenter', 'viewer')),
+                role TEXT NOT NULL CHECK (role <> 'owner' AND length(role) BETWEEN 1 AND 32 AND role NOT GLOB '*[^a-z_]*'),
                 createdBy TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
                 createdAt DATETIME NOT NULL,
                 expiresAt DATETIME NOT NULL,
@@ -208,6 +208,24 @@ enum Schema {
                 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
             CREATE TRIGGER auditEvent_noDelete BEFORE DELETE ON auditEvent
                 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+            """),
+        ("v5-decision-log", """
+            CREATE TABLE decisionLog (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at DATETIME NOT NULL,
+                actor TEXT,                              -- user pseudonym, as in auditEvent
+                action TEXT NOT NULL,
+                resourceType TEXT NOT NULL,
+                resourceId TEXT,
+                effect TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                policyHash TEXT NOT NULL,                -- content hash of the policy set that decided
+                policyLocation TEXT
+            );
+            CREATE TRIGGER decisionLog_noUpdate BEFORE UPDATE ON decisionLog
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
+            CREATE TRIGGER decisionLog_noDelete BEFORE DELETE ON decisionLog
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
             """),
     ]
 }

@@ -25,6 +25,21 @@ public final class IdentityService: Sendable {
         self.appleVerifier = AppleTokenVerifier(configuration: configuration.apple, keys: keys, now: now)
     }
 
+    /// The clock the service judges time by; the facade passes it to the engine as `context.now`.
+    public var clock: Now { now }
+
+    /// Appends one decision to the decision log, recording the user by pseudonym only.
+    public func logDecision(
+        userId: String?, action: String, resourceType: String, resourceId: String?, effect: String, reason: String,
+        policyHash: String, policyLocation: String?, at: Date? = nil
+    ) async throws {
+        let t = at ?? now()
+        try await store.write { tx in
+            let actor = try userId.flatMap { try tx.fetchOne(UserRow.self, "id", .text($0))?.pseudonym }
+            try tx.insert(DecisionLogRow(id: nil, at: t, actor: actor, action: action, resourceType: resourceType, resourceId: resourceId, effect: effect, reason: reason, policyHash: policyHash, policyLocation: policyLocation))
+        }
+    }
+
     /// Runs a write whose outcome may be a refusal that must still commit (a counted failure, a revocation).
     func commit<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> Result<T, IdentityError>)
         async throws -> T

@@ -197,3 +197,19 @@ public struct AuditEventRow: StoredRow, Hashable {
         self.actor = actor
     }
 }
+
+/// One decision of the engine, as the facade logs it. Names the policy set's content hash.
+public struct DecisionLogRow: StoredRow, Hashable {
+    public static let table = "decisionLog"
+    public static let primaryKey = ["id"]
+    public var id: Int64?
+    public var at: Date
+    public var actor: String?
+    public var action: String
+    public var resourceType: String
+    public var resourceId: String?
+    public var effect: String
+    public var reason: String
+    public var policyHash: String
+    public var policyLocation: String?
+}

@@ -37,9 +37,18 @@ extension IdentityService {
         return code
     }
 
-    /// Creates a shared space owned by the signed-in user, with a share code for one `editor`.
-    public func createSpace(accessToken: String, name: String, type: String = "space") async throws -> NewSpace {
+    /// Whether `role` can be given by a share code: a policy role name other than `owner`.
+    static func validateInviteRole(_ role: String, field: String) throws(IdentityError) {
+        guard role != "owner", (1...32).contains(role.utf8.count), role.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
+            throw .invalid(field, "must be a role of the policy set other than owner (lowercase letters and '_')")
+        }
+    }
+
+    /// Creates a shared space owned by the signed-in user, with a share code for one member
+    /// joining as `inviteRole` (a role the policy set declares for `type`).
+    public func createSpace(accessToken: String, name: String, type: String = "space", inviteRole: String = "editor") async throws -> NewSpace {
         try Self.validateName(name, field: "name")
+        try Self.validateInviteRole(inviteRole, field: "inviteRole")
         guard (1...32).contains(type.utf8.count), type.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
             throw IdentityError.invalid("type", "must be 1 to 32 lowercase letters or '_'")
         }
@@ -49,7 +58,7 @@ extension IdentityService {
             let id = self.newId()
             try tx.insert(ResourceRow(id: id, type: type, name: name, ownerId: s.userId, createdAt: t))
             try tx.insert(MembershipRow(resourceId: id, userId: s.userId, role: "owner", joinedAt: t))
-            let code = try self.insertShareCode(tx, resourceId: id, role: "editor", by: s.userId, at: t)
+            let code = try self.insertShareCode(tx, resourceId: id, role: inviteRole, by: s.userId, at: t)
             try self.audit(tx, .spaceCreated, outcome: .success, user: try self.user(tx, s.userId), at: t)
             return NewSpace(resourceId: id, shareCode: code)
         }
@@ -57,7 +66,7 @@ extension IdentityService {
 
     /// A new single-use share code for a space the signed-in user owns.
     public func newShareCode(accessToken: String, resourceId: String, role: String = "editor") async throws -> String {
-        guard ["editor", "commenter", "viewer"].contains(role) else { throw IdentityError.invalid("role", "must be editor, commenter or viewer") }
+        try Self.validateInviteRole(role, field: "role")
         let t = now()
         return try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
