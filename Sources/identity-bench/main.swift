@@ -2,7 +2,7 @@
 // Prints medians; nothing here is asserted by tests.
 import Crypto
 import Foundation
-import Identity
+import Gatehouse
 import _CryptoExtras
 
 func median(_ samples: [Double]) -> Double {
@@ -43,4 +43,25 @@ try await measure("session token -> Subject", runs: 2000) { _ = try await servic
 var current = tokens.refreshToken
 try await measure("refresh (rotation)", runs: 200) {
     current = try await service.refresh(refreshToken: current).refreshToken
+}
+
+// Decide by token through the facade, on the shipped research-crawler set, for a stored project.
+let policyDir = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "policies/research-crawler"
+if let policy = PolicyCompiler.load(directory: policyDir).policy {
+    let gate = GatehouseService(policy: policy, identity: service)
+    let member = try await service.register(username: "bench_member", pin: "135790")
+    let project = try await service.createSpace(accessToken: member.accessToken, name: "Bench", type: "project")
+    let resource = Resource(type: "project", id: project.resourceId)
+    try await measure("decide by token (stored project, view)", runs: 2000) {
+        _ = try await gate.decide(token: member.accessToken, action: "view", resource: resource)
+    }
+    try await measure("decide by token (app feature gate)", runs: 2000) {
+        _ = try await gate.decide(token: member.accessToken, action: "ai_suggestions", resource: Resource(type: "app"))
+    }
+    let request = Request(subject: try await service.subject(accessToken: member.accessToken), action: "view", resource: Resource(type: "project", ownerId: member.userId))
+    try await measure("engine decide alone (x1000 per sample)", runs: 200) {
+        for _ in 0..<1000 { _ = policy.decide(request) }
+    }
+} else {
+    print("no policy set at \(policyDir): run from the package root to time decide-by-token")
 }
