@@ -74,6 +74,16 @@ struct UserExport: Codable {
     var subscription: Subscription?
     var privacy: PrivacySettings
     var securityEvents: [Event]
+    var decisions: [Decision]
+    struct Decision: Codable {
+        var at: Date
+        var action: String
+        var resourceType: String
+        var resourceId: String?
+        var effect: String
+        var reason: String
+        var policyHash: String
+    }
 }
 
 extension IdentityService {
@@ -116,6 +126,9 @@ extension IdentityService {
                 privacy: try self.privacy(tx, u.id),
                 securityEvents: try tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
                     .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason)
+                },
+                decisions: try tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                    .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash)
                 })
         }
         let encoder = JSONEncoder()
