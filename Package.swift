@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
@@ -26,8 +27,19 @@ let package = Package(
             dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
         // Policy tests, diagnostics rendering; later invariants and diffs.
         .target(name: "PolicyVerification", dependencies: ["PolicyModel", "PolicySyntax", "PolicyCompiler", "PolicyEngine"]),
+        // Users, sessions, PIN, device keys, Apple tokens, audit; the Store protocol and its SQLite form.
+        .target(name: "Identity", dependencies: [
+            "PolicyModel",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
+        // A child process for the crash test: writes sessions and audit rows until killed.
+        .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
+        // Release-build timings of the identity flows (KDF, sign-in, token validation).
+        .executableTarget(name: "identity-bench", dependencies: ["Gatehouse", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // The facade apps import.
-        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine"]),
+        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
         // Argument parsing only; every decision of substance is a library call.
         .target(
             name: "PolicyCLI",
@@ -45,5 +57,10 @@ let package = Package(
             name: "PolicyCorpusTests",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy"],
             exclude: ["Corpus"]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "IdentityTests", dependencies: [
+            "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
     ]
 )

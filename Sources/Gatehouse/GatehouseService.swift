@@ -1,0 +1,97 @@
+import Foundation
+@_exported import Identity
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+import Synchronization
+
+/// Which decisions `GatehouseService` writes to the decision log.
+public enum DecisionLogMode: Sendable {
+    case off
+    case denied
+    case all
+}
+
+/// The facade: a session token to a `Subject`, the resource's members and usage from the store,
+/// and a decision from the current compiled policy.
+///
+/// The policy is swapped atomically by `reload`; a set that fails to compile never replaces a
+/// working one. The engine call itself takes no lock: the lock only guards reading which policy is current.
+public final class GatehouseService: Sendable {
+    public let identity: IdentityService
+    public let decisionLog: DecisionLogMode
+    private let current: Mutex<CompiledPolicy>
+
+    public init(policy: CompiledPolicy, identity: IdentityService, decisionLog: DecisionLogMode = .off) {
+        self.identity = identity
+        self.decisionLog = decisionLog
+        self.current = Mutex(policy)
+    }
+
+    /// The policy deciding now.
+    public var policy: CompiledPolicy { current.withLock { $0 } }
+
+    /// Compiles the policy set in `directory` and swaps it in; on errors the working policy stays
+    /// and the diagnostics are returned.
+    @discardableResult
+    public func reload(directory: String) -> [Diagnostic] {
+        let result = PolicyCompiler.load(directory: directory)
+        if let fresh = result.policy { current.withLock { $0 = fresh } }
+        return result.diagnostics
+    }
+
+    /// The subject of a session token: signed out for `nil`, and `nil` itself for a token that is
+    /// unknown, expired or revoked (storage failures are thrown).
+    public func subject(token: String?) async throws -> Subject? {
+        guard let token else { return Subject() }
+        do {
+            return try await identity.subject(accessToken: token)
+        } catch let error as IdentityError where error.code == .unauthenticated {
+            return nil
+        }
+    }
+
+    /// Decides whether the holder of `token` may take `action` on `resource`.
+    ///
+    /// - No token: decided for a signed-out subject (browsing without an account).
+    /// - A token that is unknown, expired or revoked (or whose user was deleted): `unauthenticated`,
+    ///   so the app knows to sign in again; never an error.
+    /// - A resource with an id the store knows gets its type, owner, members and usage from the store;
+    ///   what the caller passed for those is ignored. `context.now` defaults to the identity clock.
+    public func decide(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> Decision {
+        let policy = self.policy
+        var context = context
+        if context.now == nil { context.now = identity.clock() }
+        var resource = resource
+        if let id = resource.id {
+            do {
+                let facts = try await identity.resourceFacts(resourceId: id)
+                resource.type = facts.type
+                resource.ownerId = facts.ownerId
+                resource.members = facts.members
+                resource.usage = facts.usage
+            } catch let error as IdentityError where error.code == .notFound {
+                // Not a stored resource (an app-wide action, say): decided on what the caller sent.
+            }
+        }
+        let decision: Decision
+        let subject = try await self.subject(token: token)
+        if let subject {
+            decision = policy.decide(Request(subject: subject, action: action, resource: resource, context: context))
+        } else {
+            var signedOut = policy.decide(Request(subject: Subject(), action: action, resource: resource, context: context))
+            if signedOut.reason != .unauthenticated {
+                signedOut = Decision(effect: .deny, reason: .unauthenticated, message: "Your session has ended. Sign in again.")
+            }
+            signedOut.effect = .deny
+            decision = signedOut
+        }
+        if decisionLog == .all || decisionLog == .denied && !decision.isAllowed {
+            try await identity.logDecision(
+                userId: subject?.id, action: action, resourceType: resource.type, resourceId: resource.id,
+                effect: decision.effect.rawValue, reason: decision.reason.rawValue, policyHash: policy.contentHash,
+                policyLocation: decision.policy?.description, at: context.now)
+        }
+        return decision
+    }
+}

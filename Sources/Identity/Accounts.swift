@@ -1,0 +1,169 @@
+import Foundation
+import PolicyModel
+
+/// The privacy choices that gate what data may leave the device (seed 003); secure by default.
+public struct PrivacySettings: Sendable, Hashable, Codable {
+    public var analytics: Bool
+    public var crashReporting: Bool
+    /// Requires sending data to an LLM service.
+    public var aiSuggestions: Bool
+    public var dataSharing: DataSharing
+
+    public init(analytics: Bool = false, crashReporting: Bool = false, aiSuggestions: Bool = false, dataSharing: DataSharing = .none) {
+        self.analytics = analytics
+        self.crashReporting = crashReporting
+        self.aiSuggestions = aiSuggestions
+        self.dataSharing = dataSharing
+    }
+
+    /// The settings as `Subject.attributes`.
+    public var attributes: [String: Value] {
+        ["analytics": .bool(analytics), "crashReporting": .bool(crashReporting), "aiSuggestions": .bool(aiSuggestions), "dataSharing": .string(dataSharing.rawValue)]
+    }
+}
+
+public enum DataSharing: String, Sendable, Hashable, Codable, CaseIterable {
+    case none, minimal, standard
+}
+
+/// App roles from seed 002.
+public enum AppRole: String, Sendable, Hashable, CaseIterable {
+    case customer, driver, partner, admin
+}
+
+/// The facts about a resource that a decision needs.
+public struct ResourceFacts: Sendable, Hashable {
+    public var id: String
+    public var type: String
+    public var ownerId: String
+    /// User id to role, the owner included as `owner`.
+    public var members: [String: String]
+    public var usage: [String: Int]
+}
+
+extension IdentityService {
+    // MARK: - Accounts
+
+    /// Creates an anonymous account and signs it in (seed 001's default path).
+    public func signInAnonymously() async throws -> SessionTokens {
+        let t = now()
+        return try await store.write { tx in
+            let user = try self.insertUser(tx, at: t)
+            let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.anonymous, at: t)
+            try self.audit(tx, .signUp, method: AuthMethod.anonymous, outcome: .success, user: user, at: t)
+            return tokens
+        }
+    }
+
+    /// Gives the signed-in account a username, for username + PIN sign-in later.
+    public func setUsername(accessToken: String, username: String) async throws {
+        try Self.validateUsername(username)
+        let t = now()
+        try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            if let other = try tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
+                throw IdentityError(.conflict, field: "username", "is taken")
+            }
+            var user = try self.user(tx, s.userId)
+            user.username = username
+            try tx.update(user)
+        }
+    }
+
+    // MARK: - Roles, subscriptions, privacy, usage
+
+    /// Replaces a user's app roles (an operator action).
+    public func setAppRoles(userId: String, roles: [String]) async throws {
+        var valid: Set<String> = []
+        for (i, role) in roles.enumerated() {
+            guard AppRole(rawValue: role) != nil else { throw IdentityError.invalid("roles[\(i)]", "must be one of customer, driver, partner, admin") }
+            valid.insert(role)
+        }
+        let t = now()
+        let chosen = valid.sorted()
+        try await store.write { tx in
+            let user = try self.user(tx, userId)
+            try tx.deleteAll(AppRoleRow.self, ["userId": .text(userId)])
+            for role in chosen { try tx.insert(AppRoleRow(userId: userId, role: role)) }
+            try self.audit(tx, .rolesChanged, outcome: .success, reason: chosen.joined(separator: ","), user: user, at: t)
+        }
+    }
+
+    /// Records a store purchase: the tier comes from the policy set's product-id mapping.
+    public func recordSubscription(userId: String, productId: String, expiresAt: Date?, productTiers: [String: String]) async throws {
+        guard let tier = productTiers[productId] else { throw IdentityError.invalid("productId", "is not a product of the policy set") }
+        let t = now()
+        try await store.write { tx in
+            let user = try self.user(tx, userId)
+            try tx.upsert(SubscriptionRow(userId: userId, tier: tier, productId: productId, expiresAt: expiresAt, updatedAt: t))
+            try self.audit(tx, .subscriptionChanged, outcome: .success, reason: tier, user: user, at: t)
+        }
+    }
+
+    public func privacySettings(accessToken: String) async throws -> PrivacySettings {
+        let s = try await validate(accessToken: accessToken)
+        return try await store.read { tx in try self.privacy(tx, s.userId) }
+    }
+
+    public func setPrivacySettings(accessToken: String, _ settings: PrivacySettings) async throws {
+        let t = now()
+        try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            try tx.upsert(PrivacySettingsRow(userId: s.userId, analytics: settings.analytics, crashReporting: settings.crashReporting, aiSuggestions: settings.aiSuggestions, dataSharing: settings.dataSharing.rawValue, updatedAt: t))
+            try self.audit(tx, .privacyChanged, outcome: .success, user: try self.user(tx, s.userId), at: t)
+        }
+    }
+
+    func privacy(_ tx: any IdentityTransaction, _ userId: String) throws -> PrivacySettings {
+        guard let row = try tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)) else { return PrivacySettings() }
+        return PrivacySettings(analytics: row.analytics, crashReporting: row.crashReporting, aiSuggestions: row.aiSuggestions, dataSharing: DataSharing(rawValue: row.dataSharing) ?? .none)
+    }
+
+    static func validateCounterName(_ name: String) throws(IdentityError) {
+        guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
+            throw .invalid("counter", "must be 1 to 64 letters, digits or '_'")
+        }
+    }
+
+    /// Adds `delta` to a resource's usage counter atomically and returns the new value (never below 0).
+    @discardableResult
+    public func incrementUsage(resourceId: String, counter: String, by delta: Int = 1) async throws -> Int {
+        try Self.validateCounterName(counter)
+        return try await store.write { tx in
+            guard try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) != nil else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            var row = try tx.fetchOne(UsageCounterRow.self, ["resourceId": .text(resourceId), "name": .text(counter)]) ?? UsageCounterRow(resourceId: resourceId, name: counter, value: 0)
+            let (sum, overflow) = row.value.addingReportingOverflow(delta)
+            guard !overflow, sum >= 0 else { throw IdentityError.invalid("delta", "would take the counter below 0 or overflow") }
+            row.value = sum
+            try tx.upsert(row)
+            return sum
+        }
+    }
+
+    // MARK: - What the facade joins
+
+    /// The `Subject` of a valid session: id, stored tier and expiry (the engine applies expiry),
+    /// app roles, how and when it was verified, and privacy settings as attributes.
+    public func subject(accessToken: String) async throws -> Subject {
+        let s = try await validate(accessToken: accessToken)
+        return try await store.read { tx in
+            let sub = try tx.fetchOne(SubscriptionRow.self, "userId", .text(s.userId))
+            let roles = try tx.fetchAll(AppRoleRow.self, "userId", .text(s.userId)).map(\.role).sorted()
+            return Subject(
+                id: s.userId, tier: sub?.tier, subscriptionExpiry: sub?.expiresAt, roles: roles,
+                auth: Authentication(method: s.authMethod, verifiedAt: s.verifiedAt), attributes: try self.privacy(tx, s.userId).attributes)
+        }
+    }
+
+    /// The owner, members and usage counters of a resource.
+    public func resourceFacts(resourceId: String) async throws -> ResourceFacts {
+        try await store.read { tx in
+            guard let r = try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            var members: [String: String] = [:]
+            for m in try tx.fetchAll(MembershipRow.self, "resourceId", .text(resourceId)) { members[m.userId] = m.role }
+            var usage: [String: Int] = [:]
+            for u in try tx.fetchAll(UsageCounterRow.self, "resourceId", .text(resourceId)) { usage[u.name] = u.value }
+            return ResourceFacts(id: r.id, type: r.type, ownerId: r.ownerId, members: members, usage: usage)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import GRDB
+
+/// The SQLite database of the identity layer: one `DatabasePool` in WAL mode and its migrations.
+public final class AppDatabase: Sendable {
+    public let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
+    public init(path: String) throws {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        // Values (hashes, ids) must never reach SQL traces or error descriptions.
+        config.publicStatementArguments = false
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            // Deleted rows (GDPR) are overwritten in the file, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        // Every commit is on disk before it returns, so a crash loses no acknowledged session or
+        // audit row. Set after opening: GRDB's WAL set-up puts the writer at NORMAL after
+        // `prepareDatabase` has run. The writer connection lives as long as the pool.
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
+                throw DatabaseError(message: "could not set synchronous = FULL")
+            }
+        }
+        try AppDatabase.migrator.migrate(pool)
+    }
+
+    /// The named migrations, in the order they were introduced. Never edit one that has shipped.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        for (name, sql) in Schema.migrations {
+            migrator.registerMigration(name) { db in try db.execute(sql: sql) }
+        }
+        return migrator
+    }
+
+    /// `PRAGMA integrity_check` and `foreign_key_check`: empty when the file is consistent.
+    public func integrityProblems() throws -> [String] {
+        try pool.read { db in
+            let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
+            let fk = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { "foreign key: \($0)" }
+            return integrity + fk
+        }
+    }
+}
+
+/// The schema as SQL, one entry per named migration; docs/identity.md quotes it.
+enum Schema {
+    static let migrations: [(String, String)] = [
+        ("v1-accounts", """
+            CREATE TABLE user (
+                id TEXT PRIMARY KEY,
+                pseudonym TEXT NOT NULL UNIQUE,          -- the only user reference the audit log holds
+                username TEXT UNIQUE COLLATE NOCASE,
+                displayName TEXT,
+                email TEXT,
+                isPrivateRelayEmail BOOLEAN NOT NULL DEFAULT 0,
+                createdAt DATETIME NOT NULL
+            );
+            CREATE TABLE appRole (
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                role TEXT NOT NULL CHECK (role IN ('customer', 'driver', 'partner', 'admin')),
+                PRIMARY KEY (userId, role)
+            );
+            CREATE TABLE appleIdentity (
+                subject TEXT PRIMARY KEY,                -- Apple's stable user id (`sub`)
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                email TEXT,
+                isPrivateRelay BOOLEAN NOT NULL DEFAULT 0,
+                credentialState TEXT NOT NULL CHECK (credentialState IN ('authorized', 'revoked', 'notFound', 'transferred')),
+                transferredTo TEXT,
+                createdAt DATETIME NOT NULL,
+                updatedAt DATETIME NOT NULL
+            );
+            CREATE INDEX appleIdentity_userId ON appleIdentity(userId);
+            CREATE TABLE appleNonce (
+                nonceHash BLOB PRIMARY KEY,              -- SHA-256 of the raw nonce, as Apple puts it in the token
+                expiresAt DATETIME NOT NULL,
+                usedAt DATETIME
+            );
+            CREATE TABLE pinCredential (
+                userId TEXT PRIMARY KEY REFERENCES user(id) ON DELETE CASCADE,
+                algorithm TEXT NOT NULL CHECK (algorithm IN ('pbkdf2-sha256', 'legacy-sha256')),
+                rounds INTEGER NOT NULL,
+                salt BLOB NOT NULL,
+                hash BLOB NOT NULL,
+                failedAttempts INTEGER NOT NULL DEFAULT 0,
+                nextAttemptAt DATETIME,
+                lockedAt DATETIME,
+                updatedAt DATETIME NOT NULL
+            );
+            CREATE TABLE privacySettings (
+                userId TEXT PRIMARY KEY REFERENCES user(id) ON DELETE CASCADE,
+                analytics BOOLEAN NOT NULL DEFAULT 0,
+                crashReporting BOOLEAN NOT NULL DEFAULT 0,
+                aiSuggestions BOOLEAN NOT NULL DEFAULT 0,
+                dataSharing TEXT NOT NULL DEFAULT 'none' CHECK (dataSharing IN ('none', 'minimal', 'standard')),
+                updatedAt DATETIME NOT NULL
+            );
+            CREATE TABLE subscription (
+                userId TEXT PRIMARY KEY REFERENCES user(id) ON DELETE CASCADE,
+                tier TEXT NOT NULL,
+                productId TEXT NOT NULL,
+                expiresAt DATETIME,
+                updatedAt DATETIME NOT NULL
+            );
+            """),
+        ("v2-sessions-and-devices", """
+            CREATE TABLE session (
+                id TEXT PRIMARY KEY,
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                accessTokenHash BLOB NOT NULL UNIQUE,
+                accessExpiresAt DATETIME NOT NULL,
+                authMethod TEXT NOT NULL,
+                authLevel INTEGER NOT NULL,
+                verifiedAt DATETIME NOT NULL,
+                createdAt DATETIME NOT NULL,
+                lastSeenAt DATETIME NOT NULL,
+                expiresAt DATETIME NOT NULL,             -- absolute lifetime
+                revokedAt DATETIME,
+                revokedReason TEXT
+            );
+            CREATE INDEX session_userId ON session(userId);
+            CREATE TABLE refreshToken (
+                tokenHash BLOB PRIMARY KEY,
+                sessionId TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                createdAt DATETIME NOT NULL,
+                rotatedAt DATETIME,
+                successorHash BLOB
+            );
+            CREATE INDEX refreshToken_sessionId ON refreshToken(sessionId);
+            CREATE TABLE deviceKey (
+                id TEXT PRIMARY KEY,
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                deviceId TEXT NOT NULL,
+                publicKey BLOB NOT NULL,                 -- P-256, X9.63 uncompressed
+                failedAttempts INTEGER NOT NULL DEFAULT 0,
+                lockedAt DATETIME,
+                createdAt DATETIME NOT NULL,
+                UNIQUE (userId, deviceId)
+            );
+            CREATE TABLE deviceChallenge (
+                challengeHash BLOB PRIMARY KEY,
+                deviceKeyId TEXT NOT NULL REFERENCES deviceKey(id) ON DELETE CASCADE,
+                sessionId TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                expiresAt DATETIME NOT NULL,
+                usedAt DATETIME
+            );
+            CREATE INDEX deviceChallenge_deviceKeyId ON deviceChallenge(deviceKeyId);
+            CREATE INDEX deviceChallenge_sessionId ON deviceChallenge(sessionId);
+            """),
+        ("v3-spaces-and-usage", """
+            CREATE TABLE resource (
+                id TEXT PRIMARY KEY,
+                type TEXT NOT NULL,
+                name TEXT NOT NULL,
+                ownerId TEXT NOT NULL REFERENCES user(id) ON DELETE RESTRICT,
+                createdAt DATETIME NOT NULL
+            );
+            CREATE INDEX resource_ownerId ON resource(ownerId);
+            CREATE TABLE membership (
+                resourceId TEXT NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                role TEXT NOT NULL CHECK (length(role) BETWEEN 1 AND 32 AND role NOT GLOB '*[^a-z_]*'),  -- roles come from the policy set
+                joinedAt DATETIME NOT NULL,
+                PRIMARY KEY (resourceId, userId)
+            );
+            CREATE INDEX membership_userId ON membership(userId);
+            CREATE TABLE shareCode (
+                codeHash BLOB PRIMARY KEY,
+                resourceId TEXT NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                role TEXT NOT NULL CHECK (role <> 'owner' AND length(role) BETWEEN 1 AND 32 AND role NOT GLOB '*[^a-z_]*'),
+                createdBy TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                createdAt DATETIME NOT NULL,
+                expiresAt DATETIME NOT NULL,
+                usedAt DATETIME
+            );
+            CREATE INDEX shareCode_resourceId ON shareCode(resourceId);
+            CREATE INDEX shareCode_createdBy ON shareCode(createdBy);
+            CREATE TABLE guessLimit (
+                scope TEXT PRIMARY KEY,                  -- e.g. share-code guesses of one user
+                windowStart DATETIME NOT NULL,
+                failures INTEGER NOT NULL
+            );
+            CREATE TABLE usageCounter (
+                resourceId TEXT NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                value INTEGER NOT NULL CHECK (value >= 0),
+                PRIMARY KEY (resourceId, name)
+            );
+            """),
+        ("v4-audit", """
+            CREATE TABLE auditEvent (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at DATETIME NOT NULL,
+                kind TEXT NOT NULL,
+                method TEXT,
+                outcome TEXT NOT NULL,
+                reason TEXT,
+                actor TEXT                               -- user pseudonym; unlinkable once the user is deleted
+            );
+            CREATE INDEX auditEvent_actor ON auditEvent(actor);
+            CREATE TRIGGER auditEvent_noUpdate BEFORE UPDATE ON auditEvent
+                BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+            CREATE TRIGGER auditEvent_noDelete BEFORE DELETE ON auditEvent
+                BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+            """),
+        ("v5-decision-log", """
+            CREATE TABLE decisionLog (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                at DATETIME NOT NULL,
+                actor TEXT,                              -- user pseudonym, as in auditEvent
+                action TEXT NOT NULL,
+                resourceType TEXT NOT NULL,
+                resourceId TEXT,
+                effect TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                policyHash TEXT NOT NULL,                -- content hash of the policy set that decided
+                policyLocation TEXT
+            );
+            CREATE TRIGGER decisionLog_noUpdate BEFORE UPDATE ON decisionLog
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
+            CREATE TRIGGER decisionLog_noDelete BEFORE DELETE ON decisionLog
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
+            """),
+    ]
+}

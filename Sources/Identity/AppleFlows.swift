@@ -1,0 +1,171 @@
+import Foundation
+import PolicyModel
+
+/// Apple's credential states for a user id (`ASAuthorizationAppleIDProvider.CredentialState`).
+public enum AppleCredentialState: String, Sendable, CaseIterable {
+    case authorized, revoked, notFound, transferred
+}
+
+extension IdentityService {
+    static func validateDisplayName(_ name: String?) throws(IdentityError) -> String? {
+        guard let name else { return nil }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty { return nil }
+        guard trimmed.count <= 200, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalid("fullName", "must be at most 200 characters without control characters")
+        }
+        return trimmed
+    }
+
+    static func validateRawNonce(_ raw: String) throws(IdentityError) {
+        guard raw.utf8.count == 43, SecretCoding.fromBase64URL(raw) != nil else {
+            throw .invalid("rawNonce", "must be a nonce issued by beginAppleSignIn")
+        }
+    }
+
+    /// Issues a single-use raw nonce for one Sign in with Apple attempt. The app puts its SHA-256
+    /// (hex) in the Apple request and sends the raw nonce back with the identity token.
+    public func beginAppleSignIn() async throws -> String {
+        let raw = SecretCoding.base64URL(random.bytes(32))
+        let t = now()
+        let row = AppleNonceRow(nonceHash: SecretCoding.sha256(raw), expiresAt: t.addingTimeInterval(configuration.appleNonceLifetime), usedAt: nil)
+        try await store.write { tx in try tx.insert(row) }
+        return raw
+    }
+
+    /// Consumes a nonce; false if it is unknown, used or expired.
+    func consumeNonce(_ tx: any IdentityTransaction, _ hash: Data, at t: Date) throws -> Bool {
+        guard var n = try tx.fetchOne(AppleNonceRow.self, "nonceHash", .blob(hash)), n.usedAt == nil, n.expiresAt > t else { return false }
+        n.usedAt = t
+        try tx.update(n)
+        return true
+    }
+
+    /// Verifies the token, auditing and burning the nonce on failure.
+    func verifiedAppleClaims(identityToken: String, rawNonce: String, kind: AuditKind) async throws -> (AppleIdentityClaims, Data) {
+        try Self.validateRawNonce(rawNonce)
+        let nonceHash = SecretCoding.sha256(rawNonce)
+        do {
+            return (try await appleVerifier.verify(identityToken, expectedNonceHash: nonceHash), nonceHash)
+        } catch {
+            let t = now()
+            try await store.write { tx in
+                _ = try self.consumeNonce(tx, nonceHash, at: t)
+                try self.audit(tx, kind, method: AuthMethod.apple, outcome: .failure, reason: error.field, at: t)
+            }
+            throw error
+        }
+    }
+
+    /// Signs in with a Sign in with Apple identity token, creating the account on first sign-in.
+    ///
+    /// `fullName` is what the app received from Apple; it is only ever sent on the first authorization
+    /// and only kept when the account is created. The email (possibly a private relay address) is kept as given.
+    public func signInWithApple(identityToken: String, rawNonce: String, fullName: String? = nil) async throws -> SessionTokens {
+        let name = try Self.validateDisplayName(fullName)
+        let (claims, nonceHash) = try await verifiedAppleClaims(identityToken: identityToken, rawNonce: rawNonce, kind: .signIn)
+        let t = now()
+        return try await commit { tx in
+            guard try self.consumeNonce(tx, nonceHash, at: t) else {
+                try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "identityToken.nonce", at: t)
+                return .failure(.rejected("rawNonce", "unknown, used or expired nonce"))
+            }
+            if var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) {
+                var user = try self.user(tx, identity.userId)
+                if identity.credentialState == AppleCredentialState.transferred.rawValue {
+                    try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "transferred", user: user, at: t)
+                    return .failure(.rejected("identityToken.sub", "this Apple id was transferred to another team"))
+                }
+                if identity.credentialState != AppleCredentialState.authorized.rawValue {
+                    // A fresh token from Apple means the user authorized the app again.
+                    try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
+                    identity.credentialState = AppleCredentialState.authorized.rawValue
+                }
+                if let email = claims.email, email != identity.email {
+                    identity.email = email
+                    identity.isPrivateRelay = claims.isPrivateEmail
+                    user.email = email
+                    user.isPrivateRelayEmail = claims.isPrivateEmail
+                    try tx.update(user)
+                }
+                identity.updatedAt = t
+                try tx.update(identity)
+                let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
+                try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+                return .success(tokens)
+            }
+            let user = try self.insertUser(tx, displayName: name, email: claims.email, privateRelay: claims.isPrivateEmail, at: t)
+            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
+            try self.audit(tx, .signUp, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+            return .success(tokens)
+        }
+    }
+
+    /// Links a Sign in with Apple identity to the signed-in (typically anonymous) account, without a web view.
+    public func linkApple(accessToken: String, identityToken: String, rawNonce: String, fullName: String? = nil) async throws -> StepUp {
+        let name = try Self.validateDisplayName(fullName)
+        _ = try await validate(accessToken: accessToken)
+        let (claims, nonceHash) = try await verifiedAppleClaims(identityToken: identityToken, rawNonce: rawNonce, kind: .appleLinked)
+        let t = now()
+        return try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            guard try self.consumeNonce(tx, nonceHash, at: t) else { throw IdentityError.rejected("rawNonce", "unknown, used or expired nonce") }
+            if try tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) != nil {
+                throw IdentityError(.conflict, field: "identityToken.sub", "this Apple id is linked to an account already")
+            }
+            if try !tx.fetchAll(AppleIdentityRow.self, "userId", .text(s.userId)).isEmpty {
+                throw IdentityError(.conflict, field: "accessToken", "this account has an Apple id linked already")
+            }
+            var user = try self.user(tx, s.userId)
+            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            if user.displayName == nil { user.displayName = name }
+            if let email = claims.email {
+                user.email = email
+                user.isPrivateRelayEmail = claims.isPrivateEmail
+            }
+            try tx.update(user)
+            try self.audit(tx, .appleLinked, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+            return try self.stepUp(tx, s, method: AuthMethod.apple, presented: accessToken, at: t)
+        }
+    }
+
+    /// Records a credential state Apple reported (from the app's check or a server notification).
+    ///
+    /// `revoked` and `notFound` end every session of the user; `transferred` moves the account to
+    /// `transferredTo`, the user's id under the new team, keeping sessions.
+    public func updateAppleCredentialState(appleUserId: String, state: AppleCredentialState, transferredTo: String? = nil) async throws {
+        guard !appleUserId.isEmpty, appleUserId.utf8.count <= 255 else { throw IdentityError.invalid("appleUserId", "must be 1 to 255 bytes") }
+        if state == .transferred {
+            guard let to = transferredTo, !to.isEmpty, to.utf8.count <= 255, to != appleUserId else {
+                throw IdentityError.invalid("transferredTo", "a transfer needs the user's new Apple id")
+            }
+        }
+        let t = now()
+        try await store.write { tx in
+            guard var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(appleUserId)) else {
+                throw IdentityError(.notFound, field: "appleUserId", "no linked Apple id")
+            }
+            let user = try self.user(tx, identity.userId)
+            let old = identity.credentialState
+            identity.credentialState = state.rawValue
+            identity.updatedAt = t
+            switch state {
+            case .authorized:
+                break
+            case .revoked, .notFound:
+                let count = try self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
+                try self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
+            case .transferred:
+                let to = transferredTo!
+                if try tx.fetchOne(AppleIdentityRow.self, "subject", .text(to)) != nil {
+                    throw IdentityError(.conflict, field: "transferredTo", "is linked to an account already")
+                }
+                identity.transferredTo = to
+                try tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            }
+            try tx.update(identity)
+            try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+        }
+    }
+}

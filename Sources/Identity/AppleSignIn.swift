@@ -1,0 +1,251 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where Apple's signing keys (a JWKS document) come from; injectable so tests use their own keys.
+public protocol JWKSFetcher: Sendable {
+    func fetchJWKS() async throws -> Data
+}
+
+/// Reads the JWKS from a file (an operator-pinned copy of `https://appleid.apple.com/auth/keys`).
+public struct FileJWKSFetcher: JWKSFetcher {
+    public let url: URL
+    public init(url: URL) { self.url = url }
+    public func fetchJWKS() async throws -> Data { try Data(contentsOf: url) }
+}
+
+/// Fetches the JWKS over HTTPS.
+public struct URLJWKSFetcher: JWKSFetcher {
+    public static let apple = URLJWKSFetcher(url: URL(string: "https://appleid.apple.com/auth/keys")!)
+    public let url: URL
+    public init(url: URL) { self.url = url }
+
+    public func fetchJWKS() async throws -> Data {
+        guard url.scheme == "https" else { throw IdentityError.invalid("jwksURL", "must be https") }
+        let request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
+        return try await withCheckedThrowingContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else if let http = response as? HTTPURLResponse, http.statusCode == 200, let data {
+                    continuation.resume(returning: data)
+                } else {
+                    continuation.resume(throwing: IdentityError(.storage, field: "jwksURL", "JWKS fetch failed"))
+                }
+            }.resume()
+        }
+    }
+}
+
+/// Apple's RSA public keys by `kid`: cached, re-fetched when a token names a `kid` not yet seen
+/// (at most once per `minRefetchInterval`, so random `kid`s cannot make us hammer the source).
+public actor AppleKeyCache {
+    private let fetcher: any JWKSFetcher
+    private let configuration: AppleSignInConfiguration
+    private let now: Now
+    private var keys: [String: _RSA.Signing.PublicKey] = [:]
+    private var fetchedAt: Date?
+    private var lastAttempt: Date?
+    /// How many times the JWKS was fetched; tests read it.
+    public private(set) var fetchCount = 0
+
+    public init(fetcher: any JWKSFetcher, configuration: AppleSignInConfiguration, now: @escaping Now) {
+        self.fetcher = fetcher
+        self.configuration = configuration
+        self.now = now
+    }
+
+    /// The key with exactly this `kid`, or a `tokenRejected` error on `identityToken.kid`.
+    func key(for kid: String) async throws(IdentityError) -> _RSA.Signing.PublicKey {
+        let t = now()
+        let stale = fetchedAt.map { t.timeIntervalSince($0) > configuration.keyCacheLifetime } ?? true
+        if let key = keys[kid], !stale { return key }
+        let mayFetch = lastAttempt.map { t.timeIntervalSince($0) >= configuration.minRefetchInterval } ?? true
+        if mayFetch || stale && keys.isEmpty {
+            lastAttempt = t
+            fetchCount += 1
+            do {
+                let fresh = try AppleKeyCache.parseJWKS(try await fetcher.fetchJWKS())
+                keys = fresh
+                fetchedAt = t
+            } catch {
+                // Keep serving the keys we have; an outage of the key source is not a reason to drop them.
+            }
+        }
+        guard let key = keys[kid] else { throw .rejected("identityToken.kid", "no Apple key has this kid") }
+        return key
+    }
+
+    /// The RS256 signing keys of a JWKS document; other key types and uses are skipped,
+    /// and a `kid` that appears twice is dropped as ambiguous.
+    static func parseJWKS(_ data: Data) throws(IdentityError) -> [String: _RSA.Signing.PublicKey] {
+        struct JWK: Decodable {
+            var kty: String?
+            var kid: String?
+            var use: String?
+            var alg: String?
+            var n: String?
+            var e: String?
+        }
+        struct JWKS: Decodable { var keys: [JWK] }
+        guard let jwks = try? JSONDecoder().decode(JWKS.self, from: data) else {
+            throw .invalid("jwks", "not a JWKS document")
+        }
+        var result: [String: _RSA.Signing.PublicKey] = [:]
+        var seen: Set<String> = []
+        for jwk in jwks.keys {
+            guard jwk.kty == "RSA", jwk.use == nil || jwk.use == "sig", jwk.alg == nil || jwk.alg == "RS256",
+                let kid = jwk.kid, !kid.isEmpty,
+                let n = jwk.n.flatMap(SecretCoding.fromBase64URL), let e = jwk.e.flatMap(SecretCoding.fromBase64URL),
+                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
+            else { continue }
+            if seen.contains(kid) {
+                result[kid] = nil
+                continue
+            }
+            seen.insert(kid)
+            result[kid] = key
+        }
+        return result
+    }
+}
+
+/// The claims of a verified Sign in with Apple identity token that the service uses.
+public struct AppleIdentityClaims: Sendable, Hashable {
+    /// Apple's stable user id for this team.
+    public var subject: String
+    public var audience: String
+    public var email: String?
+    public var isPrivateEmail: Bool
+    public var issuedAt: Date
+    public var expiresAt: Date
+}
+
+/// Verifies Sign in with Apple identity tokens: a strict compact-JWS reader, RS256 only, exact `kid`.
+public struct AppleTokenVerifier: Sendable {
+    public let configuration: AppleSignInConfiguration
+    public let keys: AppleKeyCache
+    let now: Now
+
+    public init(configuration: AppleSignInConfiguration, keys: AppleKeyCache, now: @escaping Now) {
+        self.configuration = configuration
+        self.keys = keys
+        self.now = now
+    }
+
+    static let maxTokenLength = 8192
+
+    private struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+        var typ: String?
+        // Parameters that would let the token choose its own key or add semantics we do not implement.
+        var crit: Ignored?
+        var jku: Ignored?
+        var jwk: Ignored?
+        var x5u: Ignored?
+        var x5c: Ignored?
+    }
+
+    private struct Payload: Decodable {
+        var iss: String?
+        var aud: Audience?
+        var exp: Double?
+        var iat: Double?
+        var sub: String?
+        var nonce: String?
+        var email: String?
+        var is_private_email: FlexibleBool?
+    }
+
+    /// Any JSON value, skipped.
+    private struct Ignored: Decodable {
+        init(from decoder: any Decoder) throws {}
+    }
+
+    private enum Audience: Decodable {
+        case one(String), many([String])
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let s = try? c.decode(String.self) { self = .one(s) } else { self = .many(try c.decode([String].self)) }
+        }
+        var values: [String] {
+            switch self {
+            case .one(let s): [s]
+            case .many(let a): a
+            }
+        }
+    }
+
+    /// Apple sends `is_private_email` as a bool or as the string "true"/"false".
+    private struct FlexibleBool: Decodable {
+        var value: Bool
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let b = try? c.decode(Bool.self) {
+                value = b
+            } else {
+                let s = try c.decode(String.self)
+                guard s == "true" || s == "false" else {
+                    throw DecodingError.dataCorruptedError(in: c, debugDescription: "not a bool")
+                }
+                value = s == "true"
+            }
+        }
+    }
+
+    /// Checks the token and returns its claims; `expectedNonceHash` is SHA-256 of the raw nonce.
+    ///
+    /// Every failure is a `tokenRejected` error naming the part that failed (`identityToken.aud`).
+    public func verify(_ token: String, expectedNonceHash: Data) async throws(IdentityError) -> AppleIdentityClaims {
+        guard token.utf8.count <= AppleTokenVerifier.maxTokenLength else { throw .rejected("identityToken", "too long") }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .rejected("identityToken", "not a compact JWS") }
+        guard let headerData = SecretCoding.fromBase64URL(parts[0]),
+            let payloadData = SecretCoding.fromBase64URL(parts[1]),
+            let signature = SecretCoding.fromBase64URL(parts[2])
+        else { throw .rejected("identityToken", "not base64url") }
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
+            throw .rejected("identityToken.header", "not a JOSE header")
+        }
+        // Pinned: RS256 and nothing else (no `none`, no HS256 keyed with the public key).
+        guard header.alg == "RS256" else { throw .rejected("identityToken.alg", "must be RS256") }
+        guard header.typ == nil || header.typ == "JWT" else { throw .rejected("identityToken.typ", "must be JWT") }
+        guard header.crit == nil, header.jku == nil, header.jwk == nil, header.x5u == nil, header.x5c == nil else {
+            throw .rejected("identityToken.header", "key-selecting or critical parameters are not accepted")
+        }
+        guard let kid = header.kid, !kid.isEmpty else { throw .rejected("identityToken.kid", "is required") }
+        let key = try await keys.key(for: kid)
+        guard signature.count * 8 == key.keySizeInBits else { throw .rejected("identityToken.signature", "wrong length") }
+        let signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
+        else { throw .rejected("identityToken.signature", "does not verify") }
+
+        guard let claims = try? JSONDecoder().decode(Payload.self, from: payloadData) else {
+            throw .rejected("identityToken.payload", "claims have the wrong types")
+        }
+        guard claims.iss == AppleSignInConfiguration.issuer else { throw .rejected("identityToken.iss", "not Apple") }
+        guard let audience = claims.aud?.values.first(where: configuration.clientIds.contains) else {
+            throw .rejected("identityToken.aud", "not one of the configured client ids")
+        }
+        let t = now()
+        guard let exp = claims.exp, exp.isFinite else { throw .rejected("identityToken.exp", "is required") }
+        guard let iat = claims.iat, iat.isFinite else { throw .rejected("identityToken.iat", "is required") }
+        let expiresAt = Date(timeIntervalSince1970: exp), issuedAt = Date(timeIntervalSince1970: iat)
+        guard expiresAt.addingTimeInterval(configuration.clockSkew) > t else { throw .rejected("identityToken.exp", "expired") }
+        guard issuedAt <= t.addingTimeInterval(configuration.clockSkew) else { throw .rejected("identityToken.iat", "in the future") }
+        guard t.timeIntervalSince(issuedAt) <= configuration.maxTokenAge else { throw .rejected("identityToken.iat", "too old") }
+        guard let sub = claims.sub, !sub.isEmpty, sub.utf8.count <= 255 else { throw .rejected("identityToken.sub", "is required") }
+        guard let nonce = claims.nonce else { throw .rejected("identityToken.nonce", "is required") }
+        guard SecretCoding.constantTimeEqual(Array(nonce.utf8), Array(SecretCoding.hex(expectedNonceHash).utf8)) else {
+            throw .rejected("identityToken.nonce", "does not match the session's nonce")
+        }
+        return AppleIdentityClaims(
+            subject: sub, audience: audience, email: claims.email, isPrivateEmail: claims.is_private_email?.value ?? false,
+            issuedAt: issuedAt, expiresAt: expiresAt)
+    }
+}

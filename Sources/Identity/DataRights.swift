@@ -1,0 +1,182 @@
+import Foundation
+import PolicyModel
+
+/// Everything held on a user, as the GDPR export writes it. Credential secrets (PIN hash and salt,
+/// token hashes) are described, not copied: they are ours to protect, not data about the user.
+struct UserExport: Codable {
+    struct Account: Codable {
+        var id: String
+        var username: String?
+        var displayName: String?
+        var email: String?
+        var isPrivateRelayEmail: Bool
+        var createdAt: Date
+    }
+    struct AppleId: Codable {
+        var appleUserId: String
+        var email: String?
+        var isPrivateRelay: Bool
+        var credentialState: String
+        var transferredTo: String?
+        var linkedAt: Date
+    }
+    struct PIN: Codable {
+        var algorithm: String
+        var rounds: Int
+        var failedAttempts: Int
+        var locked: Bool
+        var updatedAt: Date
+    }
+    struct Session: Codable {
+        var id: String
+        var authMethod: String
+        var verifiedAt: Date
+        var createdAt: Date
+        var lastSeenAt: Date
+        var expiresAt: Date
+        var revokedAt: Date?
+        var revokedReason: String?
+    }
+    struct Device: Codable {
+        var deviceId: String
+        var publicKey: Data
+        var locked: Bool
+        var enrolledAt: Date
+    }
+    struct Membership: Codable {
+        var resourceId: String
+        var resourceType: String
+        var resourceName: String
+        var role: String
+        var joinedAt: Date
+        var usage: [String: Int]?
+    }
+    struct Subscription: Codable {
+        var tier: String
+        var productId: String
+        var expiresAt: Date?
+    }
+    struct Event: Codable {
+        var at: Date
+        var kind: String
+        var method: String?
+        var outcome: String
+        var reason: String?
+    }
+    var exportedAt: Date
+    var account: Account
+    var appRoles: [String]
+    var appleIds: [AppleId]
+    var pin: PIN?
+    var sessions: [Session]
+    var devices: [Device]
+    var memberships: [Membership]
+    var subscription: Subscription?
+    var privacy: PrivacySettings
+    var securityEvents: [Event]
+    var decisions: [Decision]
+    struct Decision: Codable {
+        var at: Date
+        var action: String
+        var resourceType: String
+        var resourceId: String?
+        var effect: String
+        var reason: String
+        var policyHash: String
+    }
+}
+
+extension IdentityService {
+    /// One JSON document of everything held on the signed-in user (GDPR access and portability).
+    public func exportData(accessToken: String) async throws -> Data {
+        let t = now()
+        let export: UserExport = try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            let u = try self.user(tx, s.userId)
+            try self.audit(tx, .dataExport, outcome: .success, user: u, at: t)
+            var memberships: [UserExport.Membership] = []
+            for m in try tx.fetchAll(MembershipRow.self, "userId", .text(u.id)) {
+                guard let r = try tx.fetchOne(ResourceRow.self, "id", .text(m.resourceId)) else { continue }
+                var usage: [String: Int]?
+                if r.ownerId == u.id {
+                    usage = Dictionary(uniqueKeysWithValues: try tx.fetchAll(UsageCounterRow.self, "resourceId", .text(r.id)).map { ($0.name, $0.value) })
+                }
+                memberships.append(.init(resourceId: r.id, resourceType: r.type, resourceName: r.name, role: m.role, joinedAt: m.joinedAt, usage: usage))
+            }
+            let pin = try tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)).map {
+                UserExport.PIN(algorithm: $0.algorithm, rounds: $0.rounds, failedAttempts: $0.failedAttempts, locked: $0.lockedAt != nil, updatedAt: $0.updatedAt)
+            }
+            let sub = try tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id)).map { UserExport.Subscription(tier: $0.tier, productId: $0.productId, expiresAt: $0.expiresAt) }
+            return UserExport(
+                exportedAt: t,
+                account: .init(id: u.id, username: u.username, displayName: u.displayName, email: u.email, isPrivateRelayEmail: u.isPrivateRelayEmail, createdAt: u.createdAt),
+                appRoles: try tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
+                appleIds: try tx.fetchAll(AppleIdentityRow.self, "userId", .text(u.id)).map {
+                    .init(appleUserId: $0.subject, email: $0.email, isPrivateRelay: $0.isPrivateRelay, credentialState: $0.credentialState, transferredTo: $0.transferredTo, linkedAt: $0.createdAt)
+                },
+                pin: pin,
+                sessions: try tx.fetchAll(SessionRow.self, "userId", .text(u.id)).sorted { $0.createdAt < $1.createdAt }.map {
+                    .init(id: $0.id, authMethod: $0.authMethod, verifiedAt: $0.verifiedAt, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt, expiresAt: $0.expiresAt, revokedAt: $0.revokedAt, revokedReason: $0.revokedReason)
+                },
+                devices: try tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map {
+                    .init(deviceId: $0.deviceId, publicKey: $0.publicKey, locked: $0.lockedAt != nil, enrolledAt: $0.createdAt)
+                },
+                memberships: memberships.sorted { $0.joinedAt < $1.joinedAt },
+                subscription: sub,
+                privacy: try self.privacy(tx, u.id),
+                securityEvents: try tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                    .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason)
+                },
+                decisions: try tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                    .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash)
+                })
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(export)
+    }
+
+    /// Deletes the signed-in user and everything held on them (GDPR erasure).
+    public func deleteAccount(accessToken: String) async throws {
+        let t = now()
+        try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            try self.deleteUser(tx, s.userId, at: t)
+        }
+    }
+
+    /// Deletes a user by id (an operator action, e.g. a request received by mail).
+    public func deleteUser(userId: String) async throws {
+        let t = now()
+        try await store.write { tx in try self.deleteUser(tx, userId, at: t) }
+    }
+
+    /// In one transaction: revoke sessions, hand owned spaces to the longest-standing strongest member
+    /// (or delete them when no one else is in them), record a pseudonymous deletion, delete the rest.
+    func deleteUser(_ tx: any IdentityTransaction, _ userId: String, at t: Date) throws {
+        let user = try self.user(tx, userId)
+        try revokeSessions(tx, of: userId, reason: "account_deleted", at: t)
+        let rank = ["owner": 0, "editor": 1, "commenter": 2, "viewer": 3]
+        var handedOver = 0, deleted = 0
+        for var r in try tx.fetchAll(ResourceRow.self, "ownerId", .text(userId)) {
+            let others = try tx.fetchAll(MembershipRow.self, "resourceId", .text(r.id)).filter { $0.userId != userId }
+                .sorted { (rank[$0.role] ?? 9, $0.joinedAt, $0.userId) < (rank[$1.role] ?? 9, $1.joinedAt, $1.userId) }
+            if var heir = others.first {
+                r.ownerId = heir.userId
+                try tx.update(r)
+                heir.role = "owner"
+                try tx.update(heir)
+                handedOver += 1
+            } else {
+                try tx.deleteAll(ResourceRow.self, ["id": .text(r.id)])
+                deleted += 1
+            }
+        }
+        try audit(tx, .accountDeleted, outcome: .success, reason: "spaces_handed_over:\(handedOver),spaces_deleted:\(deleted)", user: user, at: t)
+        // Cascades: identities, PIN, devices, challenges, sessions, refresh tokens, memberships,
+        // share codes, subscription, privacy, roles. The pseudonym goes with the row.
+        try tx.deleteAll(UserRow.self, ["id": .text(userId)])
+        try tx.deleteAll(GuessLimitRow.self, ["scope": .text("share-code:" + userId)])
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A refusal or failure from the identity layer, naming the input field at fault.
+///
+/// `reason` is fixed text chosen by the code that throws; it never echoes a submitted value,
+/// so an error can be logged or shown without leaking a PIN, token or nonce.
+public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// The input is malformed (wrong length, characters, shape).
+        case invalidInput = "invalid_input"
+        /// The token is unknown, expired or revoked; the caller is signed out.
+        case unauthenticated
+        /// A PIN, signature or share code did not match.
+        case invalidCredentials = "invalid_credentials"
+        /// Too many recent failures: try again after `retryAfter` seconds.
+        case throttled
+        /// Locked until a stronger verification resets it.
+        case locked
+        /// A Sign in with Apple identity token failed verification.
+        case tokenRejected = "token_rejected"
+        case notFound = "not_found"
+        case conflict
+        /// The session is valid but not allowed to do this.
+        case forbidden
+        /// The database failed; the transaction was rolled back.
+        case storage
+    }
+
+    public var code: Code
+    /// The input field at fault, as a dotted path (`identityToken.aud`, `pin`).
+    public var field: String
+    public var reason: String
+    /// Seconds until another attempt is accepted, for `throttled`.
+    public var retryAfter: TimeInterval?
+
+    public init(_ code: Code, field: String, _ reason: String, retryAfter: TimeInterval? = nil) {
+        self.code = code
+        self.field = field
+        self.reason = reason
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String {
+        var text = "\(code.rawValue): \(field): \(reason)"
+        if let retryAfter { text += " (retry after \(Int(retryAfter.rounded(.up))) s)" }
+        return text
+    }
+
+    static func invalid(_ field: String, _ reason: String) -> IdentityError { .init(.invalidInput, field: field, reason) }
+    static func rejected(_ field: String, _ reason: String) -> IdentityError { .init(.tokenRejected, field: field, reason) }
+    static let signedOut = IdentityError(.unauthenticated, field: "accessToken", "unknown, expired or revoked session")
+}

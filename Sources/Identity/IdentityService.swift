@@ -1,0 +1,117 @@
+import Crypto
+import Foundation
+import PolicyModel
+
+/// The identity layer's entry points: accounts, sign-in, verification, sessions, spaces, privacy.
+///
+/// Every method validates its input and throws `IdentityError` naming the field at fault. Work that
+/// changes more than one row runs in one store transaction; secrets never reach the store in the clear.
+public final class IdentityService: Sendable {
+    public let store: any IdentityStore
+    public let configuration: IdentityConfiguration
+    public let appleVerifier: AppleTokenVerifier
+    let now: Now
+    let random: any RandomSource
+
+    public init(
+        store: any IdentityStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
+        now: @escaping Now = { Date() }, random: any RandomSource = SystemRandomSource()
+    ) {
+        self.store = store
+        self.configuration = configuration
+        self.now = now
+        self.random = random
+        let keys = AppleKeyCache(fetcher: jwksFetcher, configuration: configuration.apple, now: now)
+        self.appleVerifier = AppleTokenVerifier(configuration: configuration.apple, keys: keys, now: now)
+    }
+
+    /// The clock the service judges time by; the facade passes it to the engine as `context.now`.
+    public var clock: Now { now }
+
+    /// Appends one decision to the decision log, recording the user by pseudonym only.
+    public func logDecision(
+        userId: String?, action: String, resourceType: String, resourceId: String?, effect: String, reason: String,
+        policyHash: String, policyLocation: String?, at: Date? = nil
+    ) async throws {
+        let t = at ?? now()
+        try await store.write { tx in
+            let actor = try userId.flatMap { try tx.fetchOne(UserRow.self, "id", .text($0))?.pseudonym }
+            try tx.insert(DecisionLogRow(id: nil, at: t, actor: actor, action: action, resourceType: resourceType, resourceId: resourceId, effect: effect, reason: reason, policyHash: policyHash, policyLocation: policyLocation))
+        }
+    }
+
+    /// Runs a write whose outcome may be a refusal that must still commit (a counted failure, a revocation).
+    func commit<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> Result<T, IdentityError>)
+        async throws -> T
+    {
+        try await store.write(body).get()
+    }
+
+    func newId() -> String { UUID().uuidString.lowercased() }
+
+    func audit(
+        _ tx: any IdentityTransaction, _ kind: AuditKind, method: String? = nil, outcome: AuditOutcome,
+        reason: String? = nil, user: UserRow? = nil, at t: Date
+    ) throws {
+        try tx.append(AuditEventRow(at: t, kind: kind.rawValue, method: method, outcome: outcome.rawValue, reason: reason, actor: user?.pseudonym))
+    }
+
+    func user(_ tx: any IdentityTransaction, _ id: String) throws -> UserRow {
+        guard let user = try tx.fetchOne(UserRow.self, "id", .text(id)) else { throw IdentityError(.notFound, field: "userId", "no such user") }
+        return user
+    }
+
+    /// Inserts a user with secure-by-default privacy settings (nothing shared).
+    func insertUser(_ tx: any IdentityTransaction, username: String? = nil, displayName: String? = nil, email: String? = nil, privateRelay: Bool = false, at t: Date) throws -> UserRow {
+        let user = UserRow(
+            id: newId(), pseudonym: "p-" + SecretCoding.hex(random.bytes(12)), username: username, displayName: displayName,
+            email: email, isPrivateRelayEmail: privateRelay, createdAt: t)
+        try tx.insert(user)
+        try tx.insert(PrivacySettingsRow(userId: user.id, analytics: false, crashReporting: false, aiSuggestions: false, dataSharing: DataSharing.none.rawValue, updatedAt: t))
+        return user
+    }
+}
+
+/// Assurance of each sign-in method; a verification that raises it gets a new access token.
+enum AuthLevel {
+    static func of(_ method: String) -> Int {
+        switch method {
+        case AuthMethod.pin, AuthMethod.biometric: 2
+        case AuthMethod.apple, AuthMethod.password: 1
+        default: 0
+        }
+    }
+}
+
+/// What the audit log records; a fixed vocabulary, so no free text can carry a secret.
+public enum AuditKind: String, Sendable, CaseIterable {
+    case signUp = "sign_up"
+    case signIn = "sign_in"
+    case pinVerify = "pin_verify"
+    case pinLockout = "pin_lockout"
+    case pinSet = "pin_set"
+    case pinChanged = "pin_changed"
+    case pinReset = "pin_reset"
+    case pinRehashed = "pin_rehashed"
+    case deviceEnrolled = "device_enrolled"
+    case deviceVerify = "device_verify"
+    case deviceLocked = "device_locked"
+    case refreshReuse = "refresh_token_reuse"
+    case signOut = "sign_out"
+    case signOutEverywhere = "sign_out_everywhere"
+    case sessionsRevoked = "sessions_revoked"
+    case appleLinked = "apple_linked"
+    case credentialState = "credential_state_changed"
+    case spaceCreated = "space_created"
+    case spaceJoined = "space_joined"
+    case shareCodeRejected = "share_code_rejected"
+    case subscriptionChanged = "subscription_changed"
+    case rolesChanged = "roles_changed"
+    case privacyChanged = "privacy_changed"
+    case dataExport = "data_export"
+    case accountDeleted = "account_deleted"
+}
+
+public enum AuditOutcome: String, Sendable {
+    case success, failure
+}

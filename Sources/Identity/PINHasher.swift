@@ -1,0 +1,56 @@
+import Crypto
+import Foundation
+import _CryptoExtras
+
+/// Hashes and checks PINs: PBKDF2-SHA256 with a per-user salt, parameters stored with the hash.
+enum PINHasher {
+    static let pbkdf2 = "pbkdf2-sha256"
+    /// SHA-256(`couple_pin_salt_v1_` + pin), hex, from the ContaCasal apps; accepted once, then re-hashed.
+    static let legacy = "legacy-sha256"
+    static let legacySalt = "couple_pin_salt_v1_"
+
+    /// Throws unless `pin` is 4 to 6 ASCII digits.
+    static func validate(_ pin: String, field: String = "pin") throws(IdentityError) {
+        let bytes = Array(pin.utf8)
+        guard (4...6).contains(bytes.count), bytes.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .invalid(field, "must be 4 to 6 digits")
+        }
+    }
+
+    static func derive(_ pin: String, salt: Data, rounds: Int) -> Data {
+        // Rounds come from the policy (floor 600,000) or from a stored row; the unchecked form lets
+        // tests run with fewer and lets old rows with other counts still verify (then be re-hashed).
+        let key = try! KDF.Insecure.PBKDF2.deriveKey(
+            from: Array(pin.utf8), salt: salt, using: .sha256, outputByteCount: 32, unsafeUncheckedRounds: rounds)
+        return key.withUnsafeBytes { Data($0) }
+    }
+
+    static func makeCredential(userId: String, pin: String, policy: PINPolicy, random: any RandomSource, now: Date)
+        -> PINCredentialRow
+    {
+        let salt = Data(random.bytes(policy.saltBytes))
+        return PINCredentialRow(
+            userId: userId, algorithm: pbkdf2, rounds: policy.rounds, salt: salt,
+            hash: derive(pin, salt: salt, rounds: policy.rounds), failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil,
+            updatedAt: now)
+    }
+
+    /// Whether `pin` matches the stored credential, compared in constant time.
+    static func matches(_ pin: String, _ credential: PINCredentialRow) -> Bool {
+        switch credential.algorithm {
+        case pbkdf2:
+            guard credential.rounds > 0 else { return false }
+            return SecretCoding.constantTimeEqual(derive(pin, salt: credential.salt, rounds: credential.rounds), credential.hash)
+        case legacy:
+            let hex = SecretCoding.hex(SHA256.hash(data: Data((legacySalt + pin).utf8)))
+            return SecretCoding.constantTimeEqual(Data(hex.utf8), credential.hash)
+        default:
+            return false
+        }
+    }
+
+    /// Whether a matching credential should be re-hashed with the current policy.
+    static func needsRehash(_ credential: PINCredentialRow, policy: PINPolicy) -> Bool {
+        credential.algorithm != pbkdf2 || credential.rounds < policy.rounds
+    }
+}

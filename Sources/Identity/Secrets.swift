@@ -1,0 +1,105 @@
+import Crypto
+import Foundation
+
+/// The current time; injected so tests control timeouts and lockouts without sleeping.
+public typealias Now = @Sendable () -> Date
+
+/// A source of cryptographically secure random bytes; injectable for tests.
+public protocol RandomSource: Sendable {
+    func bytes(_ count: Int) -> [UInt8]
+}
+
+/// Random bytes from the operating system (`getrandom` on Linux).
+public struct SystemRandomSource: RandomSource {
+    public init() {}
+    public func bytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+}
+
+/// Encoding, hashing and comparison helpers for secrets.
+enum SecretCoding {
+    static func sha256(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
+    static func sha256(_ bytes: some DataProtocol) -> Data { Data(SHA256.hash(data: bytes)) }
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Strict base64url without padding: rejects any other character and impossible lengths.
+    static func fromBase64URL(_ text: some StringProtocol) -> Data? {
+        guard text.count % 4 != 1 else { return nil }
+        for c in text.utf8 {
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                continue
+            default: return nil
+            }
+        }
+        var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        b64 += String(repeating: "=", count: (4 - b64.count % 4) % 4)
+        guard let data = Data(base64Encoded: b64) else { return nil }
+        // Reject non-canonical encodings (stray bits in the last character).
+        guard base64URL(data) == text else { return nil }
+        return data
+    }
+
+    /// Compares two byte strings in time that depends only on their lengths.
+    static func constantTimeEqual(_ a: some DataProtocol, _ b: some DataProtocol) -> Bool {
+        guard a.count == b.count else { return false }
+        var diff: UInt8 = 0
+        for (x, y) in zip(a, b) { diff |= x ^ y }
+        return diff == 0
+    }
+}
+
+/// Kinds of bearer secret the service hands out, each with a recognisable prefix.
+enum TokenKind: String {
+    case access = "gha_"
+    case refresh = "ghr_"
+
+    /// A new 256-bit random token of this kind.
+    func generate(_ random: any RandomSource) -> String { rawValue + SecretCoding.base64URL(random.bytes(32)) }
+
+    /// The stored form of a presented token, or nil when it cannot be one of ours.
+    func hash(of token: String) -> Data? {
+        guard token.hasPrefix(rawValue), token.utf8.count == rawValue.utf8.count + 43,
+            SecretCoding.fromBase64URL(token.dropFirst(rawValue.count)) != nil
+        else { return nil }
+        return SecretCoding.sha256(token)
+    }
+}
+
+/// The bearer tokens of a session. Printing or dumping it shows no token.
+public struct SessionTokens: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public let sessionId: String
+    public let userId: String
+    public let accessToken: String
+    public let accessExpiresAt: Date
+    public let refreshToken: String
+
+    public var description: String { "SessionTokens(session: \(sessionId), user: \(userId), tokens: <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["sessionId": sessionId, "userId": userId], displayStyle: .struct) }
+}
+
+/// The result of a verification on an existing session: the access token to use from now on.
+public struct StepUp: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A new token when the auth level rose (the old one is dead), else the token presented.
+    public let accessToken: String
+    public let rotated: Bool
+    public let method: String
+
+    public var description: String { "StepUp(method: \(method), rotated: \(rotated), token: <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["method": method, "rotated": rotated], displayStyle: .struct) }
+}

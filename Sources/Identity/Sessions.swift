@@ -1,0 +1,198 @@
+import Crypto
+import Foundation
+import PolicyModel
+
+/// A live session as validation finds it.
+public struct VerifiedSession: Sendable, Hashable {
+    public var sessionId: String
+    public var userId: String
+    public var authMethod: String
+    public var authLevel: Int
+    public var verifiedAt: Date
+    public var expiresAt: Date
+}
+
+extension IdentityService {
+    // MARK: - Issuing
+
+    /// Creates a session with a fresh access and refresh token for `userId`.
+    func createSession(_ tx: any IdentityTransaction, userId: String, method: String, at t: Date) throws -> SessionTokens {
+        let access = TokenKind.access.generate(random)
+        let refresh = TokenKind.refresh.generate(random)
+        let session = SessionRow(
+            id: newId(), userId: userId, accessTokenHash: SecretCoding.sha256(access),
+            accessExpiresAt: t.addingTimeInterval(configuration.accessTokenLifetime), authMethod: method,
+            authLevel: AuthLevel.of(method), verifiedAt: t, createdAt: t, lastSeenAt: t,
+            expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil)
+        try tx.insert(session)
+        try tx.insert(RefreshTokenRow(tokenHash: SecretCoding.sha256(refresh), sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
+        return SessionTokens(sessionId: session.id, userId: userId, accessToken: access, accessExpiresAt: session.accessExpiresAt, refreshToken: refresh)
+    }
+
+    /// Records a verification on a session; a rise in auth level replaces the access token.
+    func stepUp(_ tx: any IdentityTransaction, _ session: SessionRow, method: String, presented: String, at t: Date) throws -> StepUp {
+        var s = session
+        let level = AuthLevel.of(method)
+        var token = presented
+        let rotated = level > s.authLevel
+        if rotated {
+            token = TokenKind.access.generate(random)
+            s.accessTokenHash = SecretCoding.sha256(token)
+            s.accessExpiresAt = t.addingTimeInterval(configuration.accessTokenLifetime)
+        }
+        s.authMethod = method
+        s.authLevel = max(level, s.authLevel)
+        s.verifiedAt = t
+        s.lastSeenAt = t
+        try tx.update(s)
+        return StepUp(accessToken: token, rotated: rotated, method: method)
+    }
+
+    // MARK: - Validating
+
+    func isLive(_ s: SessionRow, at t: Date) -> Bool {
+        s.revokedAt == nil && t < s.expiresAt && t < s.accessExpiresAt && t.timeIntervalSince(s.lastSeenAt) <= configuration.idleTimeout
+    }
+
+    /// The live session of an access token inside a transaction, or `unauthenticated`.
+    func liveSession(_ tx: any IdentityTransaction, _ accessToken: String, at t: Date) throws -> SessionRow {
+        guard let hash = TokenKind.access.hash(of: accessToken),
+            let s = try tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), isLive(s, at: t)
+        else { throw IdentityError.signedOut }
+        return s
+    }
+
+    /// Checks an access token and marks the session active; unknown, expired, idle or revoked tokens throw `unauthenticated`.
+    public func validate(accessToken: String) async throws -> VerifiedSession {
+        guard let hash = TokenKind.access.hash(of: accessToken) else { throw IdentityError.signedOut }
+        let t = now()
+        let found = try await store.read { tx in try tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)) }
+        guard var s = found, isLive(s, at: t) else { throw IdentityError.signedOut }
+        if t.timeIntervalSince(s.lastSeenAt) >= configuration.lastSeenGranularity {
+            let granularity = configuration.lastSeenGranularity
+            s = try await store.write { tx in
+                guard var current = try tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(current, at: t) else {
+                    throw IdentityError.signedOut
+                }
+                if t.timeIntervalSince(current.lastSeenAt) >= granularity {
+                    current.lastSeenAt = t
+                    try tx.update(current)
+                }
+                return current
+            }
+        }
+        return VerifiedSession(sessionId: s.id, userId: s.userId, authMethod: s.authMethod, authLevel: s.authLevel, verifiedAt: s.verifiedAt, expiresAt: s.expiresAt)
+    }
+
+    // MARK: - Refreshing
+
+    /// The successor refresh token and access token of a refresh token, derived from it so that
+    /// racing refreshes within the grace window can be answered identically without storing either.
+    static func successors(of refreshToken: String) -> (refresh: String, access: String) {
+        let key = SymmetricKey(data: Data(refreshToken.utf8))
+        let r = HMAC<SHA256>.authenticationCode(for: Data("gatehouse.refresh.successor".utf8), using: key)
+        let a = HMAC<SHA256>.authenticationCode(for: Data("gatehouse.refresh.access".utf8), using: key)
+        return (TokenKind.refresh.rawValue + SecretCoding.base64URL(r), TokenKind.access.rawValue + SecretCoding.base64URL(a))
+    }
+
+    /// Exchanges a refresh token for a new access and refresh token.
+    ///
+    /// A refresh token works once. Presenting it again within `refreshGracePeriod` of its rotation,
+    /// while its successor is unused, returns that same successor (a client's racing refreshes);
+    /// any other reuse revokes the whole session (the token family) and throws `unauthenticated`.
+    public func refresh(refreshToken: String) async throws -> SessionTokens {
+        guard let hash = TokenKind.refresh.hash(of: refreshToken) else {
+            throw IdentityError(.unauthenticated, field: "refreshToken", "unknown refresh token")
+        }
+        let t = now()
+        let (nextRefresh, nextAccess) = IdentityService.successors(of: refreshToken)
+        let config = configuration
+        return try await commit { tx in
+            let unknown = IdentityError(.unauthenticated, field: "refreshToken", "unknown, expired or revoked refresh token")
+            guard var row = try tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(hash)),
+                var session = try tx.fetchOne(SessionRow.self, "id", .text(row.sessionId)),
+                session.revokedAt == nil, t < session.expiresAt, t.timeIntervalSince(session.lastSeenAt) <= config.idleTimeout
+            else { return .failure(unknown) }
+            let tokens = SessionTokens(
+                sessionId: session.id, userId: session.userId, accessToken: nextAccess,
+                accessExpiresAt: t.addingTimeInterval(config.accessTokenLifetime), refreshToken: nextRefresh)
+            if let rotatedAt = row.rotatedAt {
+                if t.timeIntervalSince(rotatedAt) <= config.refreshGracePeriod, let successorHash = row.successorHash,
+                    let successor = try tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(successorHash)), successor.rotatedAt == nil
+                {
+                    return .success(
+                        SessionTokens(sessionId: session.id, userId: session.userId, accessToken: nextAccess, accessExpiresAt: session.accessExpiresAt, refreshToken: nextRefresh))
+                }
+                session.revokedAt = t
+                session.revokedReason = "refresh_token_reuse"
+                try tx.update(session)
+                try self.audit(tx, .refreshReuse, outcome: .failure, reason: "family_revoked", user: try? self.user(tx, session.userId), at: t)
+                return .failure(IdentityError(.unauthenticated, field: "refreshToken", "already used; the session is revoked"))
+            }
+            let successorHash = SecretCoding.sha256(nextRefresh)
+            row.rotatedAt = t
+            row.successorHash = successorHash
+            try tx.update(row)
+            try tx.insert(RefreshTokenRow(tokenHash: successorHash, sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
+            session.accessTokenHash = SecretCoding.sha256(nextAccess)
+            session.accessExpiresAt = tokens.accessExpiresAt
+            session.lastSeenAt = t
+            try tx.update(session)
+            return .success(tokens)
+        }
+    }
+
+    // MARK: - Ending
+
+    /// Revokes the session of this access token.
+    public func signOut(accessToken: String) async throws {
+        let t = now()
+        try await store.write { tx in
+            var s = try self.liveSession(tx, accessToken, at: t)
+            s.revokedAt = t
+            s.revokedReason = "sign_out"
+            try tx.update(s)
+            try self.audit(tx, .signOut, outcome: .success, user: try self.user(tx, s.userId), at: t)
+        }
+    }
+
+    /// Revokes every session of the user signed in with this access token.
+    public func signOutEverywhere(accessToken: String) async throws {
+        let t = now()
+        try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            let count = try self.revokeSessions(tx, of: s.userId, reason: "sign_out_everywhere", at: t)
+            try self.audit(tx, .signOutEverywhere, outcome: .success, reason: "sessions:\(count)", user: try self.user(tx, s.userId), at: t)
+        }
+    }
+
+    /// Marks every unrevoked session of a user revoked; returns how many.
+    @discardableResult
+    func revokeSessions(_ tx: any IdentityTransaction, of userId: String, reason: String, at t: Date) throws -> Int {
+        var count = 0
+        for var s in try tx.fetchAll(SessionRow.self, "userId", .text(userId)) where s.revokedAt == nil {
+            s.revokedAt = t
+            s.revokedReason = reason
+            try tx.update(s)
+            count += 1
+        }
+        return count
+    }
+
+    // MARK: - Housekeeping
+
+    /// Deletes what can no longer be used: expired nonces, challenges and share codes, sessions past
+    /// their absolute lifetime (with their refresh tokens), and stale guess counters. Run it periodically.
+    @discardableResult
+    public func purgeExpired() async throws -> Int {
+        let t = now()
+        let window = configuration.shareCodeGuessWindow
+        return try await store.write { tx in
+            try tx.deleteAll(AppleNonceRow.self, "expiresAt", before: t)
+                + tx.deleteAll(DeviceChallengeRow.self, "expiresAt", before: t)
+                + tx.deleteAll(ShareCodeRow.self, "expiresAt", before: t)
+                + tx.deleteAll(SessionRow.self, "expiresAt", before: t)
+                + tx.deleteAll(GuessLimitRow.self, "windowStart", before: t.addingTimeInterval(-window))
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import PolicyModel
+
+/// A shared space just created, with the code that lets a partner join it.
+public struct NewSpace: Sendable, CustomStringConvertible {
+    public let resourceId: String
+    public let shareCode: String
+    public var description: String { "NewSpace(\(resourceId), shareCode: <redacted>)" }
+}
+
+extension IdentityService {
+    /// Crockford base32 without I, L, O, U: 10 symbols carry 50 bits.
+    static let shareCodeAlphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
+    static let shareCodeLength = 10
+
+    func generateShareCode() -> String {
+        String(decoding: random.bytes(Self.shareCodeLength).map { Self.shareCodeAlphabet[Int($0) % 32] }, as: UTF8.self)
+    }
+
+    /// Upper-cases and strips separators; nil if it cannot be a share code.
+    static func normalizeShareCode(_ code: String) -> String? {
+        let cleaned = code.uppercased().filter { $0 != "-" && $0 != " " }
+        guard cleaned.utf8.count == shareCodeLength, cleaned.utf8.allSatisfy(shareCodeAlphabet.contains) else { return nil }
+        return cleaned
+    }
+
+    static func validateName(_ name: String, field: String) throws(IdentityError) {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...100).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalid(field, "must be 1 to 100 characters without control characters")
+        }
+    }
+
+    func insertShareCode(_ tx: any IdentityTransaction, resourceId: String, role: String, by userId: String, at t: Date) throws -> String {
+        let code = generateShareCode()
+        try tx.insert(ShareCodeRow(codeHash: SecretCoding.sha256(code), resourceId: resourceId, role: role, createdBy: userId, createdAt: t, expiresAt: t.addingTimeInterval(configuration.shareCodeLifetime), usedAt: nil))
+        return code
+    }
+
+    /// Whether `role` can be given by a share code: a policy role name other than `owner`.
+    static func validateInviteRole(_ role: String, field: String) throws(IdentityError) {
+        guard role != "owner", (1...32).contains(role.utf8.count), role.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
+            throw .invalid(field, "must be a role of the policy set other than owner (lowercase letters and '_')")
+        }
+    }
+
+    /// Creates a shared space owned by the signed-in user, with a share code for one member
+    /// joining as `inviteRole` (a role the policy set declares for `type`).
+    public func createSpace(accessToken: String, name: String, type: String = "space", inviteRole: String = "editor") async throws -> NewSpace {
+        try Self.validateName(name, field: "name")
+        try Self.validateInviteRole(inviteRole, field: "inviteRole")
+        guard (1...32).contains(type.utf8.count), type.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
+            throw IdentityError.invalid("type", "must be 1 to 32 lowercase letters or '_'")
+        }
+        let t = now()
+        return try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            let id = self.newId()
+            try tx.insert(ResourceRow(id: id, type: type, name: name, ownerId: s.userId, createdAt: t))
+            try tx.insert(MembershipRow(resourceId: id, userId: s.userId, role: "owner", joinedAt: t))
+            let code = try self.insertShareCode(tx, resourceId: id, role: inviteRole, by: s.userId, at: t)
+            try self.audit(tx, .spaceCreated, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            return NewSpace(resourceId: id, shareCode: code)
+        }
+    }
+
+    /// A new single-use share code for a space the signed-in user owns.
+    public func newShareCode(accessToken: String, resourceId: String, role: String = "editor") async throws -> String {
+        try Self.validateInviteRole(role, field: "role")
+        let t = now()
+        return try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            guard let r = try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            guard r.ownerId == s.userId else { throw IdentityError(.forbidden, field: "resourceId", "only the owner can invite") }
+            return try self.insertShareCode(tx, resourceId: resourceId, role: role, by: s.userId, at: t)
+        }
+    }
+
+    /// Joins the space a share code belongs to; the code is spent. Wrong codes count against a
+    /// per-user guess limit (`shareCodeGuessLimit` per `shareCodeGuessWindow`).
+    public func joinSpace(accessToken: String, shareCode: String) async throws -> String {
+        guard let code = Self.normalizeShareCode(shareCode) else { throw IdentityError.invalid("shareCode", "must be 10 characters of the share-code alphabet") }
+        let t = now()
+        let limit = configuration.shareCodeGuessLimit, window = configuration.shareCodeGuessWindow
+        return try await commit { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            let user = try self.user(tx, s.userId)
+            let scope = "share-code:" + s.userId
+            var guesses = try tx.fetchOne(GuessLimitRow.self, "scope", .text(scope)) ?? GuessLimitRow(scope: scope, windowStart: t, failures: 0)
+            if t.timeIntervalSince(guesses.windowStart) >= window { guesses = GuessLimitRow(scope: scope, windowStart: t, failures: 0) }
+            if guesses.failures >= limit {
+                try self.audit(tx, .shareCodeRejected, outcome: .failure, reason: "rate_limited", user: user, at: t)
+                return .failure(IdentityError(.throttled, field: "shareCode", "too many wrong share codes", retryAfter: guesses.windowStart.addingTimeInterval(window).timeIntervalSince(t)))
+            }
+            guard var row = try tx.fetchOne(ShareCodeRow.self, "codeHash", .blob(SecretCoding.sha256(code))), row.usedAt == nil, row.expiresAt > t else {
+                guesses.failures += 1
+                try tx.upsert(guesses)
+                try self.audit(tx, .shareCodeRejected, outcome: .failure, reason: "unknown_used_or_expired", user: user, at: t)
+                return .failure(IdentityError(.invalidCredentials, field: "shareCode", "unknown, used or expired share code"))
+            }
+            if try tx.fetchOne(MembershipRow.self, ["resourceId": .text(row.resourceId), "userId": .text(s.userId)]) != nil {
+                return .failure(IdentityError(.conflict, field: "shareCode", "already a member of this space"))
+            }
+            row.usedAt = t
+            try tx.update(row)
+            try tx.insert(MembershipRow(resourceId: row.resourceId, userId: s.userId, role: row.role, joinedAt: t))
+            try self.audit(tx, .spaceJoined, outcome: .success, reason: row.role, user: user, at: t)
+            return .success(row.resourceId)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Where identity data lives. Service logic runs inside `read`/`write` transactions of a store,
+/// so it is written once for SQLite and for a later PostgreSQL store.
+///
+/// A `write` body runs in one transaction that is rolled back if the body throws. A store must
+/// make writes serializable: SQLite has one writer; PostgreSQL would lock rows it reads in a write
+/// transaction (`SELECT ... FOR UPDATE`) or run at `SERIALIZABLE` and retry.
+public protocol IdentityStore: Sendable {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T
+}
+
+/// A value in a column comparison.
+public enum StoreValue: Sendable, Hashable {
+    case text(String)
+    case blob(Data)
+    case int(Int)
+    case date(Date)
+}
+
+/// A row type the store persists: a table name, a primary key and `Codable` columns.
+public protocol StoredRow: Codable, Sendable {
+    static var table: String { get }
+    /// Primary-key columns, in key order.
+    static var primaryKey: [String] { get }
+}
+
+/// The operations service code may perform on a store inside one transaction.
+public protocol IdentityTransaction {
+    func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> R?
+    func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R]
+    func insert<R: StoredRow>(_ row: R) throws
+    /// Updates the row with the same primary key; throws if there is none.
+    func update<R: StoredRow>(_ row: R) throws
+    func upsert<R: StoredRow>(_ row: R) throws
+    /// Deletes the rows matching every condition; returns how many went.
+    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> Int
+    /// Deletes the rows whose date `column` is before `date`; returns how many went.
+    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) throws -> Int
+    /// Appends to the audit log (which refuses updates and deletes).
+    func append(_ event: AuditEventRow) throws
+}
+
+extension IdentityTransaction {
+    func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) throws -> R? {
+        try fetchOne(type, [column: value])
+    }
+    func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) throws -> [R] {
+        try fetchAll(type, [column: value])
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import PolicyModel
+import Testing
+
+@testable import Identity
+
+@Suite struct SpaceTests {
+    @Test func createAndJoinWithAShareCode() async throws {
+        let h = try Harness()
+        let owner = try await h.service.signInAnonymously()
+        let partner = try await h.service.signInAnonymously()
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        #expect(!String(describing: space).contains(space.shareCode))
+        // Codes are case-insensitive and may be typed with separators.
+        let typed = String(space.shareCode.prefix(5)).lowercased() + "-" + space.shareCode.dropFirst(5)
+        let joined = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: typed)
+        #expect(joined == space.resourceId)
+        let facts = try await h.service.resourceFacts(resourceId: space.resourceId)
+        #expect(facts.ownerId == owner.userId && facts.members == [owner.userId: "owner", partner.userId: "editor"])
+        // Single-purpose: the code is spent.
+        let third = try await h.service.signInAnonymously()
+        #expect(await identityError { try await h.service.joinSpace(accessToken: third.accessToken, shareCode: space.shareCode) }?.code == .invalidCredentials)
+        // Stored hashed.
+        let codes = try await h.database.pool.read { db in try Data.fetchAll(db, sql: "SELECT codeHash FROM shareCode") }
+        #expect(codes == [SecretCoding.sha256(space.shareCode)])
+    }
+
+    @Test func codesExpire() async throws {
+        let h = try Harness()
+        let owner = try await h.service.signInAnonymously()
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        h.clock.advance(48 * 3600 + 1)
+        let partner = try await h.service.signInAnonymously()
+        #expect(await identityError { try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode) }?.field == "shareCode")
+    }
+
+    @Test func guessesAreRateLimited() async throws {
+        let h = try Harness { $0.accessTokenLifetime = 3600 }
+        let owner = try await h.service.signInAnonymously()
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        let guesser = try await h.service.signInAnonymously()
+        for i in 0..<5 {
+            let e = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: String(format: "AAAAA%05d", i)) }
+            #expect(e?.code == .invalidCredentials)
+        }
+        // Even the right code is refused until the window passes.
+        let limited = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: space.shareCode) }
+        #expect(limited?.code == .throttled && limited?.retryAfter == 15 * 60)
+        h.clock.advance(15 * 60)
+        _ = try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: space.shareCode)
+        #expect(await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: "not a code!") }?.code == .invalidInput)
+    }
+
+    @Test func onlyTheOwnerInvites() async throws {
+        let h = try Harness()
+        let owner = try await h.service.signInAnonymously()
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        let viewerCode = try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "viewer")
+        let v = try await h.service.signInAnonymously()
+        _ = try await h.service.joinSpace(accessToken: v.accessToken, shareCode: viewerCode)
+        #expect(try await h.service.resourceFacts(resourceId: space.resourceId).members[v.userId] == "viewer")
+        #expect(await identityError { try await h.service.newShareCode(accessToken: v.accessToken, resourceId: space.resourceId) }?.code == .forbidden)
+        #expect(await identityError { try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "owner") }?.field == "role")
+    }
+
+    @Test func concurrentUsageIncrementsLoseNothing() async throws {
+        let h = try Harness()
+        let owner = try await h.service.signInAnonymously()
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Research", type: "project")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 { group.addTask { try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources") } }
+            try await group.waitForAll()
+        }
+        #expect(try await h.service.resourceFacts(resourceId: space.resourceId).usage == ["sources": 50])
+        #expect(await identityError { try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources", by: -51) }?.field == "delta")
+        #expect(await identityError { try await h.service.incrementUsage(resourceId: space.resourceId, counter: "bad name") }?.field == "counter")
+        #expect(await identityError { try await h.service.incrementUsage(resourceId: "nope", counter: "sources") }?.code == .notFound)
+    }
+
+    @Test func subjectOfASession() async throws {
+        let h = try Harness()
+        let s = try await h.pinUser()
+        let expiry = h.clock.now.addingTimeInterval(30 * 86400)
+        try await h.service.recordSubscription(userId: s.userId, productId: "com.rwc.pro.monthly", expiresAt: expiry, productTiers: ["com.rwc.pro.monthly": "pro"])
+        #expect(await identityError { try await h.service.recordSubscription(userId: s.userId, productId: "unknown", expiresAt: nil, productTiers: [:]) }?.field == "productId")
+        try await h.service.setAppRoles(userId: s.userId, roles: ["driver", "customer"])
+        #expect(await identityError { try await h.service.setAppRoles(userId: s.userId, roles: ["customer", "root"]) }?.field == "roles[1]")
+        try await h.service.setPrivacySettings(accessToken: s.accessToken, PrivacySettings(analytics: true, aiSuggestions: true, dataSharing: .minimal))
+        let subject = try await h.service.subject(accessToken: s.accessToken)
+        #expect(subject.id == s.userId && subject.tier == "pro" && subject.subscriptionExpiry == expiry)
+        #expect(subject.roles == ["customer", "driver"])
+        #expect(subject.auth == Authentication(method: AuthMethod.pin, verifiedAt: h.clock.now))
+        #expect(subject.attributes == ["analytics": .bool(true), "crashReporting": .bool(false), "aiSuggestions": .bool(true), "dataSharing": .string("minimal")])
+        #expect(subject.isSignedIn)
+        // A new account shares nothing by default.
+        let fresh = try await h.service.signInAnonymously()
+        let anon = try await h.service.subject(accessToken: fresh.accessToken)
+        #expect(anon.attributes["dataSharing"] == .string("none") && anon.tier == nil && !anon.isSignedIn)
+    }
+}
