@@ -70,7 +70,7 @@ struct BuildPass {
         let scopeTypes = rule.resourceTypes.map { Set($0.map(\.value)) }
         let roles = declarations.resourceTypes.filter { scopeTypes?.contains($0.id.value) ?? true }.flatMap { $0.roles.map(\.id.value) }
         let compiled = rule.when.flatMap { condition($0, continuationColumn: rule.continuationColumn, resourceRoles: roles.uniqued()) }
-        let message = rule.message.flatMap { template($0, reason: .deniedByRule, available: Placeholder.available(for: .deniedByRule)) }
+        let message = rule.message.flatMap { template($0, reason: .deniedByRule) }
         return RulePlan(
             name: rule.name ?? "#\(index + 1)", effect: rule.effect, location: rule.location, resourceTypes: scopeTypes,
             actions: rule.actions.map { Set($0.map(\.value)) }, condition: compiled, message: message)
@@ -202,11 +202,11 @@ struct BuildPass {
 
     private mutating func templates(_ decls: [Reason: MessageDecl]) -> [Reason: MessageTemplate] {
         decls.compactMapValues { decl in
-            template(decl.text, reason: Reason(rawValue: decl.reason.value) ?? .defaultDeny, available: Set(Placeholder.allCases))
+            template(decl.text, reason: Reason(rawValue: decl.reason.value) ?? .defaultDeny)
         }
     }
 
-    private mutating func template(_ text: Located<String>, reason: Reason, available: Set<Placeholder>) -> MessageTemplate? {
+    private mutating func template(_ text: Located<String>, reason: Reason) -> MessageTemplate? {
         switch MessageTemplate.parse(text.value, location: text.location) {
         case .success(let template):
             let generic = Placeholder.available(for: reason)

@@ -204,7 +204,7 @@ struct DecodePass {
                     consent.when = nil  // `when: false`: consent can never be given
                 } else {
                     consent.when = condition(whenNode, "when")
-                    consent.continuationColumn = continuationColumn(whenNode)
+                    consent.continuationColumn = whenNode.continuationColumn
                 }
             } else {
                 reader.diagnostics.error(
@@ -249,7 +249,7 @@ struct DecodePass {
                 name: fields.value("name").flatMap { reader.string($0, "name") }?.value,
                 effect: effect, resourceTypes: resourceTypes, actions: actions,
                 when: whenNode.flatMap { condition($0, "when") },
-                continuationColumn: whenNode.flatMap(continuationColumn),
+                continuationColumn: whenNode?.continuationColumn,
                 message: fields.value("message").flatMap { reader.string($0, "message") }))
         }
     }
@@ -323,24 +323,10 @@ struct DecodePass {
             reader.typeError(node, expected: "a condition string", what)
             return nil
         }
-        // A quoted scalar's text starts one column after its opening quote.
-        let style = SyntaxNode.scalarStartOffset(node, quoted: quoted)
-        var location = node.location
-        location.column += style
+        let location = node.textLocation
         if !quoted, case .bool(let b) = PlainScalar(text) { return Located(b ? "true" : "false", at: location) }
-        return Located(text, at: location, length: text.count)
-    }
-
-    private func continuationColumn(_ node: SyntaxNode) -> Int? {
-        // Multi-line plain and quoted scalars fold their lines; block scalars are indented past their key.
-        nil
-    }
-}
-
-extension SyntaxNode {
-    /// Columns between a scalar node's mark and the first character of its text.
-    static func scalarStartOffset(_ node: SyntaxNode, quoted: Bool) -> Int {
-        quoted ? 1 : 0
+        let source = node.unfoldedText ?? text
+        return Located(source, at: location, length: source.count)
     }
 }
 

@@ -41,8 +41,7 @@ struct ResolvePass {
     // MARK: Tiers
 
     private mutating func resolveTiers() {
-        let tiers = unique(declarations.tiers, \.id, "tier")
-        _ = tiers
+        _ = unique(declarations.tiers, \.id, "tier")
         tierIDs = declarations.tiers.map(\.id.value).uniqued()
         if tierIDs.isEmpty { tierIDs = ["default"] }
         let defaults = declarations.tiers.filter { $0.isDefault?.value == true }
@@ -121,7 +120,7 @@ struct ResolvePass {
         }
         for role in type.roles {
             var visiting: [String] = []
-            grants[role.id.value] = closure(of: role.id.value, roles: roles, visiting: &visiting, reported: &grants)
+            grants[role.id.value] = closure(of: role.id.value, roles: roles, visiting: &visiting)
         }
         roleGrants[type.id.value] = grants
 
@@ -131,7 +130,7 @@ struct ResolvePass {
 
     /// Every action a role grants, its ancestors' included; reports a cycle once.
     private mutating func closure(
-        of role: String, roles: [String: RoleDecl], visiting: inout [String], reported: inout [String: Set<String>]
+        of role: String, roles: [String: RoleDecl], visiting: inout [String]
     ) -> Set<String> {
         guard let decl = roles[role] else { return [] }
         if let cycleStart = visiting.firstIndex(of: role) {
@@ -146,7 +145,7 @@ struct ResolvePass {
         visiting.append(role)
         defer { visiting.removeLast() }
         var actions = Set(decl.grants.map(\.value))
-        for parent in decl.inherits { actions.formUnion(closure(of: parent.value, roles: roles, visiting: &visiting, reported: &reported)) }
+        for parent in decl.inherits { actions.formUnion(closure(of: parent.value, roles: roles, visiting: &visiting)) }
         return actions
     }
 

@@ -46,7 +46,7 @@ extension CompiledPolicy {
         tracer.record(TraceStep(
             check: "subject", outcome: .info,
             detail: "\(signedIn ? "signed in" : "signed out"), effective tier '\(tiers[tier].id)'", location: nil))
-        let role = resourceRole(of: subject, signedIn: signedIn, on: request.resource, type: type)
+        let (isOwner, role) = standing(of: subject, signedIn: signedIn, on: request.resource, type: type)
         let input = EvaluationInput(request: request, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role)
 
         // An explicit deny beats everything else.
@@ -64,7 +64,7 @@ extension CompiledPolicy {
             }
         }
 
-        let failure = firstFailedRequirement(action, type: type, input: input, tier: tier, role: role, tracer: &tracer)
+        let failure = firstFailedRequirement(action, type: type, input: input, tier: tier, isOwner: isOwner, role: role, tracer: &tracer)
         guard var failure else {
             var decision = Decision(effect: .allow, reason: .allowed, policy: action.location)
             if let limit = action.limit, let cap = limit.caps[tier] {
@@ -100,11 +100,13 @@ extension CompiledPolicy {
         return rules.indices.filter { rules[$0].effect == effect && rules[$0].applies(toType: type, action: action.name) }
     }
 
-    /// The subject's role on the resource: the owner role (or "owner") for its owner, else its member role.
-    private func resourceRole(of subject: Subject, signedIn: Bool, on resource: Resource, type: ResourceTypePlan) -> String? {
-        guard signedIn, let id = subject.id else { return nil }
-        if let owner = type.owner, owner.read(resource) == id { return type.ownerRole ?? "owner" }
-        return resource.members[id]
+    /// The subject's standing on the resource: whether it owns it (by the owner field, or by holding the
+    /// declared owner role as a member) and the role conditions see as `resource.role`.
+    private func standing(of subject: Subject, signedIn: Bool, on resource: Resource, type: ResourceTypePlan) -> (isOwner: Bool, role: String?) {
+        guard signedIn, let id = subject.id else { return (false, nil) }
+        if let owner = type.owner, owner.read(resource) == id { return (true, type.ownerRole ?? "owner") }
+        guard let role = resource.members[id] else { return (false, nil) }
+        return (role == type.ownerRole, role)
     }
 
     private struct Failure {
@@ -113,7 +115,7 @@ extension CompiledPolicy {
     }
 
     private func firstFailedRequirement<T: Tracer>(
-        _ action: ActionPlan, type: ResourceTypePlan, input: EvaluationInput, tier: Int, role: String?, tracer: inout T
+        _ action: ActionPlan, type: ResourceTypePlan, input: EvaluationInput, tier: Int, isOwner: Bool, role: String?, tracer: inout T
     ) -> Failure? {
         let request = input.request
         func fail(_ reason: Reason, at location: SourceLocation?, _ detail: String, _ fill: (inout MessageFacts) -> Void = { _ in }) -> Failure {
@@ -157,8 +159,7 @@ extension CompiledPolicy {
         }
 
         if let membership = action.membership {
-            let isOwnerRole = role != nil && role == (type.ownerRole ?? (type.owner != nil ? "owner" : nil))
-            if isOwnerRole {
+            if isOwner {
                 tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "owner", location: membership.location))
             } else if let role {
                 guard membership.openToMembers || membership.grantingRoles.contains(role) else {

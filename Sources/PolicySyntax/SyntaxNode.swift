@@ -17,11 +17,21 @@ public struct SyntaxNode: Sendable, Hashable {
     }
 
     public var kind: Kind
+    /// Where the node starts: for a quoted scalar, its opening quote; for a block scalar, its `|` or `>`.
     public var location: SourceLocation
+    /// Where a scalar's text itself starts (inside the quote, or on the first content line of a block).
+    public var textLocation: SourceLocation
+    /// For block scalars: the column every further line of the text starts at.
+    public var continuationColumn: Int?
+    /// For folded (`>`) scalars: the text with its line breaks kept, so positions in it map back to
+    /// the file line by line. Expressions read this; messages read the folded value.
+    public var unfoldedText: String?
 
-    public init(_ kind: Kind, at location: SourceLocation) {
+    public init(_ kind: Kind, at location: SourceLocation, textLocation: SourceLocation? = nil, continuationColumn: Int? = nil) {
         self.kind = kind
         self.location = location
+        self.textLocation = textLocation ?? location
+        self.continuationColumn = continuationColumn
     }
 
     /// The scalar's text whatever its style, or nil for collections.
@@ -132,14 +142,14 @@ public enum YAMLLoader {
         }
         var budget = limits.maxNodes
         var diagnostics: [Diagnostic] = []
-        let node = convert(root, path: path, depth: 0, limits: limits, budget: &budget, diagnostics: &diagnostics)
+        let node = convert(root, file: file, depth: 0, limits: limits, budget: &budget, diagnostics: &diagnostics)
         return (file, diagnostics.isEmpty ? node : nil, diagnostics)
     }
 
     private static func convert(
-        _ node: Node, path: String, depth: Int, limits: YAMLLimits, budget: inout Int, diagnostics: inout [Diagnostic]
+        _ node: Node, file: SourceFile, depth: Int, limits: YAMLLimits, budget: inout Int, diagnostics: inout [Diagnostic]
     ) -> SyntaxNode {
-        let location = SourceLocation(file: path, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
+        let location = file.location(line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
         budget -= 1
         if budget < 0 || depth > limits.maxDepth {
             if diagnostics.isEmpty {
@@ -156,16 +166,43 @@ public enum YAMLLoader {
         switch node {
         case .scalar(let scalar):
             let quoted = scalar.style != .plain && scalar.style != .any
-            return SyntaxNode(.scalar(scalar.string, quoted: quoted), at: location)
+            switch scalar.style {
+            case .singleQuoted, .doubleQuoted:
+                var text = location
+                text.column += 1
+                return SyntaxNode(.scalar(scalar.string, quoted: true), at: location, textLocation: text)
+            case .literal, .folded:
+                // The text starts on the first non-blank line after the indicator, at that line's indentation.
+                var line = location.line + 1
+                while let content = file.line(line), content.allSatisfy({ $0 == " " }) { line += 1 }
+                let column = (file.line(line)?.prefix { $0 == " " }.count ?? 0) + 1
+                var node = SyntaxNode(
+                    .scalar(scalar.string, quoted: true), at: location, textLocation: file.location(line: line, column: column),
+                    continuationColumn: column)
+                if scalar.style == .folded {
+                    var lines: [Substring] = []
+                    var n = line
+                    while let content = file.line(n), content.prefix(column - 1).allSatisfy({ $0 == " " }),
+                          content.count >= column || content.allSatisfy({ $0 == " " })
+                    {
+                        lines.append(content.dropFirst(column - 1))
+                        n += 1
+                    }
+                    node.unfoldedText = lines.joined(separator: "\n")
+                }
+                return node
+            default:
+                return SyntaxNode(.scalar(scalar.string, quoted: quoted), at: location)
+            }
         case .sequence(let sequence):
             return SyntaxNode(.sequence(sequence.map {
-                convert($0, path: path, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics)
+                convert($0, file: file, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics)
             }), at: location)
         case .mapping(let mapping):
             return SyntaxNode(.mapping(mapping.map { key, value in
                 SyntaxNode.Entry(
-                    key: convert(key, path: path, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics),
-                    value: convert(value, path: path, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics))
+                    key: convert(key, file: file, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics),
+                    value: convert(value, file: file, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics))
             }), at: location)
         case .alias:
             diagnostics.append(Diagnostic(.error, "yaml-alias", "YAML aliases are not allowed in policy files", at: location))

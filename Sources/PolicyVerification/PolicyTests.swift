@@ -27,7 +27,7 @@ public enum PolicyTestRunner {
         do {
             request = try Request(value: test.request.value)
         } catch {
-            let location = test.request.locate(field: error.field) ?? test.request.location
+            let location = test.request.locate(field: error.field)
             return PolicyTestResult(
                 name: test.name, location: location, failures: ["request is invalid: \(error.description) (at \(location))"], decision: nil)
         }
@@ -50,11 +50,12 @@ public enum PolicyTestRunner {
 }
 
 extension SyntaxNode {
-    /// The node at a request field path such as `subject.auth.verifiedAt` or `subject.roles[1]`.
-    func locate(field: String) -> SourceLocation? {
+    /// The node at a request field path such as `subject.auth.verifiedAt` or `subject.roles[1]`;
+    /// the deepest node found when the path leaves the tree (a missing field points at its parent).
+    func locate(field: String) -> SourceLocation {
         var node = self
         for part in field.split(separator: ".") {
-            var name = Substring(part)
+            var name = part
             var index: Int?
             if let open = part.firstIndex(of: "["), part.hasSuffix("]") {
                 name = part[..<open]
@@ -64,9 +65,9 @@ extension SyntaxNode {
                 return node.location
             }
             node = entry.value
-            if let index, case .sequence(let items) = node.kind, items.indices.contains(index) { node = items[index] }
-            if entries.first(where: { $0.key.text == String(name) }) != nil, case .scalar = node.kind, index == nil {
-                continue
+            if let index {
+                guard case .sequence(let items) = node.kind, items.indices.contains(index) else { return node.location }
+                node = items[index]
             }
         }
         return node.location

@@ -1,0 +1,101 @@
+import Foundation
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+import PolicyVerification
+import Testing
+
+/// Loader and engine behaviours pinned on small inline policy sets.
+@Suite struct LoaderBehaviourTests {
+    static func compile(_ yaml: String) -> PolicyLoadResult {
+        PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array(yaml.utf8))])
+    }
+
+    @Test func ampersandsAndStarsInTextAreNotAliases() {
+        let result = Self.compile("""
+            # a comment with &anchor and *alias
+            resources:
+              app:
+                actions:
+                  export:
+                    messages:
+                      default_deny: "Tom & *Jerry* &co"
+                      unauthenticated: 'it''s *here* & there'
+                      denied_by_rule: |
+                        &not an anchor
+                        *not an alias
+                      access_denied: rock & roll * 2
+            """)
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics.map(\.message))")
+        #expect(result.policy != nil)
+    }
+
+    @Test func aliasesInFlowAndBlockPositionsAreRefused() {
+        for yaml in ["a: [1, &x 2]\n", "a: {k: *x}\n", "- &x foo\n", "a:\n  - !!str x\n"] {
+            let result = Self.compile(yaml)
+            #expect(result.policy == nil)
+            #expect(result.diagnostics.contains { $0.code == "yaml-alias" || $0.code == "yaml-tag" }, "\(yaml)")
+        }
+    }
+
+    @Test func conditionErrorsInBlockScalarsPointAtTheContentLine() {
+        let result = Self.compile("""
+            resources:
+              app:
+                actions:
+                  export: {}
+            rules:
+              - effect: deny
+                actions: [export]
+                when: >-
+                  subject.signedIn
+                  && subject.tierr == "pro"
+            """)
+        let error = result.diagnostics.first { $0.code == "unknown-field" }
+        #expect(error?.location == SourceLocation(file: "t.yaml", line: 10, column: 18))
+    }
+
+    @Test func aMemberRoleNamedOwnerIsNotOwnershipUnlessDeclared() throws {
+        // Without `ownerRole`, only the owner field grants ownership: a member whose role string
+        // happens to be "owner" must not inherit every action.
+        let result = Self.compile("""
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  reader: {grants: [read]}
+                actions:
+                  read: {}
+                  destroy: {}
+            """)
+        let policy = try #require(result.policy)
+        let member = Request(
+            subject: Subject(id: "bob"), action: "destroy",
+            resource: Resource(type: "doc", ownerId: "alice", members: ["bob": "owner"]))
+        #expect(policy.decide(member).reason == .ownerOnly)
+        var owner = member
+        owner.subject.id = "alice"
+        #expect(policy.decide(owner).isAllowed)
+    }
+
+    @Test func anInvalidTestRequestNamesTheFieldAndItsLine() throws {
+        let result = Self.compile("""
+            resources:
+              app:
+                actions:
+                  export: {}
+            tests:
+              - name: bad usage
+                request:
+                  action: export
+                  resource:
+                    type: app
+                    usage: {sources: many}
+                expect: {decision: allow}
+            """)
+        let test = try #require(PolicyTestRunner.run(result).first)
+        #expect(!test.passed)
+        #expect(test.location == SourceLocation(file: "t.yaml", line: 11, column: 26))
+        #expect(test.failures.first?.contains("resource.usage.sources: expected an integer") == true)
+    }
+}
