@@ -11,8 +11,23 @@ public struct PolicyTestResult: Sendable, Hashable {
     public var failures: [String]
     /// The decision the engine gave, nil when the request itself could not be read.
     public var decision: Decision?
+    /// The request the test asked, nil when it could not be read.
+    public var request: Request?
+    /// Every check and rule the engine considered for the request: coverage is counted from it.
+    public var trace: [TraceStep]
 
     public var passed: Bool { failures.isEmpty }
+
+    public init(
+        name: String, location: SourceLocation, failures: [String], decision: Decision?, request: Request? = nil, trace: [TraceStep] = []
+    ) {
+        self.name = name
+        self.location = location
+        self.failures = failures
+        self.decision = decision
+        self.request = request
+        self.trace = trace
+    }
 }
 
 /// Runs the tests a policy set declares against its compiled policy.
@@ -31,7 +46,9 @@ public enum PolicyTestRunner {
             return PolicyTestResult(
                 name: test.name, location: location, failures: ["request is invalid: \(error.description) (at \(location))"], decision: nil)
         }
-        let decision = policy.decide(request)
+        // `explain` decides exactly as `decide` does and also keeps the trace coverage needs.
+        let explanation = policy.explain(request)
+        let decision = explanation.decision
         var failures: [String] = []
         let expect = test.expect
         func compare<T: Equatable>(_ field: String, _ expected: Located<T>?, _ actual: T?, _ show: (T?) -> String) {
@@ -45,7 +62,8 @@ public enum PolicyTestRunner {
         compare("limit", expect.limit, decision.limit) { $0.map(String.init) ?? "none" }
         compare("used", expect.used, decision.used) { $0.map(String.init) ?? "none" }
         compare("remaining", expect.remaining, decision.remaining) { $0.map(String.init) ?? "none" }
-        return PolicyTestResult(name: test.name, location: test.location, failures: failures, decision: decision)
+        return PolicyTestResult(
+            name: test.name, location: test.location, failures: failures, decision: decision, request: request, trace: explanation.trace)
     }
 }
 

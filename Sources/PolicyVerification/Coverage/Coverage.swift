@@ -1,0 +1,208 @@
+import PolicyEngine
+import PolicyModel
+
+/// One thing a set's policy tests can exercise: a rule deciding, one branch of a rule's condition, or one
+/// outcome (pass or fail) of one requirement of one action.
+public struct CoverageItem: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        /// A rule that decided at least once.
+        case rule
+        /// One branch (true or false) of a rule's condition.
+        case condition
+        /// One outcome (pass or fail) of an action's sign-in, auth, app role, membership, feature, limit or consent check.
+        case requirement
+    }
+
+    public var kind: Kind
+    /// What a reader needs to find it: "deny rule no-kiosk-exports: condition true", "app.add_source: limit sources fails".
+    public var name: String
+    public var location: SourceLocation
+    public var covered: Bool
+}
+
+/// Covered and total items of one policy file.
+public struct FileCoverage: Sendable, Hashable {
+    public var file: String
+    public var covered: Int
+    public var total: Int
+    public var percent: Double { Coverage.percent(covered, of: total) }
+}
+
+/// Which rules, condition branches and requirement outcomes a set's policy tests exercised, per file.
+public struct CoverageReport: Sendable, Hashable {
+    /// Every item, in reading order (file, line, column, then name).
+    public var items: [CoverageItem]
+
+    public var covered: Int { items.count(where: \.covered) }
+    public var total: Int { items.count }
+    /// 100 when there is nothing to cover.
+    public var percent: Double { Coverage.percent(covered, of: total) }
+    public var uncovered: [CoverageItem] { items.filter { !$0.covered } }
+
+    /// Per file, sorted by path.
+    public var files: [FileCoverage] {
+        var byFile: [String: FileCoverage] = [:]
+        for item in items {
+            byFile[item.location.file, default: FileCoverage(file: item.location.file, covered: 0, total: 0)].total += 1
+            if item.covered { byFile[item.location.file]!.covered += 1 }
+        }
+        return byFile.values.sorted { $0.file < $1.file }
+    }
+
+    public init(items: [CoverageItem]) {
+        self.items = items
+    }
+}
+
+public enum Coverage {
+    /// Covered over total as a percentage; 100 for an empty total.
+    public static func percent(_ covered: Int, of total: Int) -> Double {
+        total == 0 ? 100 : Double(covered) * 100 / Double(total)
+    }
+
+    /// "87.5%": one decimal, so a threshold comparison is never hidden by rounding in the other direction.
+    public static func format(_ percent: Double) -> String {
+        let tenths = (percent * 10).rounded(.down) / 10
+        return tenths == tenths.rounded() ? "\(Int(tenths)).0%" : "\(tenths)%"
+    }
+
+    /// The coverage of a compiled policy by the traces of its test results.
+    public static func measure(_ policy: CompiledPolicy, tests: [PolicyTestResult]) -> CoverageReport {
+        var collector = CoverageCollector(policy: policy)
+        for test in tests {
+            if let request = test.request { collector.record(request, trace: test.trace) }
+        }
+        return collector.report()
+    }
+}
+
+/// Enumerates a compiled policy's coverage items and marks those an explain trace exercised.
+///
+/// Counted from `CompiledPolicy.explain` traces rather than a hook in the engine, so `decide` stays untouched.
+package struct CoverageCollector {
+    package enum Requirement: Hashable, CaseIterable {
+        case signIn, auth, appRole, membership, feature, limit, consent
+    }
+
+    private enum Key: Hashable {
+        case ruleDecided(Int)
+        case condition(rule: Int, value: Bool)
+        case requirement(type: String, action: String, Requirement, passed: Bool)
+    }
+
+    private let policy: CompiledPolicy
+    private var items: [CoverageItem] = []
+    private var index: [Key: Int] = [:]
+    private var ruleAtLocation: [SourceLocation: Int] = [:]
+
+    package init(policy: CompiledPolicy) {
+        self.policy = policy
+        for (i, rule) in policy.rules.enumerated() {
+            let label = "\(rule.effect.rawValue) rule \(rule.name)"
+            ruleAtLocation[rule.location] = i
+            add(.ruleDecided(i), .rule, "\(label) decides", at: rule.location)
+            if let condition = rule.condition {
+                // A condition folded to a constant has one branch only (the lints report it).
+                for value in [true, false] where condition.constantValue ?? value == value {
+                    add(.condition(rule: i, value: value), .condition, "\(label): condition \(value)", at: condition.location)
+                }
+            }
+        }
+        for typeName in policy.resourceTypeNames {
+            guard let type = policy.resourceTypes[typeName] else { continue }
+            for actionName in type.actions.keys.sorted() {
+                let action = type.actions[actionName]!
+                for requirement in Requirement.allCases {
+                    guard let (label, location) = Self.describe(requirement, of: action) else { continue }
+                    for passed in [true, false] where Self.canEnd(requirement, of: action, passed: passed) {
+                        add(
+                            .requirement(type: typeName, action: actionName, requirement, passed: passed), .requirement,
+                            "\(typeName).\(actionName): \(label) \(passed ? "passes" : "fails")", at: location)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The label and location of one requirement of an action, nil when the action does not have it.
+    private static func describe(_ requirement: Requirement, of action: ActionPlan) -> (String, SourceLocation)? {
+        switch requirement {
+        case .signIn: return action.signIn.map { ("sign-in", $0) }
+        case .auth: return action.auth.map { ("auth", $0.location) }
+        case .appRole: return action.appRoles.map { ("app role", $0.location) }
+        case .membership: return action.membership.map { ("membership", $0.location) }
+        // Feature and limit checks are written on the action; the trace points at their declarations.
+        case .feature: return action.feature.map { ("feature \($0.id)", action.location) }
+        case .limit: return action.limit.map { ("limit \($0.id)", action.location) }
+        case .consent: return action.consent.map { ("consent", $0.location) }
+        }
+    }
+
+    /// False for an outcome no request can reach: a feature every tier has never fails, consent that can never be
+    /// given never passes. Counting those would hold coverage below 100% whatever the tests do.
+    private static func canEnd(_ requirement: Requirement, of action: ActionPlan, passed: Bool) -> Bool {
+        switch requirement {
+        case .feature:
+            guard let feature = action.feature else { return false }
+            return feature.tierHas.contains(passed)
+        case .limit:
+            guard let limit = action.limit else { return false }
+            return passed ? limit.caps.contains { $0 != 0 } : limit.caps.contains { $0 != nil }
+        case .consent:
+            guard let consent = action.consent else { return false }
+            guard let condition = consent.condition else { return !passed }
+            return condition.constantValue.map { $0 == passed } ?? true
+        case .signIn, .auth, .appRole, .membership:
+            return true
+        }
+    }
+
+    private mutating func add(_ key: Key, _ kind: CoverageItem.Kind, _ name: String, at location: SourceLocation) {
+        guard index[key] == nil else { return }
+        index[key] = items.count
+        items.append(CoverageItem(kind: kind, name: name, location: location, covered: false))
+    }
+
+    private mutating func mark(_ key: Key) {
+        if let i = index[key] { items[i].covered = true }
+    }
+
+    /// Marks what one explained request exercised.
+    package mutating func record(_ request: Request, trace: [TraceStep]) {
+        let typeName = request.resource.type
+        guard let action = policy.resourceTypes[typeName]?.actions[request.action] else { return }
+        for step in trace {
+            if step.check.hasPrefix("deny rule ") || step.check.hasPrefix("allow rule ") {
+                guard let location = step.location, let rule = ruleAtLocation[location] else { continue }
+                // A deny rule that matched is reported as `fail`, an allow rule that matched as `pass`; `skip` is a false condition.
+                let matched = step.outcome != .skip
+                if matched { mark(.ruleDecided(rule)) }
+                if policy.rules[rule].condition != nil { mark(.condition(rule: rule, value: matched)) }
+                continue
+            }
+            guard step.outcome == .pass || step.outcome == .fail, let requirement = Self.requirement(named: step.check) else { continue }
+            mark(.requirement(type: typeName, action: action.name, requirement, passed: step.outcome == .pass))
+        }
+    }
+
+    /// The requirement a trace step reports on: its check name when it passes, its reason when it fails.
+    static func requirement(named check: String) -> Requirement? {
+        switch check {
+        case "sign-in", Reason.unauthenticated.rawValue: return .signIn
+        case "auth", Reason.stepUpRequired.rawValue: return .auth
+        case "app role", Reason.roleRequired.rawValue: return .appRole
+        case "membership", Reason.notMember.rawValue, Reason.ownerOnly.rawValue, Reason.accessDenied.rawValue: return .membership
+        case Reason.requiresUpgrade.rawValue: return .feature
+        case Reason.limitExceeded.rawValue: return .limit
+        case "consent", Reason.consentRequired.rawValue: return .consent
+        default:
+            if check.hasPrefix("feature ") { return .feature }
+            if check.hasPrefix("limit ") { return .limit }
+            return nil
+        }
+    }
+
+    package func report() -> CoverageReport {
+        CoverageReport(items: items.sorted { a, b in a.location == b.location ? a.name < b.name : a.location < b.location })
+    }
+}
