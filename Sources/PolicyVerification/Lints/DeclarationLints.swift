@@ -1,0 +1,201 @@
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+
+/// Lints that read declarations alone: things declared and never used.
+///
+/// Each errs on the side of silence: when a condition reads a name's path without comparing it to a literal
+/// (`subject.tier == resource.attributes.tier`), every name of that kind counts as used.
+enum DeclarationLints {
+    static let all: [LintRule] = [
+        unusedFeature, unusedLimit, unusedMessage, unusedAppRole, unusedResourceRole, unusedAttribute, unusedTier,
+    ]
+
+    static let unusedFeature = LintRule(code: "unused-feature", summary: "a feature no action names with `feature:`") { input in
+        let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap(\.feature?.value) })
+        return input.declarations.features.filter { !used.contains($0.id.value) }.map { feature in
+            warning(
+                "unused-feature", "feature '\(feature.id.value)' is declared but no action needs it", at: feature.id,
+                help: "gate an action with `feature: \(feature.id.value)`, or remove the feature")
+        }
+    }
+
+    static let unusedLimit = LintRule(code: "unused-limit", summary: "a limit no action consumes with `limit:`") { input in
+        let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap(\.limit?.value) })
+        return input.declarations.limits.filter { !used.contains($0.id.value) }.map { limit in
+            warning(
+                "unused-limit", "limit '\(limit.id.value)' is declared but no action consumes it", at: limit.id,
+                help: "add `limit: \(limit.id.value)` to the action that uses it up, or remove the limit")
+        }
+    }
+
+    static let unusedAppRole = LintRule(code: "unused-app-role", summary: "an app role no action requires and no condition tests") { input in
+        var used = Set(input.declarations.resourceTypes.flatMap { $0.actions.flatMap { $0.appRoles?.map(\.value) ?? [] } })
+        guard let named = ConditionFacts(input.policy).literals(on: ["subject.roles"]) else { return [] }
+        used.formUnion(named)
+        return input.declarations.appRoles.filter { !used.contains($0.id.value) }.map { role in
+            warning(
+                "unused-app-role", "app role '\(role.id.value)' is declared but no action or condition needs it", at: role.id,
+                help: "require it with `appRoles: [\(role.id.value)]` on an action or test `\"\(role.id.value)\" in subject.roles` in a rule, or remove it")
+        }
+    }
+
+    static let unusedResourceRole = LintRule(
+        code: "unused-resource-role", summary: "a resource role that grants no action, is not the owner role and no condition tests"
+    ) { input in
+        guard let named = ConditionFacts(input.policy).literals(on: ["resource.role", "resource.members"]) else { return [] }
+        var diagnostics: [Diagnostic] = []
+        for type in input.declarations.resourceTypes where type.memberActions.isEmpty {
+            let roles = Dictionary(type.roles.map { ($0.id.value, $0) }, uniquingKeysWith: { a, _ in a })
+            for role in type.roles {
+                let name = role.id.value
+                if name == type.ownerRole?.value || named.contains(name) { continue }
+                if !grants(of: name, roles: roles).isEmpty { continue }
+                diagnostics.append(warning(
+                    "unused-resource-role", "role '\(name)' of '\(type.id.value)' grants no action, so a member holding it can do nothing",
+                    at: role.id,
+                    help: "give it `grants:` or `inherits:`, list actions every member may take in `memberActions:`, or remove the role"))
+            }
+        }
+        return diagnostics
+    }
+
+    static let unusedAttribute = LintRule(code: "unused-attribute", summary: "an attribute declaration no condition reads") { input in
+        var read = ConditionFacts(input.policy).readPaths
+        for type in input.declarations.resourceTypes {
+            if let owner = type.owner?.value, owner.hasPrefix("attributes.") { read.insert("resource." + owner) }
+        }
+        return input.declarations.attributes.filter { !read.contains("\($0.scope.rawValue).attributes.\($0.name.value)") }.map { attribute in
+            let path = "\(attribute.scope.rawValue).attributes.\(attribute.name.value)"
+            return warning(
+                "unused-attribute", "\(attribute.scope.rawValue) attribute '\(attribute.name.value)' is declared but no condition reads it",
+                at: attribute.name, help: "read it as `\(path)` in a rule or consent condition, or remove the declaration")
+        }
+    }
+
+    static let unusedTier = LintRule(
+        code: "unused-tier", summary: "a tier no feature, limit, product, upgrade or condition names (checked when the set has no limits)"
+    ) { input in
+        let d = input.declarations
+        // A tier left out of a limit is unlimited there: with limits, leaving a tier unnamed says something.
+        guard d.tiers.count > 1, d.limits.isEmpty, let compared = ConditionFacts(input.policy).literals(on: ["subject.tier"]) else { return [] }
+        var named = compared
+        named.insert(input.policy.defaultTierID)
+        for feature in d.features {
+            named.formUnion(feature.tiers.map(\.value))
+            if let upgrade = feature.upgradeTo { named.insert(upgrade.value) }
+        }
+        for tier in d.tiers where !tier.products.isEmpty { named.insert(tier.id.value) }
+        return d.tiers.filter { !named.contains($0.id.value) }.map { tier in
+            warning(
+                "unused-tier", "tier '\(tier.id.value)' is declared but no feature, product or condition names it, so it grants nothing",
+                at: tier.id, help: "list it in a feature's `tiers:` or map a store product to it, or remove it")
+        }
+    }
+
+    static let unusedMessage = LintRule(code: "unused-message", summary: "a message for a reason no action in its scope can give, or always overridden") { input in
+        let policy = input.policy
+        var shown: Set<SourceLocation> = []
+        if let location = policy.defaultDenyMessage.location { shown.insert(location) }
+        /// Per action (type.action): the reasons it can be denied with, each shown with a message.
+        var reasonsOf: [String: [String: Set<Reason>]] = [:]
+        for typeName in policy.resourceTypeNames {
+            guard let type = policy.resourceTypes[typeName] else { continue }
+            for (actionName, action) in type.actions {
+                var reasons = Set(action.messages.keys)
+                // A deny rule with a message of its own shows that one, not the action's `denied_by_rule` text.
+                if !action.denyRules.contains(where: { policy.rules[$0].message == nil }) { reasons.remove(.deniedByRule) }
+                reasonsOf[typeName, default: [:]][actionName] = reasons
+                for reason in reasons {
+                    if let location = action.messages[reason]?.location { shown.insert(location) }
+                }
+            }
+        }
+
+        var diagnostics: [Diagnostic] = []
+        func check(_ decls: [MessageDecl], scope: String, reasons: [Set<Reason>], topLevel: Bool) {
+            for decl in decls where !shown.contains(decl.text.location) {
+                guard let reason = Reason(rawValue: decl.reason.value) else { continue }
+                let why: String
+                if reason == .allowed {
+                    why = "an allowed decision carries no message"
+                } else if reason == .defaultDeny, !topLevel {
+                    why = "'default_deny' messages are read only from the set's top-level `messages:`"
+                } else if reasons.contains(where: { $0.contains(reason) }) {
+                    why = "every action in \(scope) that can give '\(reason.rawValue)' has a more specific message"
+                } else {
+                    why = "no action in \(scope) can be denied with '\(reason.rawValue)'"
+                }
+                diagnostics.append(warning(
+                    "unused-message", "message for '\(reason.rawValue)' is never shown", at: decl.reason, help: why + "; remove it"))
+            }
+        }
+        let all = reasonsOf.values.flatMap(\.values)
+        check(input.declarations.messages, scope: "the set", reasons: Array(all), topLevel: true)
+        for type in input.declarations.resourceTypes {
+            let actions = reasonsOf[type.id.value] ?? [:]
+            check(type.messages, scope: "'\(type.id.value)'", reasons: Array(actions.values), topLevel: false)
+            for action in type.actions {
+                check(
+                    action.messages, scope: "'\(type.id.value).\(action.id.value)'", reasons: actions[action.id.value].map { [$0] } ?? [],
+                    topLevel: false)
+            }
+        }
+        return diagnostics
+    }
+
+    // MARK: Helpers
+
+    static func warning(_ code: String, _ message: String, at name: Located<String>, help: String) -> Diagnostic {
+        Diagnostic(.warning, code, message, at: name.location, length: name.length, help: [help])
+    }
+
+    /// Every action a resource role grants, through inheritance too.
+    static func grants(of role: String, roles: [String: RoleDecl]) -> Set<String> {
+        var seen: Set<String> = []
+        var pending = [role]
+        var actions: Set<String> = []
+        while let next = pending.popLast() {
+            guard seen.insert(next).inserted, let decl = roles[next] else { continue }
+            actions.formUnion(decl.grants.map(\.value))
+            pending += decl.inherits.map(\.value)
+        }
+        return actions
+    }
+}
+
+/// What a policy's compiled conditions (rules and consents) read and which string literals they compare paths with.
+struct ConditionFacts {
+    private(set) var readPaths: Set<String> = []
+    private var literalsByPath: [String: Set<String>] = [:]
+    /// Paths some condition reads without comparing them to any literal: any name could match there.
+    private var openPaths: Set<String> = []
+
+    init(_ policy: CompiledPolicy) {
+        var conditions = policy.rules.compactMap(\.condition)
+        for typeName in policy.resourceTypeNames {
+            guard let type = policy.resourceTypes[typeName] else { continue }
+            for action in type.actions.values {
+                if let condition = action.consent?.condition { conditions.append(condition) }
+            }
+        }
+        for condition in conditions {
+            readPaths.formUnion(condition.readPaths)
+            var compared: Set<String> = []
+            for literal in condition.comparedLiterals {
+                compared.insert(literal.path)
+                if case .string(let s) = literal.literal { literalsByPath[literal.path, default: []].insert(s) }
+            }
+            openPaths.formUnion(condition.readPaths.filter { !compared.contains($0) })
+        }
+    }
+
+    /// The string literals compared with any of `paths`; nil when a condition reads one of them without a literal.
+    func literals(on paths: [String]) -> Set<String>? {
+        if paths.contains(where: openPaths.contains) { return nil }
+        return paths.reduce(into: Set<String>()) { $0.formUnion(literalsByPath[$1] ?? []) }
+    }
+}
+
+/// The compiler's attribute scope, named apart from Foundation's `AttributeScope` for files that import both.
+typealias DeclaredAttributeScope = AttributeScope
