@@ -1,103 +1,75 @@
 import ArgumentParser
 import Foundation
-import PolicyCompiler
-import PolicyModel
 import PolicyVerification
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load and validate policy sets and run their tests.",
+        abstract: "Load and validate policy sets, lint them, run their tests and prove their invariants.",
         discussion: """
             Each DIR is a policy set (a folder holding .yaml files) or a folder of policy sets.
-            Exit codes: 0 clean; 1 a set has errors; 2 a policy test fails; 64 usage error.
+
+            Formats (--format):
+              text    diagnostics with the source line and a caret, failed tests and invariants, a summary per set
+              json    one document: {"ok", "sets": [{path, ok, contentHash, diagnostics, tests, invariants, coverage}]}
+              github  GitHub Actions annotations on the file and line (::error file=...,line=...,col=...::)
+              junit   JUnit XML: one <testsuite> per set; errors, tests, invariants and coverage as <testcase>s
+
+            Exit codes:
+              0   clean
+              1   policy errors: a set does not load, or (with --strict) has warnings
+              2   a policy test fails, an invariant does not hold, or coverage is below --min-coverage
+              64  usage error (unknown flag or format, a DIR that is not a folder)
+
+            Lints (warnings; --strict makes them errors): \(PolicyLinter.rules.map(\.code).joined(separator: ", ")).
+            Coverage counts each rule deciding, each condition being true and false, and each action requirement
+            (sign-in, auth, app role, membership, feature, limit, consent) passing and failing, over the policy tests.
+            See docs/cli.md.
             """)
 
     @Argument(help: "Policy set folders, or folders holding policy sets.")
     var directories: [String] = ["policies"]
 
-    @Option(help: "Output format: text, json or github (workflow annotations).")
-    var format: OutputFormat = .text
+    @Option(help: "Output format: text, json, github or junit.")
+    var format: CheckFormat = .text
 
-    func run() throws {
-        var sets: [SetReport] = []
+    @Flag(help: "Treat warnings (lints, invariant warnings) as errors: exit 1.")
+    var strict = false
+
+    @Flag(help: "Report which rules, condition branches and requirement outcomes the policy tests exercise, per file.")
+    var coverage = false
+
+    @Option(help: ArgumentHelp("Exit 2 when a set's test coverage is below N percent (0-100); implies --coverage.", valueName: "N"))
+    var minCoverage: Double?
+
+    @Option(help: ArgumentHelp("Also write the JUnit XML report to FILE, whatever --format is.", valueName: "FILE"))
+    var junitOutput: String?
+
+    func validate() throws {
+        if let minCoverage, !(0...100).contains(minCoverage) {
+            throw ValidationError("--min-coverage must be between 0 and 100, not \(minCoverage)")
+        }
         for directory in directories {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw ValidationError("'\(directory)' is not a folder")
             }
-            for set in PolicyCompiler.policySets(under: directory) {
-                let result = PolicyCompiler.load(directory: set)
-                sets.append(SetReport(path: set, result: result, tests: PolicyTestRunner.run(result)))
+        }
+    }
+
+    func run() throws {
+        let report = CheckRunner.check(
+            directories: directories, options: CheckOptions(strict: strict, coverage: coverage, minCoverage: minCoverage))
+        print(report.rendered(as: format), terminator: format == .junit ? "" : "\n")
+        if let junitOutput {
+            do {
+                try report.rendered(as: .junit).write(toFile: junitOutput, atomically: true, encoding: .utf8)
+            } catch {
+                writeError("error: cannot write '\(junitOutput)': \(error.localizedDescription)")
+                throw ExitCode(73)  // EX_CANTCREAT
             }
         }
-        print(render(sets))
-        if sets.contains(where: { $0.result.diagnostics.hasErrors }) { throw Exit.policyErrors }
-        if sets.contains(where: { $0.tests.contains { !$0.passed } }) { throw Exit.failingTests }
-    }
-
-    struct SetReport {
-        let path: String
-        let result: PolicyLoadResult
-        let tests: [PolicyTestResult]
-    }
-
-    private func render(_ sets: [SetReport]) -> String {
-        switch format {
-        case .text: return sets.map(text).joined(separator: "\n")
-        case .github:
-            var lines: [String] = []
-            for set in sets {
-                lines += set.result.diagnostics.map(DiagnosticRenderer.github)
-                for test in set.tests where !test.passed {
-                    let d = Diagnostic(.error, "test-failed", "policy test '\(test.name)' failed: " + test.failures.joined(separator: "; "), at: test.location)
-                    lines.append(DiagnosticRenderer.github(d))
-                }
-                lines.append(summary(set))
-            }
-            return lines.joined(separator: "\n")
-        case .json:
-            return JSONText.object([
-                .init("sets", .array(sets.map { set in
-                    var fields: [JSONText.Field] = [
-                        .init("path", .string(set.path)),
-                        .init("ok", .bool(!set.result.diagnostics.hasErrors && set.tests.allSatisfy(\.passed))),
-                    ]
-                    if let policy = set.result.policy { fields.append(.init("contentHash", .string(policy.contentHash))) }
-                    fields.append(.init("diagnostics", .array(set.result.diagnostics.map(DiagnosticRenderer.json))))
-                    fields.append(.init("tests", .array(set.tests.map { test in
-                        var t: [JSONText.Field] = [
-                            .init("name", .string(test.name)), .init("location", .string(test.location.description)),
-                            .init("passed", .bool(test.passed)),
-                        ]
-                        if !test.passed { t.append(.init("failures", .array(test.failures.map { .string($0) }))) }
-                        if let decision = test.decision, !test.passed { t.append(.init("decision", decision.json)) }
-                        return .object(t)
-                    })))
-                    return .object(fields)
-                })),
-            ]).rendered(pretty: true)
-        }
-    }
-
-    private func text(_ set: SetReport) -> String {
-        let renderer = DiagnosticRenderer(sources: set.result.sources)
-        var lines = set.result.diagnostics.map(renderer.text)
-        for test in set.tests where !test.passed {
-            lines.append("\(test.location): error: policy test '\(test.name)' failed [test-failed]")
-            lines += test.failures.map { "   - \($0)" }
-        }
-        lines.append(summary(set))
-        return lines.joined(separator: "\n")
-    }
-
-    private func summary(_ set: SetReport) -> String {
-        let errors = set.result.diagnostics.filter { $0.severity == .error }.count
-        let warnings = set.result.diagnostics.filter { $0.severity == .warning }.count
-        if errors > 0 {
-            return "\(set.path): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s"); not loaded"
-        }
-        let failed = set.tests.filter { !$0.passed }.count
-        let passed = set.tests.count - failed
-        return "\(set.path): ok, \(passed) test\(passed == 1 ? "" : "s") passed, \(failed) failed, \(warnings) warning\(warnings == 1 ? "" : "s")"
+        if report.outcome != .clean { throw ExitCode(report.outcome.rawValue) }
     }
 }
+
+extension CheckFormat: ExpressibleByArgument {}

@@ -11,7 +11,8 @@ public struct PolicyCommand: ParsableCommand {
         commandName: "policy",
         abstract: "Gatehouse policy tool: check policy sets and decide requests.",
         discussion: """
-            Exit codes: 0 clean; 1 policy errors (the set does not load); 2 failing policy tests; 64 usage error.
+            Exit codes: 0 clean; 1 policy errors (a set does not load, or --strict warnings); 2 failing policy tests,
+            invariants or coverage minimum; 64 usage error; decide/explain: 65 invalid request JSON.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
         subcommands: [Check.self, Decide.self, Explain.self])
@@ -19,14 +20,9 @@ public struct PolicyCommand: ParsableCommand {
     public init() {}
 }
 
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json, github
-}
-
 /// Exit codes shared by every subcommand (sysexits for usage).
 enum Exit {
     static let policyErrors = ExitCode(1)
-    static let failingTests = ExitCode(2)
 }
 
 func writeError(_ text: String) {
@@ -35,7 +31,11 @@ func writeError(_ text: String) {
 
 /// Loads one policy set for `decide`/`explain`, printing its errors and exiting 1 if it does not load.
 func loadOrExit(_ directory: String) throws -> CompiledPolicy {
-    let result = PolicyCompiler.load(directory: directory)
+    try loadedOrExit(PolicyCompiler.load(directory: directory))
+}
+
+/// The compiled policy of a load result, or its errors on standard error and exit 1.
+func loadedOrExit(_ result: PolicyLoadResult) throws -> CompiledPolicy {
     let renderer = DiagnosticRenderer(sources: result.sources)
     for d in result.diagnostics where d.severity == .error { writeError(renderer.text(d)) }
     guard let policy = result.policy else { throw Exit.policyErrors }
