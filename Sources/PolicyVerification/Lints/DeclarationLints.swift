@@ -97,17 +97,16 @@ enum DeclarationLints {
         let policy = input.policy
         var shown: Set<SourceLocation> = []
         if let location = policy.defaultDenyMessage.location { shown.insert(location) }
-        /// Per action (type.action): the reasons it can be denied with, each shown with a message.
+        /// Per resource type, per action: the reasons it can be denied with (each resolved to one message).
         var reasonsOf: [String: [String: Set<Reason>]] = [:]
         for typeName in policy.resourceTypeNames {
             guard let type = policy.resourceTypes[typeName] else { continue }
             for (actionName, action) in type.actions {
-                var reasons = Set(action.messages.keys)
-                // A deny rule with a message of its own shows that one, not the action's `denied_by_rule` text.
-                if !action.denyRules.contains(where: { policy.rules[$0].message == nil }) { reasons.remove(.deniedByRule) }
-                reasonsOf[typeName, default: [:]][actionName] = reasons
-                for reason in reasons {
-                    if let location = action.messages[reason]?.location { shown.insert(location) }
+                reasonsOf[typeName, default: [:]][actionName] = Set(action.messages.keys)
+                for (reason, template) in action.messages {
+                    // A deny rule with a message of its own shows that one, not the action's `denied_by_rule` text.
+                    if reason == .deniedByRule, !action.denyRules.contains(where: { policy.rules[$0].message == nil }) { continue }
+                    if let location = template.location { shown.insert(location) }
                 }
             }
         }
@@ -122,7 +121,7 @@ enum DeclarationLints {
                 } else if reason == .defaultDeny, !topLevel {
                     why = "'default_deny' messages are read only from the set's top-level `messages:`"
                 } else if reasons.contains(where: { $0.contains(reason) }) {
-                    why = "every action in \(scope) that can give '\(reason.rawValue)' has a more specific message"
+                    why = "every action in \(scope) that can give '\(reason.rawValue)' shows a more specific message (its own, its resource type's, or a deny rule's)"
                 } else {
                     why = "no action in \(scope) can be denied with '\(reason.rawValue)'"
                 }
