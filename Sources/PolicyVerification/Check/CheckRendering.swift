@@ -32,11 +32,11 @@ enum CheckText {
         let renderer = DiagnosticRenderer(sources: set.result.sources)
         var lines = set.diagnostics.map(renderer.text)
         for test in set.failedTests {
-            lines.append("\(test.location): error: policy test '\(test.name)' failed [test-failed]")
-            lines += test.failures.map { "   - \($0)" }
+            lines.append("\(test.location): error: policy test '\(visible(test.name))' failed [test-failed]")
+            lines += test.failures.map { "   - \(visible($0))" }
         }
         for invariant in set.failedInvariants {
-            lines.append("\(invariant.location): error: invariant '\(invariant.name)' does not hold [invariant-failed]")
+            lines.append("\(invariant.location): error: invariant '\(visible(invariant.name))' does not hold [invariant-failed]")
             if let counterexample = invariant.counterexample {
                 lines.append("   expected: \(counterexample.expected)")
                 lines.append("   counterexample: \(counterexample.request.json.rendered())")
@@ -92,6 +92,21 @@ enum CheckText {
     }
 
     static func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+}
+
+/// Text from policy files with control characters shown as `\u{7}`, so a test name cannot ring a bell or
+/// send escape sequences to the terminal or CI log that shows it.
+func visible(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+    var out = ""
+    for scalar in text.unicodeScalars {
+        if scalar.value < 0x20 || scalar.value == 0x7F {
+            out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
 }
 
 /// "80%" or "82.5%".
@@ -195,11 +210,12 @@ enum CheckGitHub {
     static func render(_ set: SetReport) -> String {
         var lines = set.diagnostics.map(DiagnosticRenderer.github)
         for test in set.failedTests {
-            let d = Diagnostic(.error, "test-failed", "policy test '\(test.name)' failed: " + test.failures.joined(separator: "; "), at: test.location)
+            let d = Diagnostic(
+                .error, "test-failed", visible("policy test '\(test.name)' failed: " + test.failures.joined(separator: "; ")), at: test.location)
             lines.append(DiagnosticRenderer.github(d))
         }
         for invariant in set.failedInvariants {
-            var message = "invariant '\(invariant.name)' does not hold"
+            var message = "invariant '\(visible(invariant.name))' does not hold"
             var help: [String] = []
             if let c = invariant.counterexample {
                 let d = c.explanation.decision
