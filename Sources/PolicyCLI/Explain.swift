@@ -52,7 +52,9 @@ struct Explain: ParsableCommand {
             do {
                 parsed = try flags.requestFlags.request(for: result)
             } catch {
-                throw ValidationError(error.description)
+                // A bad flag value is a usage error: say which flag and what would be right.
+                writeError((["error: \(error.flag): \(error.message)"] + error.help.map { "   = help: \($0)" }).joined(separator: "\n"))
+                throw ExitCode(64)
             }
         } else {
             let data: Data
