@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(
             name: "PolicyCorpusTests",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy"],
-            exclude: ["Corpus"]),
+            exclude: ["Corpus", "CLIGolden", "ReportGolden"]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
             "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
