@@ -1,4 +1,5 @@
 import Foundation
+import PolicyVerification
 import Testing
 
 /// The `policy` executable end to end: exit codes and the JSON Lines co-process protocol.
@@ -14,11 +15,11 @@ import Testing
         return dir.appendingPathComponent("policy")
     }
 
-    static func run(_ arguments: [String], input: String = "") throws -> (status: Int32, out: String, err: String) {
+    static func run(_ arguments: [String], input: String = "", in directory: URL = root) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        process.currentDirectoryURL = root
+        process.currentDirectoryURL = directory
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -61,6 +62,27 @@ import Testing
         let result = try Self.run(["check", dir.path, "--format", "json"])
         #expect(result.status == 2)
         #expect(result.out.contains("\"passed\": false"))
+    }
+
+    @Test func junitOutputWritesTheSameReportBesideAnotherFormat() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-junit-\(UUID().uuidString).xml")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let github = try Self.run(["check", "policies", "--format", "github", "--junit-output", file.path])
+        #expect(github.status == 0, "\(github.out)\(github.err)")
+        #expect(!github.out.contains("<testsuites"))
+        let junit = try Self.run(["check", "policies", "--format", "junit"])
+        let normalize = { (s: String) in s.replacingOccurrences(of: #"time="[0-9.]+""#, with: "", options: .regularExpression) }
+        #expect(normalize(try String(contentsOf: file, encoding: .utf8)) == normalize(junit.out))
+        try JUnitSchema.validate(junit.out)
+    }
+
+    @Test func checkHelpDocumentsFormatsExitCodesAndLints() throws {
+        let help = try Self.run(["check", "--help"])
+        #expect(help.status == 0)
+        for text in ["text", "json", "github", "junit", "0   clean", "1   policy errors", "2   a policy test fails", "64  usage error", "--strict", "--min-coverage"] {
+            #expect(help.out.contains(text), "check --help should mention \(text)")
+        }
+        for rule in PolicyLinter.rules { #expect(help.out.contains(rule.code)) }
     }
 
     @Test func usageErrorsExit64() throws {

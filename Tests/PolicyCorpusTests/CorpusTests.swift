@@ -4,7 +4,8 @@ import PolicyModel
 import PolicyVerification
 import Testing
 
-/// Broken policy folders with their expected diagnostics, as `policy check` prints them.
+/// Broken policy folders with their expected diagnostics, as `policy check` prints them; and `lint-CODE` folders,
+/// which load and must draw warnings of that lint code only.
 /// `POLICY_UPDATE_GOLDEN=1 swift test --filter CorpusTests` rewrites the expected files.
 @Suite struct CorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
@@ -23,16 +24,45 @@ import Testing
             files.append(PolicyFileInput(path: relative, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))))
         }
         let result = PolicyCompiler.compile(name: name, files: files)
-        #expect(result.policy == nil, "a broken policy set must not yield an engine")
-        #expect(result.diagnostics.hasErrors)
+        var diagnostics = result.diagnostics
+        if name.hasPrefix("lint-") {
+            let code = String(name.dropFirst("lint-".count))
+            #expect(PolicyLinter.rules.contains { $0.code == code }, "no lint has the code '\(code)'")
+            #expect(result.policy != nil, "a lint case must load: \(result.diagnostics.map(\.message))")
+            #expect(result.diagnostics.isEmpty)
+            let lints = PolicyLinter.lint(result)
+            #expect(!lints.isEmpty, "lint '\(code)' found nothing")
+            for lint in lints {
+                #expect(lint.code == code && lint.severity == .warning, "\(lint.code): \(lint.message)")
+                #expect(lint.location != nil && !lint.help.isEmpty, "a lint points at the declaration and says what to do")
+            }
+            diagnostics = lints
+        } else {
+            #expect(result.policy == nil, "a broken policy set must not yield an engine")
+            #expect(result.diagnostics.hasErrors)
+        }
         let renderer = DiagnosticRenderer(sources: result.sources)
-        let actual = result.diagnostics.map(renderer.text).joined(separator: "\n") + "\n"
+        let actual = diagnostics.map(renderer.text).joined(separator: "\n") + "\n"
         let expectedURL = folder.appendingPathComponent("expected.txt")
         if ProcessInfo.processInfo.environment["POLICY_UPDATE_GOLDEN"] == "1" {
             try actual.write(to: expectedURL, atomically: true, encoding: .utf8)
         }
         let expected = try String(contentsOf: expectedURL, encoding: .utf8)
         #expect(actual == expected)
+    }
+
+    @Test func everyLintHasACorpusCase() {
+        for rule in PolicyLinter.rules {
+            #expect(Self.cases.contains("lint-\(rule.code)"), "add Corpus/lint-\(rule.code)/ for '\(rule.code)'")
+        }
+    }
+
+    @Test func shippedPolicySetsDrawNoLintWarnings() {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for set in PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path) {
+            let lints = PolicyLinter.lint(PolicyCompiler.load(directory: set))
+            #expect(lints.isEmpty, "\(set): \(lints.map { "\($0.code): \($0.message)" })")
+        }
     }
 
     @Test func emptyFolderIsAnError() throws {
