@@ -76,6 +76,25 @@ import Testing
         try JUnitSchema.validate(junit.out)
     }
 
+    /// The `policy check` commands of the CI examples, run as written on the shipped policies.
+    @Test(arguments: ["github-actions.yml", "gitlab-ci.yml"])
+    func ciExamplesPassOnTheShippedPolicies(_ example: String) throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("examples/ci/\(example)"), encoding: .utf8)
+        let commands = text.split(separator: "\n").compactMap { line -> [String]? in
+            guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("#"), let start = line.range(of: "policy check ") else { return nil }
+            return ["check"] + line[start.upperBound...].split(separator: " ").map(String.init)
+        }
+        #expect(commands.count == 1, "\(example) should run policy check once")
+        for var arguments in commands {
+            let report = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-ci-\(UUID().uuidString).xml")
+            defer { try? FileManager.default.removeItem(at: report) }
+            if let i = arguments.firstIndex(of: "--junit-output") { arguments[i + 1] = report.path }
+            let result = try Self.run(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.out)\(result.err)")
+            if arguments.contains("--junit-output") { try JUnitSchema.validate(try String(contentsOf: report, encoding: .utf8)) }
+        }
+    }
+
     @Test func checkHelpDocumentsFormatsExitCodesAndLints() throws {
         let help = try Self.run(["check", "--help"])
         #expect(help.status == 0)
