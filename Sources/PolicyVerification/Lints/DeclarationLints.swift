@@ -31,7 +31,7 @@ enum DeclarationLints {
 
     static let unusedAppRole = LintRule(code: "unused-app-role", summary: "an app role no action requires and no condition tests") { input in
         var used = Set(input.declarations.resourceTypes.flatMap { $0.actions.flatMap { $0.appRoles?.map(\.value) ?? [] } })
-        guard let named = ConditionFacts(input.policy).literals(on: ["subject.roles"]) else { return [] }
+        guard let named = ConditionReads(input.policy).literals(on: ["subject.roles"]) else { return [] }
         used.formUnion(named)
         return input.declarations.appRoles.filter { !used.contains($0.id.value) }.map { role in
             warning(
@@ -43,7 +43,7 @@ enum DeclarationLints {
     static let unusedResourceRole = LintRule(
         code: "unused-resource-role", summary: "a resource role that grants no action, is not the owner role and no condition tests"
     ) { input in
-        guard let named = ConditionFacts(input.policy).literals(on: ["resource.role", "resource.members"]) else { return [] }
+        guard let named = ConditionReads(input.policy).literals(on: ["resource.role", "resource.members"]) else { return [] }
         var diagnostics: [Diagnostic] = []
         for type in input.declarations.resourceTypes where type.memberActions.isEmpty {
             let roles = Dictionary(type.roles.map { ($0.id.value, $0) }, uniquingKeysWith: { a, _ in a })
@@ -61,7 +61,7 @@ enum DeclarationLints {
     }
 
     static let unusedAttribute = LintRule(code: "unused-attribute", summary: "an attribute declaration no condition reads") { input in
-        var read = ConditionFacts(input.policy).readPaths
+        var read = ConditionReads(input.policy).readPaths
         for type in input.declarations.resourceTypes {
             if let owner = type.owner?.value, owner.hasPrefix("attributes.") { read.insert("resource." + owner) }
         }
@@ -78,7 +78,7 @@ enum DeclarationLints {
     ) { input in
         let d = input.declarations
         // A tier left out of a limit is unlimited there: with limits, leaving a tier unnamed says something.
-        guard d.tiers.count > 1, d.limits.isEmpty, let compared = ConditionFacts(input.policy).literals(on: ["subject.tier"]) else { return [] }
+        guard d.tiers.count > 1, d.limits.isEmpty, let compared = ConditionReads(input.policy).literals(on: ["subject.tier"]) else { return [] }
         var named = compared
         named.insert(input.policy.defaultTierID)
         for feature in d.features {
@@ -164,7 +164,7 @@ enum DeclarationLints {
 }
 
 /// What a policy's compiled conditions (rules and consents) read and which string literals they compare paths with.
-struct ConditionFacts {
+struct ConditionReads {
     private(set) var readPaths: Set<String> = []
     private var literalsByPath: [String: Set<String>] = [:]
     /// Paths some condition reads without comparing them to any literal: any name could match there.
