@@ -14,7 +14,7 @@ public struct PolicyCommand: ParsableCommand {
             Exit codes: 0 clean; 1 policy errors (the set does not load); 2 failing policy tests; 64 usage error.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
-        subcommands: [Check.self, Decide.self, Explain.self])
+        subcommands: [Check.self, Decide.self, Explain.self, Diff.self])
 
     public init() {}
 }
