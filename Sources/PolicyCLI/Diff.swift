@@ -97,7 +97,7 @@ enum GitRevision {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let text = String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw ValidationError("git \(arguments.prefix(2).joined(separator: " ")) failed: \(text)")
+            throw ValidationError("git \(arguments[0]) failed: \(text)")
         }
         return data
     }
