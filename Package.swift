@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax"]),
         .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine"]),
         .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
+        .testTarget(name: "PolicyVerificationTests", dependencies: ["PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel"]),
         .testTarget(
             name: "PolicyCorpusTests",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy"],

@@ -15,7 +15,7 @@ public struct PolicyCommand: ParsableCommand {
             invariants or coverage minimum; 64 usage error; decide/explain: 65 invalid request JSON.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
-        subcommands: [Check.self, Decide.self, Explain.self])
+        subcommands: [Check.self, Decide.self, Explain.self, Diff.self])
 
     public init() {}
 }

@@ -141,9 +141,57 @@ package struct ExpectDecl: Sendable {
     package var remaining: Located<Int>?
 }
 
-/// An invariant as written; `PolicyVerification` proves it.
+/// An invariant as written; `PolicyVerification` proves it over the set's request space.
 package struct InvariantDecl: Sendable {
     package var location: SourceLocation
     package var name: String
-    package var node: SyntaxNode
+    /// Which requests of the space the invariant speaks about; an empty selector means all of them.
+    package var selector: InvariantSelector
+    package var expect: Located<InvariantExpectation>
+    /// With `expect: deny` (or `allow`): the reasons the decision must carry, any of them.
+    package var reasons: [Located<String>]
+}
+
+/// The `when:` of an invariant: each present key narrows the requests; a list means any of its values.
+package struct InvariantSelector: Sendable {
+    /// Resource type names.
+    package var resources: [Located<String>]?
+    /// Action names.
+    package var actions: [Located<String>]?
+    /// Subject classes: `signed-out`, `anonymous`, `signed-in`, `expired`.
+    package var subjects: [Located<String>]?
+    /// Effective tiers (what features and limits see: signed-out, anonymous and expired subjects get the default).
+    package var tiers: [Located<String>]?
+    /// The subject's standing on the resource: `owner`, `non-member`, or a role of the resource type.
+    package var roles: [Located<String>]?
+    /// App roles the subject holds (any of them); `none` for a subject with no app role.
+    package var appRoles: [Located<String>]?
+    /// App roles the subject holds none of.
+    package var withoutAppRoles: [Located<String>]?
+    /// Verification methods; `none` for a subject with no auth block.
+    package var authMethods: [Located<String>]?
+    /// Actions gated by one of these features.
+    package var features: [Located<String>]?
+    /// Actions counted against one of these limits.
+    package var limits: [Located<String>]?
+
+    package init() {}
+
+    /// Every key with its values, for validation.
+    package var keyed: [(key: String, values: [Located<String>])] {
+        [("resource", resources), ("action", actions), ("subject", subjects), ("tier", tiers), ("role", roles),
+         ("appRole", appRoles), ("withoutAppRole", withoutAppRoles), ("auth", authMethods), ("feature", features), ("limit", limits)]
+            .compactMap { key, values in values.map { (key, $0) } }
+    }
+}
+
+package enum InvariantExpectation: String, Sendable, Hashable, CaseIterable {
+    /// Every selected request is allowed.
+    case allow
+    /// Every selected request is denied.
+    case deny
+    /// No allow rule decides any selected request (requirements alone may still allow).
+    case noRuleAllows = "no-rule-allows"
+    /// Every selected request that is denied carries a non-empty message.
+    case denyHasMessage = "deny-has-message"
 }

@@ -298,11 +298,55 @@ struct DecodePass {
         }
     }
 
+    static let invariantSelectorKeys = ["resource", "action", "subject", "tier", "role", "appRole", "withoutAppRole", "auth", "feature", "limit"]
+
     private mutating func decodeInvariants(_ node: SyntaxNode) {
         guard let items = reader.sequence(node, "invariants") else { return }
         for (index, item) in items.enumerated() {
-            let name = (item.kind.mappingValue("name")?.text) ?? "invariant \(index + 1)"
-            declarations.invariants.append(InvariantDecl(location: item.location, name: name, node: item))
+            guard let fields = reader.mapping(item, "an invariant") else { continue }
+            reader.rejectUnknownKeys(fields, allowed: ["name", "when", "expect", "reason"], in: "an invariant")
+            let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "invariant \(index + 1)"
+            var selector = InvariantSelector()
+            if let whenNode = fields.value("when"), let entries = reader.mapping(whenNode, "when") {
+                reader.rejectUnknownKeys(entries, allowed: Self.invariantSelectorKeys, in: "the 'when' of invariant '\(name)'")
+                func names(_ key: String) -> [Located<String>]? { entries.value(key).flatMap { reader.names($0, key) } }
+                selector.resources = names("resource")
+                selector.actions = names("action")
+                selector.subjects = names("subject")
+                selector.tiers = names("tier")
+                selector.roles = names("role")
+                selector.appRoles = names("appRole")
+                selector.withoutAppRoles = names("withoutAppRole")
+                selector.authMethods = names("auth")
+                selector.features = names("feature")
+                selector.limits = names("limit")
+            }
+            let allowed = InvariantExpectation.allCases.map(\.rawValue)
+            guard let expectNode = fields.value("expect") else {
+                reader.diagnostics.error(
+                    "missing-key", "invariant '\(name)' needs an 'expect': one of \(allowed.joined(separator: ", "))", at: item.location)
+                continue
+            }
+            guard let text = reader.string(expectNode, "expect") else { continue }
+            guard let expect = InvariantExpectation(rawValue: text.value) else {
+                reader.diagnostics.error(
+                    "invalid-expect", "unknown expectation '\(text.value)' in invariant '\(name)'", at: text.location, length: text.length,
+                    help: Suggestion.help(for: text.value, kind: "expectations", known: allowed))
+                continue
+            }
+            let reasons = fields.value("reason").flatMap { reader.names($0, "reason") } ?? []
+            for reason in reasons where Reason(rawValue: reason.value) == nil {
+                reader.diagnostics.error(
+                    "unknown-reason", "unknown reason '\(reason.value)' in invariant '\(name)'", at: reason.location, length: reason.length,
+                    help: Suggestion.help(for: reason.value, kind: "reasons", known: Reason.allCases.map(\.rawValue)))
+            }
+            if !reasons.isEmpty, expect != .deny, expect != .allow {
+                reader.diagnostics.error(
+                    "invalid-expect", "'reason' goes with 'expect: deny' or 'expect: allow', not '\(text.value)'", at: reasons[0].location)
+            }
+            declarations.invariants.append(InvariantDecl(
+                location: item.location, name: name, selector: selector, expect: Located(expect, at: text.location, length: text.length),
+                reasons: reasons))
         }
     }
 

@@ -96,10 +96,12 @@ public enum Suggestion {
         return lines
     }
 
+    /// Edit distance counting insertions, deletions, substitutions and swaps of neighbours ("dney" -> "deny" is 1).
     static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
@@ -107,8 +109,11 @@ public enum Suggestion {
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = Swift.min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }

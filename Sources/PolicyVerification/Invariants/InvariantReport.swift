@@ -49,11 +49,3 @@ public struct InvariantReport: Sendable {
         self.spaceSize = spaceSize
     }
 }
-
-/// Proves a set's declared invariants by enumerating its finite request space.
-public enum InvariantProver {
-    /// Placeholder until the space enumerator lands: reports no invariants.
-    public static func prove(_ result: PolicyLoadResult) -> InvariantReport {
-        InvariantReport()
-    }
-}

@@ -1,0 +1,201 @@
+import Foundation
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+
+/// A decision reduced to what a reviewer compares: the effect and its reason.
+public struct Outcome: Sendable, Hashable, CustomStringConvertible {
+    public var effect: Effect
+    public var reason: Reason
+
+    public init(_ decision: Decision) {
+        effect = decision.effect
+        reason = decision.reason
+    }
+
+    public var description: String { effect == .allow ? "allow" : "deny (\(reason.rawValue))" }
+}
+
+/// How two versions of a policy set decide differently over the request space both span.
+public struct DecisionDiff: Sendable {
+    /// One group of requests whose decision changed the same way: a (resource type, action), the old and
+    /// new outcome, and the values of the request space's axes that describe exactly those requests.
+    public struct Change: Sendable {
+        public var resourceType: String
+        public var action: String
+        public var from: Outcome
+        public var to: Outcome
+        /// Axis name to the values the changed requests take; axes taking every value are left out.
+        public var selector: [(axis: String, values: [String])]
+        /// How many requests of the space the group holds, and how many the action's space holds.
+        public var requests: Int
+        public var ofRequests: Int
+        public var example: Request
+
+        /// A deny became an allow.
+        public var isWidening: Bool { from.effect == .deny && to.effect == .allow }
+
+        /// "role editor loses 'delete' on project": who, what happened, on what.
+        public var summary: String {
+            let who = selector.isEmpty ? "every request" : selector.map { "\($0.axis) \($0.values.joined(separator: " or "))" }.joined(separator: ", ")
+            let verb: String
+            switch (from.effect, to.effect) {
+            case (.deny, .allow): verb = "gains"
+            case (.allow, .deny): verb = "loses"
+            default: verb = "is refused differently for"
+            }
+            return "\(who) \(verb) '\(action)' on \(resourceType)"
+        }
+    }
+
+    public var changes: [Change]
+    /// Requests enumerated, and how many of them changed decision.
+    public var requests: Int
+    public var changed: Int
+    /// Changed requests that went from deny to allow.
+    public var widening: Int
+    /// Warnings: parts of the space that are sampled rather than exhaustive, or too large to enumerate.
+    public var diagnostics: [Diagnostic]
+}
+
+/// Compares two compiled policies over the union of their request spaces.
+public enum PolicyDiffer {
+    public static func diff(old: CompiledPolicy, new: CompiledPolicy) -> DecisionDiff {
+        var changes: [DecisionDiff.Change] = []
+        var diagnostics: [Diagnostic] = []
+        var requests = 0, changed = 0, widening = 0
+        for space in RequestSpace.build([old, new]) {
+            let count = space.count
+            guard count <= InvariantProver.maxRequestsPerAction else {
+                diagnostics.append(Diagnostic(
+                    .warning, "space-too-large",
+                    "the request space of '\(space.type).\(space.action)' holds \(count) requests: its decisions were not compared", at: nil))
+                continue
+            }
+            for gap in space.gaps {
+                diagnostics.append(Diagnostic(
+                    .warning, "space-not-exhaustive",
+                    "'\(space.type).\(space.action)' depends on \(gap.construct): the diff samples it, other requests may change too",
+                    at: gap.location))
+            }
+            requests += count
+            var buckets: [Pair: [SpacePoint]] = [:]
+            var order: [Pair] = []
+            space.forEach { point in
+                let request = space.request(point)
+                let before = Outcome(old.decide(request)), after = Outcome(new.decide(request))
+                guard before != after else { return }
+                let key = Pair(from: before, to: after)
+                if buckets[key] == nil { order.append(key) }
+                buckets[key, default: []].append(point)
+            }
+            for key in order {
+                let points = buckets[key]!
+                changed += points.count
+                if key.from.effect == .deny, key.to.effect == .allow { widening += points.count }
+                for cube in Cover(space: space).cubes(points) {
+                    changes.append(DecisionDiff.Change(
+                        resourceType: space.type, action: space.action, from: key.from, to: key.to,
+                        selector: Cover(space: space).describe(cube.projection), requests: cube.points.count, ofRequests: count,
+                        example: space.request(cube.points[0])))
+                }
+            }
+        }
+        return DecisionDiff(
+            changes: changes, requests: requests, changed: changed, widening: widening, diagnostics: diagnostics.uniquedByMessage())
+    }
+
+    private struct Pair: Hashable {
+        var from: Outcome
+        var to: Outcome
+    }
+}
+
+/// Splits a set of points of one space into "cubes": sets that are exactly every point of the space whose
+/// axis values lie in given sets, so each can be described as "role editor, subject pro or team".
+struct Cover {
+    let space: ActionSpace
+
+    struct Cube {
+        var points: [SpacePoint]
+        /// Per axis (in `SpacePoint.indices` order), the values the points take.
+        var projection: [Set<Int>]
+    }
+
+    private var axisSizes: [Int] { space.allAxisSizes }
+
+    func cubes(_ points: [SpacePoint]) -> [Cube] {
+        guard let first = points.first else { return [] }
+        var projection = Array(repeating: Set<Int>(), count: first.indices.count)
+        for point in points {
+            for (axis, value) in point.indices.enumerated() { projection[axis].insert(value) }
+        }
+        if cubeSize(projection) == points.count { return [Cube(points: points, projection: projection)] }
+        // Not a cube: split on the first axis that varies and cover each part.
+        guard let axis = projection.indices.first(where: { projection[$0].count > 1 }) else {
+            return [Cube(points: points, projection: projection)]
+        }
+        var parts: [Int: [SpacePoint]] = [:]
+        for point in points { parts[point.indices[axis], default: []].append(point) }
+        return parts.keys.sorted().flatMap { cubes(parts[$0]!) }
+    }
+
+    /// How many points of the space lie in the product of `projection` (signed-out and anonymous subjects
+    /// take only the first standing and auth value).
+    private func cubeSize(_ projection: [Set<Int>]) -> Int {
+        var total = 0
+        for s in projection[0] {
+            var product = 1
+            for axis in 1..<projection.count {
+                var values = projection[axis]
+                if restricted(axis: axis, subject: space.subjects[s]) { values = values.intersection([0]) }
+                product *= values.count
+            }
+            total += product
+        }
+        return total
+    }
+
+    private func restricted(axis: Int, subject: SubjectClass) -> Bool {
+        switch subject {
+        case .signedOut: axis == 1 || axis == 3
+        case .anonymous: axis == 3 || (axis == 1 && !space.anonymousHasStanding)
+        case .tier: false
+        }
+    }
+
+    /// The axes of a cube that do not take every value, with the values' labels.
+    func describe(_ projection: [Set<Int>]) -> [(axis: String, values: [String])] {
+        let sizes = axisSizes
+        var result: [(String, [String])] = []
+        for axis in projection.indices {
+            let values = projection[axis]
+            let full = axis == 0 ? sizes[0] : allowedCount(axis: axis, subjects: projection[0])
+            guard values.count < full else { continue }
+            let signedIn = Set(space.subjects.indices.filter { if case .tier = space.subjects[$0] { true } else { false } })
+            if axis == 0, values == signedIn {
+                result.append(("subject", ["signed in"]))
+                continue
+            }
+            let labels = values.sorted().map { label(axis: axis, value: $0) }
+            result.append((name(axis: axis), labels))
+        }
+        return result
+    }
+
+    /// Every value an axis can take for the given subjects.
+    private func allowedCount(axis: Int, subjects: Set<Int>) -> Int {
+        subjects.allSatisfy { restricted(axis: axis, subject: space.subjects[$0]) } ? 1 : axisSizes[axis]
+    }
+
+    private func name(axis: Int) -> String { space.axisName(axis) }
+
+    private func label(axis: Int, value: Int) -> String { space.label(axis: axis, value: value) }
+}
+
+extension Array where Element == Diagnostic {
+    func uniquedByMessage() -> [Diagnostic] {
+        var seen = Set<String>()
+        return filter { seen.insert($0.code + $0.message).inserted }
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+
+/// Proves a set's declared invariants by enumerating its finite request space, and lints what the same
+/// enumeration shows: rules that never decide, conditions that never change, actions nobody can take.
+public enum InvariantProver {
+    /// Spaces of one (resource type, action) larger than this are not enumerated; the report says so.
+    public static let maxRequestsPerAction = 2_000_000
+
+    public static func prove(_ result: PolicyLoadResult) -> InvariantReport {
+        guard let policy = result.policy else { return InvariantReport() }
+        var diagnostics: [Diagnostic] = []
+        let invariants = result.declarations.invariants.compactMap { CheckedInvariant($0, policy: policy, declarations: result.declarations, diagnostics: &diagnostics) }
+        var hints = SpaceHints()
+        for invariant in invariants {
+            hints.appRoles.formUnion(invariant.appRoles?.subtracting(["none"]) ?? [])
+            hints.appRoles.formUnion(invariant.withoutAppRoles ?? [])
+            hints.authMethods.formUnion(invariant.authMethods?.subtracting(["none", AuthMethod.anonymous]) ?? [])
+            if invariant.roles != nil { hints.standingEverywhere = true }
+            if invariant.authMethods != nil { hints.authEverywhere = true }
+        }
+        var results = invariants.map { InvariantResult(name: $0.name, location: $0.location, checked: 0, counterexample: nil) }
+        var lint = SpaceLint(policy: policy)
+        var spaceSize = 0
+        var sampled: [Int: [String]] = [:]
+
+        for space in RequestSpace.build([policy], hints: hints) {
+            guard let type = policy.resourceTypes[space.type], let action = type.actions[space.action] else { continue }
+            let count = space.count
+            if count > maxRequestsPerAction {
+                diagnostics.append(Diagnostic(
+                    .warning, "space-too-large",
+                    "the request space of '\(space.type).\(space.action)' holds \(count) requests, over \(maxRequestsPerAction): "
+                        + "its invariants and lints are not checked", at: action.location,
+                    help: ["split conditions that compare many different literals, or fewer attributes per action"]))
+                for (i, invariant) in invariants.enumerated() where invariant.applies(to: type, action) {
+                    sampled[i, default: []].append("\(space.type).\(space.action) not enumerated")
+                }
+                continue
+            }
+            spaceSize += count
+            if !space.isExhaustive {
+                for gap in space.gaps {
+                    diagnostics.append(Diagnostic(
+                        .warning, "space-not-exhaustive",
+                        "'\(space.type).\(space.action)' depends on \(gap.construct), which the request space only samples: "
+                            + "its invariants are checked, not proved", at: gap.location ?? action.location,
+                        help: ["compare request values with literals (==, <, in ...) so every boundary can be tried"]))
+                }
+            }
+            let applicable = invariants.indices.filter { invariants[$0].applies(to: type, action) }
+            for i in applicable where !space.isExhaustive { sampled[i, default: []].append("\(space.type).\(space.action)") }
+            lint.begin(space, type: type, action: action)
+            space.forEach { point in
+                let request = space.request(point)
+                let decision = policy.decide(request)
+                lint.record(point, request: request, decision: decision)
+                for i in applicable where invariants[i].matches(point, in: space, policy: policy) {
+                    results[i].checked += 1
+                    guard results[i].counterexample == nil, let expected = invariants[i].violation(decision, action: action) else { continue }
+                    results[i].counterexample = Counterexample(request: request, expected: expected, explanation: policy.explain(request))
+                }
+            }
+            lint.end()
+        }
+
+        for (i, invariant) in invariants.enumerated() {
+            if results[i].checked == 0 {
+                diagnostics.append(Diagnostic(
+                    .warning, "invariant-selects-nothing", "invariant '\(invariant.name)' selects no request, so it proves nothing",
+                    at: invariant.location, help: ["check its 'when': an action of that resource type, a role of that type ..."]))
+            }
+            if let notes = sampled[i], results[i].passed {
+                diagnostics.append(Diagnostic(
+                    .warning, "invariant-not-proved",
+                    "invariant '\(invariant.name)' held on all \(results[i].checked) requests tried, but the space only samples "
+                        + notes.joined(separator: ", "), at: invariant.location))
+            }
+        }
+        diagnostics += lint.diagnostics()
+        return InvariantReport(results: results, diagnostics: diagnostics.sortedForDisplay(), spaceSize: spaceSize)
+    }
+}
+
+/// An invariant whose names were all found in the policy.
+struct CheckedInvariant {
+    let name: String
+    let location: SourceLocation
+    let expect: InvariantExpectation
+    let reasons: Set<Reason>
+    let resources: Set<String>?
+    let actions: Set<String>?
+    let subjects: Set<String>?
+    let tiers: Set<String>?
+    let roles: Set<String>?
+    let appRoles: Set<String>?
+    let withoutAppRoles: Set<String>?
+    let authMethods: Set<String>?
+    let features: Set<String>?
+    let limits: Set<String>?
+
+    static let subjectClasses = ["signed-out", "anonymous", "signed-in", "expired"]
+
+    init?(_ decl: InvariantDecl, policy: CompiledPolicy, declarations: PolicyDeclarations, diagnostics: inout [Diagnostic]) {
+        var ok = true
+        func check(_ values: [Located<String>]?, _ kind: String, known: [String]) -> Set<String>? {
+            guard let values else { return nil }
+            for value in values where !known.contains(value.value) {
+                ok = false
+                diagnostics.append(Diagnostic(
+                    .error, "unknown-name", "unknown \(kind) '\(value.value)' in invariant '\(decl.name)'", at: value.location,
+                    length: value.length, help: Suggestion.help(for: value.value, kind: kind + "s", known: known)))
+            }
+            return Set(values.map(\.value))
+        }
+        let selector = decl.selector
+        let types = policy.resourceTypeNames
+        resources = check(selector.resources, "resource type", known: types)
+        let selectedTypes = resources.map { Array($0).sorted() } ?? types
+        actions = check(selector.actions, "action", known: Array(Set(selectedTypes.flatMap(policy.actionNames(of:)))).sorted())
+        subjects = check(selector.subjects, "subject class", known: Self.subjectClasses)
+        tiers = check(selector.tiers, "tier", known: policy.tierIDs)
+        let roleNames = selectedTypes.flatMap { policy.resourceTypes[$0]?.roleNames ?? [] }
+        roles = check(selector.roles, "role", known: ["owner", "non-member"] + Array(Set(roleNames)).sorted())
+        appRoles = check(selector.appRoles, "app role", known: ["none"] + declarations.appRoles.map(\.id.value))
+        withoutAppRoles = check(selector.withoutAppRoles, "app role", known: declarations.appRoles.map(\.id.value))
+        authMethods = check(selector.authMethods, "auth method", known: ["none"] + AuthMethod.all)
+        features = check(selector.features, "feature", known: declarations.features.map(\.id.value))
+        limits = check(selector.limits, "limit", known: declarations.limits.map(\.id.value))
+        guard ok else { return nil }
+        name = decl.name
+        location = decl.location
+        expect = decl.expect.value
+        reasons = Set(decl.reasons.compactMap { Reason(rawValue: $0.value) })
+    }
+
+    /// Whether the invariant speaks about this (resource type, action) at all.
+    func applies(to type: ResourceTypePlan, _ action: ActionPlan) -> Bool {
+        if let resources, !resources.contains(type.name) { return false }
+        if let actions, !actions.contains(action.name) { return false }
+        if let features, !(action.feature.map { features.contains($0.id) } ?? false) { return false }
+        if let limits, !(action.limit.map { limits.contains($0.id) } ?? false) { return false }
+        return true
+    }
+
+    /// Whether the invariant selects this request of the action's space.
+    func matches(_ point: SpacePoint, in space: ActionSpace, policy: CompiledPolicy) -> Bool {
+        let subject = space.subject(point)
+        let now = Date(timeIntervalSince1970: space.nows[point.indices[4]])
+        if let subjects {
+            let matched: Bool
+            switch subject {
+            case .signedOut: matched = subjects.contains("signed-out")
+            case .anonymous: matched = subjects.contains("anonymous")
+            case .tier: matched = subjects.contains("signed-in") || (subjects.contains("expired") && subject.isExpired(now: now))
+            }
+            if !matched { return false }
+        }
+        if let tiers {
+            var effective = policy.defaultTierID
+            if case .tier(let tier, _) = subject, !subject.isExpired(now: now), policy.tierIDs.contains(tier) { effective = tier }
+            if !tiers.contains(effective) { return false }
+        }
+        if let roles, !roles.contains(space.standing(point).label) { return false }
+        if let appRoles {
+            let held = space.appRoles(point)
+            if !(held.isEmpty ? appRoles.contains("none") : held.contains(where: appRoles.contains)) { return false }
+        }
+        if let withoutAppRoles, space.appRoles(point).contains(where: withoutAppRoles.contains) { return false }
+        if let authMethods {
+            let method: String
+            switch (subject, space.auth(point)) {
+            case (.anonymous, _): method = AuthMethod.anonymous
+            case (_, .none): method = "none"
+            case (_, .method(let m, _)): method = m
+            }
+            if !authMethods.contains(method) { return false }
+        }
+        return true
+    }
+
+    /// What the invariant required and the decision did not give, or nil when it holds.
+    func violation(_ decision: Decision, action: ActionPlan) -> String? {
+        switch expect {
+        case .allow:
+            return decision.effect == .allow ? nil : "allow"
+        case .deny:
+            if decision.effect != .deny { return reasons.isEmpty ? "deny" : "deny with reason \(reasonList)" }
+            if !reasons.isEmpty, !reasons.contains(decision.reason) { return "deny with reason \(reasonList)" }
+            return nil
+        case .noRuleAllows:
+            let byRule = decision.effect == .allow && decision.policy != action.location
+            return byRule ? "no allow rule deciding" : nil
+        case .denyHasMessage:
+            guard decision.effect == .deny else { return nil }
+            return (decision.message ?? "").isEmpty ? "a message on the deny" : nil
+        }
+    }
+
+    private var reasonList: String { reasons.map(\.rawValue).sorted().joined(separator: " or ") }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import PolicyEngine
+import PolicyModel
+
+/// Lints that need the request space: what happens on every request, not what the text says.
+///
+/// Codes: `action-never-allowed`, `deny-without-message`, `rule-never-fires`, `rule-shadowed`,
+/// `condition-always-true`, `condition-always-false`, `allow-wider-than-deny`.
+struct SpaceLint {
+    private let policy: CompiledPolicy
+
+    private struct RuleStats {
+        var evaluated = 0
+        var isTrue = 0
+        var isFalse = 0
+        var decided = 0
+        /// Who decided the requests the rule matched but did not decide: a location, or nil for the requirements.
+        var preempted: [SourceLocation?: Int] = [:]
+        var gapped = false
+    }
+
+    private struct PairStats {
+        var allowOnly = 0
+        var denyOnly = 0
+        var both = 0
+        var example: String?
+    }
+
+    private var rules: [RuleStats]
+    /// Adjacent (allow, deny) rule pairs in the same file whose scopes meet.
+    private var pairs: [(allow: Int, deny: Int)] = []
+    private var pairStats: [PairStats] = []
+    private var findings: [Diagnostic] = []
+
+    // The action being enumerated.
+    private var space: ActionSpace?
+    private var action: ActionPlan?
+    private var actionRules: [Int] = []
+    private var allowed = 0
+    private var total = 0
+    private var denyReasons: [Reason: Int] = [:]
+    private var missingMessage: (SourceLocation?, Request)?
+
+    init(policy: CompiledPolicy) {
+        self.policy = policy
+        rules = Array(repeating: RuleStats(), count: policy.rules.count)
+        let ordered = policy.rules.indices.sorted { policy.rules[$0].location < policy.rules[$1].location }
+        for (a, b) in zip(ordered, ordered.dropFirst()) {
+            let (x, y) = (policy.rules[a], policy.rules[b])
+            guard x.location.file == y.location.file, x.effect != y.effect else { continue }
+            let (allow, deny) = x.effect == .allow ? (a, b) : (b, a)
+            let meet = policy.resourceTypes.values.contains { type in
+                type.actions.keys.contains { policy.rules[allow].applies(toType: type.name, action: $0) && policy.rules[deny].applies(toType: type.name, action: $0) }
+            }
+            if meet { pairs.append((allow, deny)) }
+        }
+        pairStats = Array(repeating: PairStats(), count: pairs.count)
+    }
+
+    mutating func begin(_ space: ActionSpace, type: ResourceTypePlan, action: ActionPlan) {
+        self.space = space
+        self.action = action
+        actionRules = action.denyRules + action.allowRules
+        for index in actionRules where !space.isExhaustive { rules[index].gapped = true }
+        allowed = 0
+        total = 0
+        denyReasons = [:]
+        missingMessage = nil
+    }
+
+    mutating func record(_ point: SpacePoint, request: Request, decision: Decision) {
+        guard let action, let space else { return }
+        total += 1
+        if decision.effect == .allow {
+            allowed += 1
+        } else {
+            denyReasons[decision.reason, default: 0] += 1
+            if (decision.message ?? "").isEmpty, missingMessage == nil { missingMessage = (decision.policy, request) }
+        }
+        guard !actionRules.isEmpty || !pairs.isEmpty, let input = policy.conditionInput(for: request) else { return }
+        var matched: [Int: Bool] = [:]
+        for index in actionRules {
+            let rule = policy.rules[index]
+            let value = rule.condition.map { $0.evaluate(input) } ?? true
+            var stats = rules[index]
+            stats.evaluated += 1
+            if value == true { stats.isTrue += 1 } else if value == false { stats.isFalse += 1 }
+            // An erroring deny condition denies; an erroring allow condition does not allow.
+            let matches = value ?? (rule.effect == .deny)
+            matched[index] = matches
+            if decision.policy == rule.location, decision.reason == (rule.effect == .deny ? .deniedByRule : .allowed) {
+                stats.decided += 1
+            } else if matches {
+                let byRequirements = decision.reason != .deniedByRule && decision.policy == action.location
+                stats.preempted[byRequirements ? nil : decision.policy, default: 0] += 1
+            }
+            rules[index] = stats
+        }
+        for (p, pair) in pairs.enumerated() {
+            let a = matched[pair.allow] ?? false
+            let d = matched[pair.deny] ?? false
+            if a && d { pairStats[p].both += 1 }
+            if d && !a { pairStats[p].denyOnly += 1 }
+            if a && !d {
+                pairStats[p].allowOnly += 1
+                if pairStats[p].example == nil {
+                    pairStats[p].example = "\(space.type).\(space.action) for " + space.describe(point).map { "\($0.axis) \($0.value)" }.joined(separator: ", ")
+                }
+            }
+        }
+    }
+
+    mutating func end() {
+        guard let action, let space else { return }
+        // A consent that can never be given (`when: false`) is the set saying nobody may: not a mistake.
+        let deliberate = action.consent.map { $0.condition == nil || $0.condition?.constantValue == false } ?? false
+        if total > 0, allowed == 0, !deliberate {
+            let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
+            findings.append(Diagnostic(
+                .warning, "action-never-allowed",
+                "no request can take '\(action.name)' on '\(space.type)': all \(total) requests of its space are denied"
+                    + (top.map { ", most with \($0.rawValue)" } ?? ""), at: action.location,
+                help: ["if nobody should take it, say so with a deny rule; otherwise check its requirements and tiers"]))
+        }
+        if let (location, request) = missingMessage {
+            findings.append(Diagnostic(
+                .warning, "deny-without-message", "'\(space.type).\(action.name)' denies with no message, e.g. for \(request.json.rendered(pretty: false))",
+                at: location ?? action.location, help: ["give the rule a 'message', or the set a message for its reason"]))
+        }
+        self.space = nil
+        self.action = nil
+    }
+
+    func diagnostics() -> [Diagnostic] {
+        var result = findings
+        for (index, rule) in policy.rules.enumerated() {
+            let stats = rules[index]
+            guard stats.evaluated > 0 else { continue }
+            let kind = rule.effect == .deny ? "deny" : "allow"
+            let proof = stats.gapped ? " of the requests tried" : ""
+            if let condition = rule.condition {
+                if stats.isTrue == 0, stats.isFalse > 0 || condition.constantValue == false {
+                    result.append(Diagnostic(
+                        .warning, "condition-always-false",
+                        "the condition of \(kind) rule '\(rule.name)' is false for every request\(proof), so the rule never applies",
+                        at: condition.location, help: ["fix the condition, or delete the rule"]))
+                    continue
+                }
+                if stats.isFalse == 0, stats.isTrue == stats.evaluated {
+                    result.append(Diagnostic(
+                        .warning, "condition-always-true",
+                        "the condition of \(kind) rule '\(rule.name)' is true for every request\(proof): it restricts nothing",
+                        at: condition.location, help: ["drop the condition, or fix it to say what it means"]))
+                }
+            }
+            guard stats.decided == 0 else { continue }
+            let top = stats.preempted.max { ($0.value, $1.key?.description ?? "") < ($1.value, $0.key?.description ?? "") }
+            if let top, let location = top.key {
+                let other = policy.rules.first { $0.location == location }
+                result.append(Diagnostic(
+                    .warning, "rule-shadowed",
+                    "\(kind) rule '\(rule.name)' never decides\(proof): "
+                        + "\(other.map { "\($0.effect == Effect.deny ? "deny" : "allow") rule '\($0.name)'" } ?? "another rule") decides first every request it matches",
+                    at: rule.location, notes: [(location, "the rule that decides instead")]))
+            } else if top != nil {
+                result.append(Diagnostic(
+                    .warning, "rule-never-fires",
+                    "allow rule '\(rule.name)' never decides\(proof): the action's requirements already allow every request it matches",
+                    at: rule.location, help: ["delete it, or widen it to the requests the requirements refuse"]))
+            } else {
+                result.append(Diagnostic(
+                    .warning, "rule-never-fires", "\(kind) rule '\(rule.name)' matches no request\(proof)", at: rule.location,
+                    help: ["fix its condition or the actions it names"]))
+            }
+        }
+        for (p, pair) in pairs.enumerated() {
+            let stats = pairStats[p]
+            guard stats.both > 0, stats.denyOnly == 0, stats.allowOnly > 0 else { continue }
+            let allow = policy.rules[pair.allow], deny = policy.rules[pair.deny]
+            result.append(Diagnostic(
+                .warning, "allow-wider-than-deny",
+                "allow rule '\(allow.name)' is wider than deny rule '\(deny.name)' beside it: it matches every request the deny matches "
+                    + "and \(stats.allowOnly) more" + (stats.example.map { ", e.g. \($0)" } ?? ""),
+                at: allow.location, help: ["check that the allow is meant to reach past the deny's exception, or narrow it"],
+                notes: [(deny.location, "the deny rule")]))
+        }
+        return result
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// `policy diff` end to end: two folders, a git revision, JSON, and the widening gate.
+@Suite struct DiffCLITests {
+    func copyOfResearchCrawler() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-diff-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let source = CLITests.root.appendingPathComponent("policies/research-crawler")
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.path) {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(name), to: dir.appendingPathComponent(name))
+        }
+        return dir
+    }
+
+    func edit(_ file: URL, _ from: String, _ to: String) throws {
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.contains(from))
+        try text.replacingOccurrences(of: from, with: to).write(to: file, atomically: true, encoding: .utf8)
+    }
+
+    @Test func wideningFailsTheGateOnlyWhenAsked() throws {
+        let dir = try copyOfResearchCrawler()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try edit(dir.appendingPathComponent("projects.yaml"), "grants: [edit]}", "grants: [edit, delete]}")
+
+        let plain = try CLITests.run(["diff", "policies/research-crawler", dir.path])
+        #expect(plain.status == 0, "\(plain.err)")
+        #expect(plain.out.contains("+ WIDENING: subject signed in, role editor gains 'delete' on project: deny (owner_only) -> allow"))
+
+        let gated = try CLITests.run(["diff", "--fail-on-widening", "policies/research-crawler", dir.path])
+        #expect(gated.status == 2)
+
+        let narrowing = try CLITests.run(["diff", "--fail-on-widening", dir.path, "policies/research-crawler"])
+        #expect(narrowing.status == 0)
+        #expect(narrowing.out.contains("- narrowing: subject signed in, role editor loses 'delete' on project"))
+
+        let json = try CLITests.run(["diff", "--format", "json", "policies/research-crawler", dir.path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let changes = try #require(object["changes"] as? [[String: Any]])
+        let widening = try #require(changes.first { $0["widening"] as? Bool == true })
+        #expect(widening["action"] as? String == "delete")
+        #expect((widening["where"] as? [String: [String]])?["role"] == ["editor"])
+        #expect((widening["example"] as? [String: Any])?["action"] as? String == "delete")
+    }
+
+    @Test func baseComparesWithTheFolderAtAGitRevision() throws {
+        let repo = try copyOfResearchCrawler()
+        defer { try? FileManager.default.removeItem(at: repo) }
+        func git(_ args: [String]) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["git", "-C", repo.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + args
+            p.standardOutput = Pipe()
+            p.standardError = Pipe()
+            try p.run()
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0, "git \(args)")
+        }
+        try git(["init", "-q"])
+        try git(["add", "."])
+        try git(["commit", "-qm", "base"])
+        try edit(repo.appendingPathComponent("tiers.yaml"), "    tiers: [team]", "    tiers: [pro, team]")
+
+        let result = try CLITests.run(["diff", "--base", "HEAD", "--fail-on-widening", repo.path])
+        #expect(result.status == 2, "\(result.out)\(result.err)")
+        #expect(result.out.contains("subject pro gains 'collaboration' on app"))
+
+        let bad = try CLITests.run(["diff", "--base", "no-such-revision", repo.path])
+        #expect(bad.status == 64)
+        #expect(bad.err.contains("git ls-tree failed"))
+    }
+
+    @Test func usageErrorsExit64() throws {
+        #expect(try CLITests.run(["diff", "policies/research-crawler"]).status == 64)
+        #expect(try CLITests.run(["diff", "--base", "HEAD", "a", "b"]).status == 64)
+    }
+}
