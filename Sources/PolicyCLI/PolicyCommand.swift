@@ -12,7 +12,8 @@ public struct PolicyCommand: ParsableCommand {
         abstract: "Gatehouse policy tool: check policy sets and decide requests.",
         discussion: """
             Exit codes: 0 clean; 1 policy errors (a set does not load, or --strict warnings); 2 failing policy tests,
-            invariants or coverage minimum; 64 usage error; decide/explain: 65 invalid request JSON.
+            invariants or coverage minimum (diff --fail-on-widening: widening); 64 usage error;
+            decide/explain: 65 invalid request JSON.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
         subcommands: [Check.self, Decide.self, Explain.self, Diff.self])
@@ -20,9 +21,16 @@ public struct PolicyCommand: ParsableCommand {
     public init() {}
 }
 
+/// Output formats of `diff` (text or json; github is refused there). `check` has `CheckFormat`, `explain` `ExplainFormat`.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, json, github
+}
+
 /// Exit codes shared by every subcommand (sysexits for usage).
 enum Exit {
     static let policyErrors = ExitCode(1)
+    /// Failing tests or invariants for `check`; widening for `diff --fail-on-widening`.
+    static let failingTests = ExitCode(2)
 }
 
 func writeError(_ text: String) {
