@@ -20,7 +20,7 @@ struct Check: ParsableCommand {
               2   a policy test fails, an invariant does not hold, or coverage is below --min-coverage
               64  usage error (unknown flag or format, a DIR that is not a folder)
 
-            Lints (warnings; --strict makes them errors): \(PolicyLinter.rules.map(\.code).joined(separator: ", ")).
+            Lints (warnings; --strict makes them errors): \((PolicyLinter.rules.map(\.code) + InvariantProver.lintCodes.map(\.code)).joined(separator: ", ")).
             Coverage counts each rule deciding, each condition being true and false, and each action requirement
             (sign-in, auth, app role, membership, feature, limit, consent) passing and failing, over the policy tests.
             See docs/cli.md.

@@ -83,26 +83,40 @@ import Testing
 
     @Test func anAllowWiderThanTheDenyBesideItIsReported() {
         let found = lints("""
+            attributes: {resource: {archived: bool}}
             tiers: {free: {default: true}, pro: {}}
+            features: {export: {tiers: [pro]}}
             resources:
-              report: {actions: {export: {signIn: true}}}
+              report: {actions: {export: {feature: export}}}
             rules:
-              - {name: no free exports, effect: deny, resources: [report], actions: [export], when: "subject.tier == 'free'"}
-              - {name: anyone exports, effect: allow, resources: [report], actions: [export]}
+              - {name: archived stay, effect: deny, resources: [report], actions: [export], when: "has(resource.attributes.archived) && resource.attributes.archived"}
+              - {name: everyone exports, effect: allow, resources: [report], actions: [export]}
             """)
-        let lint = found.first { $0.code == "allow-wider-than-deny" }
-        #expect(lint?.location?.line == 6)
-        #expect(lint?.message.hasPrefix("allow rule 'anyone exports' is wider than deny rule 'no free exports' beside it") == true)
+        #expect(found.map(\.code) == ["allow-wider-than-deny"])
+        #expect(found.first?.location?.line == 8)
+        #expect(found.first?.message.hasPrefix("allow rule 'everyone exports' is wider than deny rule 'archived stay' beside it") == true)
         // A narrower allow beside the same deny is fine.
         let narrow = lints("""
+            attributes: {resource: {archived: bool}}
             tiers: {free: {default: true}, pro: {}}
+            features: {export: {tiers: [pro]}}
             resources:
-              report: {actions: {export: {signIn: true}}}
+              report: {actions: {export: {feature: export}}}
             rules:
-              - {name: no free exports, effect: deny, resources: [report], actions: [export], when: "subject.tier == 'free'"}
-              - {name: pro exports, effect: allow, resources: [report], actions: [export], when: "subject.tier == 'pro'"}
+              - {name: archived stay, effect: deny, resources: [report], actions: [export], when: "has(resource.attributes.archived) && resource.attributes.archived"}
+              - {name: free may export drafts, effect: allow, resources: [report], actions: [export], when: "has(resource.attributes.archived) && !resource.attributes.archived"}
             """)
         #expect(!narrow.contains { $0.code == "allow-wider-than-deny" })
+    }
+
+    @Test func anActionOnlyADenyRuleRefusesIsDeliberate() {
+        let found = lints("""
+            resources:
+              archive: {actions: {purge: {}}}
+            rules:
+              - {name: nobody purges, effect: deny, resources: [archive], actions: [purge]}
+            """)
+        #expect(found.isEmpty)
     }
 
     @Test func aDenyWithNoMessageIsReported() {

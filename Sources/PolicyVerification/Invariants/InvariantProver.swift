@@ -9,6 +9,9 @@ public enum InvariantProver {
     /// Spaces of one (resource type, action) larger than this are not enumerated; the report says so.
     public static let maxRequestsPerAction = 2_000_000
 
+    /// The codes of the lints the request space finds, with a line each on what they find.
+    public static var lintCodes: [(code: String, summary: String)] { SpaceLint.codes }
+
     public static func prove(_ result: PolicyLoadResult) -> InvariantReport {
         guard let policy = result.policy else { return InvariantReport() }
         var diagnostics: [Diagnostic] = []

@@ -7,6 +7,17 @@ import PolicyModel
 /// Codes: `action-never-allowed`, `deny-without-message`, `rule-never-fires`, `rule-shadowed`,
 /// `condition-always-true`, `condition-always-false`, `allow-wider-than-deny`.
 struct SpaceLint {
+    /// Every code this lint reports, with what it finds: for `--help`, docs and the corpus.
+    static let codes: [(code: String, summary: String)] = [
+        ("action-never-allowed", "no request of an action's space is allowed"),
+        ("deny-without-message", "a deny carries no message"),
+        ("rule-shadowed", "a rule never decides: another rule decides first every request it matches"),
+        ("rule-never-fires", "a rule never decides: it matches nothing, or the requirements already allow what it matches"),
+        ("condition-always-true", "a rule's condition is true for every request"),
+        ("condition-always-false", "a rule's condition is false for every request"),
+        ("allow-wider-than-deny", "an allow rule matches every request the deny rule beside it matches, and more"),
+    ]
+
     private let policy: CompiledPolicy
 
     private struct RuleStats {
@@ -113,7 +124,9 @@ struct SpaceLint {
     mutating func end() {
         guard let action, let space else { return }
         // A consent that can never be given (`when: false`) is the set saying nobody may: not a mistake.
+        // So is an action every request of which a deny rule refuses.
         let deliberate = action.consent.map { $0.condition == nil || $0.condition?.constantValue == false } ?? false
+            || (denyReasons.keys.allSatisfy { $0 == .deniedByRule } && !denyReasons.isEmpty)
         if total > 0, allowed == 0, !deliberate {
             let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
             findings.append(Diagnostic(
@@ -161,7 +174,8 @@ struct SpaceLint {
                     .warning, "rule-shadowed",
                     "\(kind) rule '\(rule.name)' never decides\(proof): "
                         + "\(other.map { "\($0.effect == Effect.deny ? "deny" : "allow") rule '\($0.name)'" } ?? "another rule") decides first every request it matches",
-                    at: rule.location, notes: [(location, "the rule that decides instead")]))
+                    at: rule.location, help: ["delete it, or narrow or reorder the rule that decides first"],
+                    notes: [(location, "the rule that decides instead")]))
             } else if top != nil {
                 result.append(Diagnostic(
                     .warning, "rule-never-fires",
