@@ -81,7 +81,8 @@ enum CheckText {
         var parts = ["\(plural(set.tests.count - failed, "test")) passed", "\(failed) failed"]
         if !set.invariants.results.isEmpty {
             let broken = set.failedInvariants.count
-            parts.append("\(plural(set.invariants.results.count - broken, "invariant")) held, \(broken) broken")
+            parts.append(
+                "\(plural(set.invariants.results.count - broken, "invariant")) held, \(broken) broken over \(plural(set.invariants.spaceSize, "request"))")
         }
         if let coverage = set.coverage {
             parts.append("coverage \(Coverage.format(coverage.percent))" + (set.minCoverage.map { " (minimum \(formatMinimum($0)))" } ?? ""))
