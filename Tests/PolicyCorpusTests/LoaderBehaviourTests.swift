@@ -98,4 +98,22 @@ import Testing
         #expect(test.location == SourceLocation(file: "t.yaml", line: 11, column: 26))
         #expect(test.failures.first?.contains("resource.usage.sources: expected an integer") == true)
     }
+
+    // Found by PolicySetDifferentialTests (shipped research-crawler, seed 20261122): usage at Int.min on an
+    // allowed, capped action trapped computing `remaining`, so one request could crash the process.
+    @Test func usageAtTheIntegerExtremesDoesNotTrap() throws {
+        let policy = try #require(Self.compile("""
+            tiers: {free: {default: true}}
+            limits: {sources: {tiers: {free: 50}}}
+            resources: {app: {actions: {add_source: {limit: sources}}}}
+            """).policy)
+        var request = Request(subject: Subject(id: "u1"), action: "add_source", resource: Resource(type: "app", usage: ["sources": Int.min]))
+        let allowed = policy.decide(request)
+        #expect(allowed.isAllowed)
+        #expect(allowed.used == Int.min && allowed.remaining == Int.max && allowed.limit == 50)
+        #expect(policy.decideUnindexed(request) == allowed)
+        request.resource.usage["sources"] = Int.max
+        let denied = policy.decide(request)
+        #expect(denied.reason == .limitExceeded && denied.used == Int.max && denied.remaining == 0)
+    }
 }
