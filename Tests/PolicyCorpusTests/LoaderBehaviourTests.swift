@@ -116,4 +116,18 @@ import Testing
         let denied = policy.decide(request)
         #expect(denied.reason == .limitExceeded && denied.used == Int.max && denied.remaining == 0)
     }
+
+    // Found by PolicySetDifferentialTests: a message written as "" compiled, and every deny using it
+    // carried an empty message, though the contract promises a message on every deny.
+    @Test func emptyMessagesAreRefused() {
+        for yaml in [
+            "resources: {app: {actions: {a: {signIn: true}}}}\nmessages: {unauthenticated: \"\"}\n",
+            "resources: {app: {actions: {a: {messages: {unauthenticated: '  '}, signIn: true}}}}\n",
+            "resources: {app: {actions: {a: {}}}}\nrules: [{effect: deny, actions: [a], message: \"\"}]\n",
+        ] {
+            let result = Self.compile(yaml)
+            #expect(result.policy == nil, "\(yaml)")
+            #expect(result.diagnostics.map(\.code) == ["empty-message"], "\(yaml)")
+        }
+    }
 }
