@@ -130,4 +130,23 @@ import Testing
             #expect(result.diagnostics.map(\.code) == ["empty-message"], "\(yaml)")
         }
     }
+
+    // Found by the read-back check of PolicySetDifferentialTests: a folded (`>-`) condition followed by a
+    // blank line kept that line in its source, so explain traces showed a trailing line break.
+    @Test func foldedConditionsEndWithTheirLastLine() throws {
+        let policy = try #require(Self.compile("""
+            resources:
+              app:
+                actions:
+                  send:
+                    consent:
+                      when: >-
+                        subject.signedIn
+                        && subject.signedIn
+
+            """).policy)
+        let explanation = policy.explain(Request(subject: Subject(id: "u1"), action: "send", resource: Resource(type: "app")))
+        let consent = try #require(explanation.trace.first { $0.check == "consent" })
+        #expect(consent.detail == "subject.signedIn\n&& subject.signedIn")
+    }
 }
