@@ -93,7 +93,7 @@ struct DifferentialRun {
         let seeds = only.map { [$0] } ?? (0..<UInt64(TestScale.count(150))).map { base &+ $0 &* 0x9E37_79B9 }
         var run = DifferentialRun()
         var rulesGenerated = 0, withConditions = 0
-        for seed in seeds {
+        for (number, seed) in seeds.enumerated() {
             var generator = PolicySetGenerator(rng: Rng(state: seed))
             let model = generator.make()
             var renderer = PolicySetRenderer(rng: Rng(state: seed ^ 0xA5A5))
@@ -102,6 +102,11 @@ struct DifferentialRun {
             guard let policy = result.policy else {
                 Issue.record("generated set (GATEHOUSE_POLICY_SEED=\(seed)) does not compile:\n\(result.diagnostics.map { "\($0.location?.description ?? "-"): \($0.code): \($0.message)" }.joined(separator: "\n"))\n\(Self.show(files))")
                 continue
+            }
+            if let folder = ProcessInfo.processInfo.environment["GATEHOUSE_WRITE_FUZZ_SEEDS"], number % 10 == 0 {
+                // Seeds for scripts/fuzz.sh policy-compile: the set's files joined at `#@file` lines.
+                let joined = files.map { String(decoding: $0.bytes, as: UTF8.self) }.joined(separator: "\n#@file\n")
+                try joined.write(toFile: "\(folder)/generated-\(seed).yaml", atomically: true, encoding: .utf8)
             }
             let readBack = PolicySetReader.read(files)
             #expect(readBack == model, "GATEHOUSE_POLICY_SEED=\(seed): the YAML does not read back as the model\n\(readBack.differences(from: model))\n\(Self.show(files))")
