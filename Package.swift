@@ -65,3 +65,19 @@ let package = Package(
         ]),
     ]
 )
+
+// libFuzzer targets (scripts/fuzz.sh), declared only when GATEHOUSE_FUZZ=1 so the main build and
+// `swift test` never see them; they build with -sanitize=fuzzer,address in their own .build-fuzz.
+// Living in this package lets them call package-level APIs (the expression parser and checker).
+if Context.environment["GATEHOUSE_FUZZ"] == "1" {
+    package.targets += [
+        .target(name: "FuzzerDriver", path: "fuzz/Sources/FuzzerDriver"),
+        .executableTarget(
+            name: "fuzz-policy-compile",
+            dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification"],
+            path: "fuzz/Sources/fuzz-policy-compile"),
+        .executableTarget(
+            name: "fuzz-expression", dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicySyntax", "PolicyEngine", "PolicyModel"],
+            path: "fuzz/Sources/fuzz-expression"),
+    ]
+}

@@ -207,6 +207,13 @@ struct BuildPass {
     }
 
     private mutating func template(_ text: Located<String>, reason: Reason) -> MessageTemplate? {
+        // Every deny shows its message, so a blank one would leave the user with nothing to read.
+        if text.value.allSatisfy(\.isWhitespace) {
+            diagnostics.error(
+                "empty-message", "the '\(reason.rawValue)' message is empty", at: text.location, length: text.length,
+                help: ["write the text the user should see, or remove the entry to use the default message"])
+            return nil
+        }
         switch MessageTemplate.parse(text.value, location: text.location) {
         case .success(let template):
             let generic = Placeholder.available(for: reason)

@@ -71,7 +71,9 @@ extension CompiledPolicy {
                 let used = request.resource.usage[limit.counter] ?? 0
                 decision.limit = cap
                 decision.used = used
-                decision.remaining = Swift.max(0, cap - used)
+                // `used` comes from the request and may be any integer; Int.min must not trap.
+                let (remaining, overflow) = cap.subtractingReportingOverflow(used)
+                decision.remaining = overflow ? Int.max : Swift.max(0, remaining)
             }
             return decision
         }

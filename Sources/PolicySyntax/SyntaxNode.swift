@@ -188,6 +188,8 @@ public enum YAMLLoader {
                         lines.append(content.dropFirst(column - 1))
                         n += 1
                     }
+                    // Blank lines after the block belong to no scalar; keep them out of the condition's source.
+                    while let last = lines.last, last.allSatisfy({ $0 == " " }) { lines.removeLast() }
                     node.unfoldedText = lines.joined(separator: "\n")
                 }
                 return node

@@ -220,6 +220,7 @@ struct ReferenceEvaluator {
         case (.timestamp, .string(let s)): return Timestamp.parse(s).map { .timestamp($0.timeIntervalSince1970) }
         case (.duration, .string(let s)): return DurationText.seconds(s).map { .duration($0) }
         case (.duration, .int(let i)): return .duration(Double(i))
+        case (.duration, .double(let d)): return d.isFinite ? .duration(d) : nil
         case (.list(let e), .list(let items)):
             var out: [V] = []
             for item in items {

@@ -98,4 +98,55 @@ import Testing
         #expect(test.location == SourceLocation(file: "t.yaml", line: 11, column: 26))
         #expect(test.failures.first?.contains("resource.usage.sources: expected an integer") == true)
     }
+
+    // Found by PolicySetDifferentialTests (shipped research-crawler, seed 20261122): usage at Int.min on an
+    // allowed, capped action trapped computing `remaining`, so one request could crash the process.
+    @Test func usageAtTheIntegerExtremesDoesNotTrap() throws {
+        let policy = try #require(Self.compile("""
+            tiers: {free: {default: true}}
+            limits: {sources: {tiers: {free: 50}}}
+            resources: {app: {actions: {add_source: {limit: sources}}}}
+            """).policy)
+        var request = Request(subject: Subject(id: "u1"), action: "add_source", resource: Resource(type: "app", usage: ["sources": Int.min]))
+        let allowed = policy.decide(request)
+        #expect(allowed.isAllowed)
+        #expect(allowed.used == Int.min && allowed.remaining == Int.max && allowed.limit == 50)
+        #expect(policy.decideUnindexed(request) == allowed)
+        request.resource.usage["sources"] = Int.max
+        let denied = policy.decide(request)
+        #expect(denied.reason == .limitExceeded && denied.used == Int.max && denied.remaining == 0)
+    }
+
+    // Found by PolicySetDifferentialTests: a message written as "" compiled, and every deny using it
+    // carried an empty message, though the contract promises a message on every deny.
+    @Test func emptyMessagesAreRefused() {
+        for yaml in [
+            "resources: {app: {actions: {a: {signIn: true}}}}\nmessages: {unauthenticated: \"\"}\n",
+            "resources: {app: {actions: {a: {messages: {unauthenticated: '  '}, signIn: true}}}}\n",
+            "resources: {app: {actions: {a: {}}}}\nrules: [{effect: deny, actions: [a], message: \"\"}]\n",
+        ] {
+            let result = Self.compile(yaml)
+            #expect(result.policy == nil, "\(yaml)")
+            #expect(result.diagnostics.map(\.code) == ["empty-message"], "\(yaml)")
+        }
+    }
+
+    // Found by the read-back check of PolicySetDifferentialTests: a folded (`>-`) condition followed by a
+    // blank line kept that line in its source, so explain traces showed a trailing line break.
+    @Test func foldedConditionsEndWithTheirLastLine() throws {
+        let policy = try #require(Self.compile("""
+            resources:
+              app:
+                actions:
+                  send:
+                    consent:
+                      when: >-
+                        subject.signedIn
+                        && subject.signedIn
+
+            """).policy)
+        let explanation = policy.explain(Request(subject: Subject(id: "u1"), action: "send", resource: Resource(type: "app")))
+        let consent = try #require(explanation.trace.first { $0.check == "consent" })
+        #expect(consent.detail == "subject.signedIn\n&& subject.signedIn")
+    }
 }
