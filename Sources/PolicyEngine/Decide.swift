@@ -104,7 +104,7 @@ extension CompiledPolicy {
 
     /// The subject's standing on the resource: whether it owns it (by the owner field, or by holding the
     /// declared owner role as a member) and the role conditions see as `resource.role`.
-    func standing(of subject: Subject, signedIn: Bool, on resource: Resource, type: ResourceTypePlan) -> (isOwner: Bool, role: String?) {
+    private func standing(of subject: Subject, signedIn: Bool, on resource: Resource, type: ResourceTypePlan) -> (isOwner: Bool, role: String?) {
         guard signedIn, let id = subject.id else { return (false, nil) }
         if let owner = type.owner, owner.read(resource) == id { return (true, type.ownerRole ?? "owner") }
         guard let role = resource.members[id] else { return (false, nil) }
