@@ -117,17 +117,16 @@ extension DecisionTable {
                 check: "deny rule \(rules[index].name)", outcome: matched ? .fail : .skip,
                 detail: matched ? "matched" : "condition false", location: rules[index].location))
             if matched {
-                let message = useIndex
-                    ? entry.denyRuleMessages[position]
-                    : MessageBuilder.ruleMessage(rules[index], plan: entry.plan, typeName: entry.typeName, defaultDenyMessage: defaultDenyMessage)
+                if useIndex { return entry.denyRuleDecisions[position] }
+                let message = MessageBuilder.ruleMessage(rules[index], plan: entry.plan, typeName: entry.typeName, defaultDenyMessage: defaultDenyMessage)
                 return Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
             }
         }
 
         guard let failure = firstFailedRequirement(request, entry: entry, input: input, tier: tier, isOwner: isOwner, role: role, tracer: &tracer) else {
-            var decision = Decision(effect: .allow, reason: .allowed, policy: entry.plan.location)
-            if let limit = entry.plan.limit, let cap = limit.caps[tier] {
-                let used = request.resource.usage[limit.counter] ?? 0
+            var decision = entry.allowDecision
+            if let caps = entry.limitCaps, let cap = caps[tier] {
+                let used = request.resource.usage[entry.limitCounter] ?? 0
                 decision.limit = cap
                 decision.used = used
                 // `used` comes from the request and may be any integer; Int.min must not trap.
@@ -155,6 +154,7 @@ extension DecisionTable {
     private func decision(for failure: Failure, entry: ActionEntry, tier: Int, useIndex: Bool) -> Decision {
         let plan = entry.plan
         let reason = failure.reason
+        if useIndex, let decision = entry.denyDecision(reason) { return decision }
         let message: String
         if useIndex, let rendered = entry.renderedMessage(reason, tier: tier) {
             message = rendered
@@ -162,26 +162,12 @@ extension DecisionTable {
             let facts = MessageBuilder.facts(reason, plan: plan, typeName: entry.typeName, tiers: tiers, tier: tier, used: failure.used)
             message = MessageBuilder.template(reason, plan: plan, defaultDenyMessage: defaultDenyMessage).render(facts)
         }
-        switch reason {
-        case .unauthenticated:
-            return Decision(effect: .deny, reason: reason, message: message, policy: plan.signIn)
-        case .stepUpRequired:
-            return Decision(effect: .deny, reason: reason, message: message, policy: plan.auth?.location)
-        case .roleRequired:
-            return Decision(effect: .deny, reason: reason, message: message, policy: plan.appRoles?.location)
-        case .requiresUpgrade:
-            let upgrade = plan.feature.map { tiers[$0.upgradeTo].id }
-            return Decision(effect: .deny, reason: reason, message: message, upgradeTo: upgrade, policy: plan.feature?.location)
-        case .limitExceeded:
-            let limit = plan.limit!
-            return Decision(
-                effect: .deny, reason: reason, message: message, limit: limit.caps[tier], used: failure.used, remaining: 0,
-                upgradeTo: limit.upgrades[tier].map { tiers[$0].id }, policy: limit.capLocations[tier] ?? limit.location)
-        case .consentRequired:
-            return Decision(effect: .deny, reason: reason, message: message, policy: plan.consent?.location)
-        default:  // not_member, access_denied, owner_only
-            return Decision(effect: .deny, reason: reason, message: message, policy: plan.membership?.location)
+        guard reason == .limitExceeded, let limit = plan.limit else {
+            return ActionEntry.deny(reason, message: message, plan: plan, tiers: tiers)
         }
+        return Decision(
+            effect: .deny, reason: reason, message: message, limit: limit.caps[tier], used: failure.used, remaining: 0,
+            upgradeTo: limit.upgrades[tier].map { tiers[$0].id }, policy: limit.capLocations[tier] ?? limit.location)
     }
 
     /// Which requirement failed: plain values, so nothing is copied until the decision is built.

@@ -55,7 +55,7 @@ final class DecisionTable: Sendable {
             for actionName in type.actions.keys.sorted() {
                 let plan = type.actions[actionName]!
                 let build = MessageBuilder(plan: plan, type: type, tiers: tiers, rules: rules, defaultDenyMessage: defaultDenyMessage)
-                entries.append(ActionEntry(plan: plan, type: type, rules: rules, messages: build.messages(intern), ruleMessages: build.denyRuleMessages(intern), limitMessages: build.limitMessages(intern)))
+                entries.append(ActionEntry(plan: plan, type: type, rules: rules, tiers: tiers, messages: build.messages(intern), ruleMessages: build.denyRuleMessages(intern), limitMessages: build.limitMessages(intern)))
                 keys.append((typeName, actionName))
             }
         }
@@ -131,8 +131,17 @@ final class ActionEntry: Sendable {
     let denyRuleMessages: [String]
     /// `limit_exceeded` per effective tier, when the template does not show `{used}`.
     let limitMessages: [String?]
+    /// The allow decision (pointing at the action), before any limit figures are filled in.
+    let allowDecision: Decision
+    /// The finished deny decision of each reason whose message is fixed, so a deny is a copy, not a build.
+    let denyDecisions: [Decision]
+    /// The finished deny decision of each deny rule, in `plan.denyRules` order.
+    let denyRuleDecisions: [Decision]
 
-    init(plan: ActionPlan, type: ResourceTypePlan, rules: [RulePlan], messages: [(Reason, String)], ruleMessages: [String], limitMessages: [String?]) {
+    init(
+        plan: ActionPlan, type: ResourceTypePlan, rules: [RulePlan], tiers: [TierPlan], messages: [(Reason, String)], ruleMessages: [String],
+        limitMessages: [String?]
+    ) {
         self.plan = plan
         self.typeName = type.name
         self.owner = type.owner
@@ -159,6 +168,39 @@ final class ActionEntry: Sendable {
         self.messages = messages.map { (reason: $0.0, text: $0.1) }
         self.denyRuleMessages = ruleMessages
         self.limitMessages = limitMessages
+        self.allowDecision = Decision(effect: .allow, reason: .allowed, policy: plan.location)
+        self.denyDecisions = messages.map { reason, message in
+            Self.deny(reason, message: message, plan: plan, tiers: tiers)
+        }
+        self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
+            Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
+        }
+    }
+
+    /// The deny for a failed requirement with a fixed message (every reason but `limit_exceeded`).
+    static func deny(_ reason: Reason, message: String, plan: ActionPlan, tiers: [TierPlan]) -> Decision {
+        switch reason {
+        case .unauthenticated:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.signIn)
+        case .stepUpRequired:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.auth?.location)
+        case .roleRequired:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.appRoles?.location)
+        case .requiresUpgrade:
+            let upgrade = plan.feature.map { tiers[$0.upgradeTo].id }
+            return Decision(effect: .deny, reason: reason, message: message, upgradeTo: upgrade, policy: plan.feature?.location)
+        case .consentRequired:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.consent?.location)
+        default:  // not_member, access_denied, owner_only
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.membership?.location)
+        }
+    }
+
+    /// The finished deny for `reason` when its message is fixed.
+    @inline(__always)
+    func denyDecision(_ reason: Reason) -> Decision? {
+        for i in messages.indices where messages[i].reason == reason { return denyDecisions[i] }
+        return nil
     }
 
     /// Whether a member with `role` is granted the action by role.
@@ -355,12 +397,13 @@ struct ActionTable: Sendable {
                     offset += 8
                 }
             }
+            // The last 0 to 7 bytes, copied into the low bytes of one word (little- or big-endian alike, the
+            // same bytes give the same word).
             var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < count {
-                tail |= UInt64(buffer[offset]) << shift
-                shift += 8
-                offset += 1
+            if offset < count, let base = buffer.baseAddress {
+                withUnsafeMutableBytes(of: &tail) { word in
+                    word.baseAddress!.copyMemory(from: base + offset, byteCount: count - offset)
+                }
             }
             bits |= tail
             // The length closes each name, so ("ab", "c") and ("a", "bc") differ.
