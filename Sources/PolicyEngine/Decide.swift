@@ -97,22 +97,30 @@ extension DecisionTable {
             check: "subject", outcome: .info,
             detail: "\(signedIn ? "signed in" : "signed out"), effective tier '\(tiers[tier].id)'", location: nil))
         let (isOwner, role) = entry.needsStanding || !useIndex ? standing(request, signedIn: signedIn, entry: entry) : (false, nil)
+        // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all.
+        guard entry.hasConditions || !useIndex else {
+            return decide(
+                request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
+                tracer: &tracer, evaluate: { _ in nil })
+        }
         return withUnsafePointer(to: request) { pointer in
             let input = EvaluationInput(borrowing: pointer, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role)
-            return decide(request, entry: entry, input: input, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex, tracer: &tracer)
+            return decide(
+                request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
+                tracer: &tracer, evaluate: { $0.evaluate(input) })
         }
     }
 
     @inline(__always)
     private func decide<T: Tracer>(
-        _ request: Request, entry: ActionEntry, input: borrowing EvaluationInput, tier: Int, isOwner: Bool, role: String?, useIndex: Bool,
-        tracer: inout T
+        _ request: Request, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: String?, useIndex: Bool,
+        tracer: inout T, evaluate: (ConditionNode) -> ConditionValue?
     ) -> Decision {
         // An explicit deny beats everything else.
         let denyRules = useIndex ? entry.plan.denyRules : rulesToConsider(entry, effect: .deny)
         for (position, index) in denyRules.enumerated() {
             // An error in a deny condition denies.
-            let matched = useIndex ? Self.matches(entry.denyConditions[position], input, onError: true) : Self.matches(rules[index].condition?.root, input, onError: true)
+            let matched = Self.matches(useIndex ? entry.denyConditions[position] : rules[index].condition?.root, evaluate, onError: true)
             tracer.record(TraceStep(
                 check: "deny rule \(rules[index].name)", outcome: matched ? .fail : .skip,
                 detail: matched ? "matched" : "condition false", location: rules[index].location))
@@ -123,7 +131,9 @@ extension DecisionTable {
             }
         }
 
-        guard let failure = firstFailedRequirement(request, entry: entry, input: input, tier: tier, isOwner: isOwner, role: role, tracer: &tracer) else {
+        guard let failure = firstFailedRequirement(
+            request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, tracer: &tracer, evaluate: evaluate)
+        else {
             var decision = entry.allowDecision
             if let caps = entry.limitCaps, let cap = caps[tier] {
                 let used = request.resource.usage[entry.limitCounter] ?? 0
@@ -140,7 +150,7 @@ extension DecisionTable {
         let allowRules = useIndex ? entry.plan.allowRules : rulesToConsider(entry, effect: .allow)
         for (position, index) in allowRules.enumerated() {
             // An error in an allow condition does not allow.
-            let matched = useIndex ? Self.matches(entry.allowConditions[position], input, onError: false) : Self.matches(rules[index].condition?.root, input, onError: false)
+            let matched = Self.matches(useIndex ? entry.allowConditions[position] : rules[index].condition?.root, evaluate, onError: false)
             tracer.record(TraceStep(
                 check: "allow rule \(rules[index].name)", outcome: matched ? .pass : .skip,
                 detail: matched ? "matched" : "condition false", location: rules[index].location))
@@ -179,9 +189,9 @@ extension DecisionTable {
 
     /// Whether a rule with this condition root matches: no condition always does; an evaluation error gives `onError`.
     @inline(__always)
-    private static func matches(_ root: ConditionNode?, _ input: borrowing EvaluationInput, onError: Bool) -> Bool {
+    private static func matches(_ root: ConditionNode?, _ evaluate: (ConditionNode) -> ConditionValue?, onError: Bool) -> Bool {
         guard let root else { return true }
-        switch root.evaluate(input) {
+        switch evaluate(root) {
         case .bool(let b)?: return b
         default: return onError
         }
@@ -203,7 +213,8 @@ extension DecisionTable {
     /// The first requirement of the action the request fails, as a deny without its message yet; nil when all pass.
     @inline(__always)
     private func firstFailedRequirement<T: Tracer>(
-        _ request: Request, entry: ActionEntry, input: borrowing EvaluationInput, tier: Int, isOwner: Bool, role: String?, tracer: inout T
+        _ request: Request, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: String?, tracer: inout T,
+        evaluate: (ConditionNode) -> ConditionValue?
     ) -> Failure? {
         let action = entry.plan
         func fail(_ reason: Reason, at location: @autoclosure () -> SourceLocation?, _ detail: @autoclosure () -> String) -> Failure {
@@ -213,7 +224,7 @@ extension DecisionTable {
 
         // Requirement data comes from the entry's flat fields; the plan's structs are read only for traces.
         if entry.needsSignIn {
-            guard input.signedIn else { return fail(.unauthenticated, at: action.signIn, "sign-in required, subject is signed out") }
+            guard signedIn else { return fail(.unauthenticated, at: action.signIn, "sign-in required, subject is signed out") }
             tracer.record(TraceStep(check: "sign-in", outcome: .pass, detail: "signed in", location: action.signIn))
         }
 
@@ -226,7 +237,7 @@ extension DecisionTable {
                 }
             }
             if let maxAge = entry.authMaxAge {
-                guard let at = request.subject.auth?.verifiedAt, input.now.timeIntervalSince(at) <= maxAge else {
+                guard let at = request.subject.auth?.verifiedAt, now.timeIntervalSince(at) <= maxAge else {
                     return fail(.stepUpRequired, at: action.auth?.location, "verification older than \(CompiledPolicy.formatDuration(maxAge)) or missing")
                 }
             }
@@ -278,7 +289,7 @@ extension DecisionTable {
         }
 
         if entry.hasConsent {
-            guard let root = entry.consentCondition, case .bool(true)? = root.evaluate(input) else {
+            guard let root = entry.consentCondition, case .bool(true)? = evaluate(root) else {
                 return fail(
                     .consentRequired, at: action.consent?.location,
                     entry.consentCondition == nil ? "consent can never be given" : "privacy settings do not consent")

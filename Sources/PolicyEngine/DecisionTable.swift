@@ -397,13 +397,22 @@ struct ActionTable: Sendable {
                     offset += 8
                 }
             }
-            // The last 0 to 7 bytes, copied into the low bytes of one word (little- or big-endian alike, the
-            // same bytes give the same word).
+            // The last 0 to 7 bytes in one word, read as 4 + 2 + 1 bytes so nothing past the end is touched (the
+            // same bytes always give the same word, whatever the byte order).
             var tail: UInt64 = 0
-            if offset < count, let base = buffer.baseAddress {
-                withUnsafeMutableBytes(of: &tail) { word in
-                    word.baseAddress!.copyMemory(from: base + offset, byteCount: count - offset)
+            let rest = count - offset
+            if rest > 0, let base = buffer.baseAddress {
+                let bytes = UnsafeRawPointer(base + offset)
+                var at = 0
+                if rest & 4 != 0 {
+                    tail = UInt64(bytes.loadUnaligned(as: UInt32.self))
+                    at = 4
                 }
+                if rest & 2 != 0 {
+                    tail |= UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
+                    at += 2
+                }
+                if rest & 1 != 0 { tail |= UInt64(bytes.load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
             }
             bits |= tail
             // The length closes each name, so ("ab", "c") and ("a", "bc") differ.
