@@ -16,6 +16,7 @@ let usage = """
            gatehouse-bench --compile-only N
            gatehouse-bench --profile decide|allow|deny|prepared|explain SET PASSES
            gatehouse-bench --profile scaling N PASSES
+           gatehouse-bench --decide-file POLICY_DIR REQUESTS_JSONL
     """
 
 var maxRules = 100_000
@@ -23,6 +24,7 @@ var samples = 2_000
 var sections: Set<String> = ["shipped", "check", "facade", "scaling"]
 var compileOnly: Int?
 var profile: [String]?
+var decideFile: (String, String)?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -36,6 +38,8 @@ while let argument = arguments.popFirst() {
     // Runs PASSES passes over one mix and exits, printing nothing timed: the target to run under callgrind.
     // Instructions per decision = (Ir at PASSES - Ir at 0) / (PASSES x mix size).
     case "--profile": profile = [arguments.popFirst() ?? "", arguments.popFirst() ?? "", arguments.popFirst() ?? ""]
+    // Times decide in process over a policy folder and a JSON Lines request file (the engine comparison uses it).
+    case "--decide-file": decideFile = (arguments.popFirst() ?? "", arguments.popFirst() ?? "")
     default:
         print(usage)
         exit(64)
@@ -158,6 +162,16 @@ if let profile {
     default: for _ in 0..<passes { for r in requests { consume(policy.decide(r)) } }
     }
     print("\(passes) passes over \(requests.count) requests")
+    exit(0)
+}
+
+if let (directory, path) = decideFile {
+    guard let policy = PolicyCompiler.load(directory: directory).policy else { fatalError("\(directory) does not load") }
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    let requests = try text.split(separator: "\n").map { try Request(json: $0) }
+    let allowed = requests.filter { policy.decide($0).isAllowed }.count
+    let stats = measure(requests, samples: samples) { policy.decide($0) }
+    print("decide-file: \(requests.count) requests, \(allowed) allowed, median \(fmt(stats.median)) ns, p99 \(fmt(stats.p99)) ns")
     exit(0)
 }
 
