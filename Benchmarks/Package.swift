@@ -8,6 +8,8 @@ let package = Package(
     dependencies: [
         .package(name: "Gatehouse", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // The runner counts allocations per decision and the compiled policy's bytes with the same interposer.
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
     ],
     targets: [
         // Writes valid synthetic policy sets of N rules of realistic shapes.
@@ -17,7 +19,9 @@ let package = Package(
         // `swift run -c release policy-synth N DIR`: writes a synthetic set to disk.
         .executableTarget(name: "policy-synth", dependencies: ["PolicySynth"]),
         // `swift run -c release gatehouse-bench`: ContinuousClock medians/p99 and the scaling table, no plugin needed.
-        .executableTarget(name: "gatehouse-bench", dependencies: ["BenchFixtures", "PolicySynth"]),
+        .executableTarget(
+            name: "gatehouse-bench",
+            dependencies: ["BenchFixtures", "PolicySynth", .product(name: "MallocInterposerSwift", package: "malloc-interposer")]),
         // ordo-one/benchmark suite: `swift package benchmark`.
         .executableTarget(
             name: "GatehouseBenchmarks",

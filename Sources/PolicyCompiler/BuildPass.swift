@@ -7,10 +7,32 @@ struct BuildPass {
     private var reportedPlaceholders: Set<String> = []
     let declarations: PolicyDeclarations
     let symbols: ResolvePass
+    /// The schema every condition shares; only `resourceRoles` differs between conditions.
+    private let baseSchema: ExpressionSchema
+    /// Per resource type name, the indexes of its declarations.
+    private let typeDeclarations: [String: [Int]]
+    /// The roles of every resource type, once each, for rules that apply to every type.
+    private let allResourceRoles: [String]
 
     init(_ declarations: PolicyDeclarations, symbols: ResolvePass) {
         self.declarations = declarations
         self.symbols = symbols
+        var schema = ExpressionSchema()
+        for attribute in declarations.attributes {
+            switch attribute.scope {
+            case .subject: schema.subjectAttributes[attribute.name.value] = attribute.type
+            case .resource: schema.resourceAttributes[attribute.name.value] = attribute.type
+            case .context: schema.contextAttributes[attribute.name.value] = attribute.type
+            }
+        }
+        schema.tiers = symbols.tierIDs
+        schema.appRoles = declarations.appRoles.map(\.id.value)
+        schema.resourceTypes = declarations.resourceTypes.map(\.id.value)
+        baseSchema = schema
+        var typeDeclarations: [String: [Int]] = [:]
+        for (index, type) in declarations.resourceTypes.enumerated() { typeDeclarations[type.id.value, default: []].append(index) }
+        self.typeDeclarations = typeDeclarations
+        allResourceRoles = declarations.resourceTypes.flatMap { $0.roles.map(\.id.value) }.uniqued()
     }
 
     mutating func run(name: String, contentHash: String) -> CompiledPolicy {
@@ -24,10 +46,11 @@ struct BuildPass {
         for tier in declarations.tiers { for p in tier.products { products[p.value] = tier.id.value } }
 
         let rules = declarations.rules.enumerated().map { index, rule in buildRule(rule, index: index) }
+        let ruleIndex = RuleIndex(rules)
         let setMessages = templates(symbols.setMessages.mapValues { $0 })
         var types: [String: ResourceTypePlan] = [:]
         for type in declarations.resourceTypes where types[type.id.value] == nil {
-            types[type.id.value] = buildType(type, tiers: tiers, rules: rules, setMessages: setMessages)
+            types[type.id.value] = buildType(type, tiers: tiers, rules: rules, ruleIndex: ruleIndex, setMessages: setMessages)
         }
         let defaultDeny = setMessages[.defaultDeny] ?? DefaultMessages.template(for: .defaultDeny)!
         return CompiledPolicy(
@@ -38,17 +61,7 @@ struct BuildPass {
     // MARK: Schema for conditions
 
     private func schema(resourceRoles: [String]) -> ExpressionSchema {
-        var schema = ExpressionSchema()
-        for attribute in declarations.attributes {
-            switch attribute.scope {
-            case .subject: schema.subjectAttributes[attribute.name.value] = attribute.type
-            case .resource: schema.resourceAttributes[attribute.name.value] = attribute.type
-            case .context: schema.contextAttributes[attribute.name.value] = attribute.type
-            }
-        }
-        schema.tiers = symbols.tierIDs
-        schema.appRoles = declarations.appRoles.map(\.id.value)
-        schema.resourceTypes = declarations.resourceTypes.map(\.id.value)
+        var schema = baseSchema
         schema.resourceRoles = resourceRoles
         return schema
     }
@@ -68,8 +81,11 @@ struct BuildPass {
 
     private mutating func buildRule(_ rule: RuleDecl, index: Int) -> RulePlan {
         let scopeTypes = rule.resourceTypes.map { Set($0.map(\.value)) }
-        let roles = declarations.resourceTypes.filter { scopeTypes?.contains($0.id.value) ?? true }.flatMap { $0.roles.map(\.id.value) }
-        let compiled = rule.when.flatMap { condition($0, continuationColumn: rule.continuationColumn, resourceRoles: roles.uniqued()) }
+        // The roles of the types in scope, in declaration order: found by name, not by scanning every type.
+        let roles = scopeTypes.map { scope in
+            scope.flatMap { typeDeclarations[$0] ?? [] }.sorted().flatMap { declarations.resourceTypes[$0].roles.map(\.id.value) }.uniqued()
+        } ?? allResourceRoles
+        let compiled = rule.when.flatMap { condition($0, continuationColumn: rule.continuationColumn, resourceRoles: roles) }
         let message = rule.message.flatMap { template($0, reason: .deniedByRule) }
         return RulePlan(
             name: rule.name ?? "#\(index + 1)", effect: rule.effect, location: rule.location, resourceTypes: scopeTypes,
@@ -79,7 +95,7 @@ struct BuildPass {
     // MARK: Resource types and actions
 
     private mutating func buildType(
-        _ type: ResourceTypeDecl, tiers: [TierPlan], rules: [RulePlan], setMessages: [Reason: MessageTemplate]
+        _ type: ResourceTypeDecl, tiers: [TierPlan], rules: [RulePlan], ruleIndex: RuleIndex, setMessages: [Reason: MessageTemplate]
     ) -> ResourceTypePlan {
         let typeMessages = templates(Dictionary(type.messages.compactMap { m in Reason(rawValue: m.reason.value).map { ($0, m) } }, uniquingKeysWith: { a, _ in a }))
         let grants = symbols.roleGrants[type.id.value] ?? [:]
@@ -115,7 +131,7 @@ struct BuildPass {
             }
             let needsSignIn = action.signIn?.value == true || auth != nil || appRoles != nil || membership != nil
             let signInLocation = needsSignIn ? (action.signIn?.location ?? action.id.location) : nil
-            let applicable = rules.indices.filter { rules[$0].applies(toType: type.id.value, action: name) }
+            let applicable = ruleIndex.rules(type: type.id.value, action: name)
 
             // The reasons this action can give, each with the message it will show.
             var reasons: [Reason] = []
@@ -232,5 +248,40 @@ struct BuildPass {
                 help: Suggestion.help(for: error.name, kind: "placeholders", known: Placeholder.allCases.map(\.rawValue)))
             return nil
         }
+    }
+}
+
+/// Which rules apply to each (resource type, action), built in one pass over the rules.
+///
+/// A rule lands in one of four buckets by whether it names its types and its actions; the rules of a
+/// (type, action) are the union of the four lookups, in source order. This replaces testing every rule
+/// against every (type, action), which made compiling quadratic once types grow with rules.
+struct RuleIndex {
+    private var byTypeAndAction: [String: [String: [Int]]] = [:]
+    private var byTypeAnyAction: [String: [Int]] = [:]
+    private var anyTypeByAction: [String: [Int]] = [:]
+    private var anyTypeAnyAction: [Int] = []
+
+    init(_ rules: [RulePlan]) {
+        for (index, rule) in rules.enumerated() {
+            switch (rule.resourceTypes, rule.actions) {
+            case (let types?, let actions?):
+                for type in types { for action in actions { byTypeAndAction[type, default: [:]][action, default: []].append(index) } }
+            case (let types?, nil):
+                for type in types { byTypeAnyAction[type, default: []].append(index) }
+            case (nil, let actions?):
+                for action in actions { anyTypeByAction[action, default: []].append(index) }
+            case (nil, nil):
+                anyTypeAnyAction.append(index)
+            }
+        }
+    }
+
+    /// The indexes of the rules that apply to `action` on `type`, ascending (source order).
+    func rules(type: String, action: String) -> [Int] {
+        let parts = [byTypeAndAction[type]?[action] ?? [], byTypeAnyAction[type] ?? [], anyTypeByAction[action] ?? [], anyTypeAnyAction]
+        let nonEmpty = parts.filter { !$0.isEmpty }
+        if nonEmpty.count <= 1 { return nonEmpty.first ?? [] }
+        return nonEmpty.flatMap { $0 }.sorted()
     }
 }

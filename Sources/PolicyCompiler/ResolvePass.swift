@@ -19,6 +19,17 @@ struct ResolvePass {
     /// Per resource type, per role: every action the role grants, inheritance applied.
     private(set) var roleGrants: [String: [String: Set<String>]] = [:]
 
+    /// Declared names in declaration order (for did-you-mean) with a set beside each (for the check itself),
+    /// built once so checking a reference costs a hash lookup, not a scan of every declaration.
+    private var featureNames = NameList()
+    private var limitNames = NameList()
+    private var appRoleNames = NameList()
+    private var typeNames = NameList()
+    /// Per resource type name, the indexes of its declarations (two when it is declared twice).
+    private var typeDeclarations: [String: [Int]] = [:]
+    /// Every action of every resource type, in declaration order, once each.
+    private var allActionNames = NameList()
+
     init(_ declarations: PolicyDeclarations) {
         self.declarations = declarations
     }
@@ -32,6 +43,12 @@ struct ResolvePass {
         _ = unique(declarations.attributes.map { ScopedName(decl: $0) }, \.key, "attribute")
         for feature in declarations.features { resolveFeature(feature) }
         for limit in declarations.limits { resolveLimit(limit) }
+        featureNames = NameList(declarations.features.map(\.id.value))
+        limitNames = NameList(declarations.limits.map(\.id.value))
+        appRoleNames = NameList(declarations.appRoles.map(\.id.value))
+        typeNames = NameList(declarations.resourceTypes.map(\.id.value))
+        for (index, type) in declarations.resourceTypes.enumerated() { typeDeclarations[type.id.value, default: []].append(index) }
+        allActionNames = NameList(declarations.resourceTypes.flatMap { $0.actions.map(\.id.value) }.uniqued())
         for type in declarations.resourceTypes { resolveType(type) }
         for rule in declarations.rules { resolveRule(rule) }
         setMessages = messages(declarations.messages)
@@ -150,10 +167,10 @@ struct ResolvePass {
     }
 
     private mutating func resolveAction(_ action: ActionDecl, in type: ResourceTypeDecl) {
-        if let feature = action.feature { check(feature, in: declarations.features.map(\.id.value), code: "unknown-feature", kind: "features") }
-        if let limit = action.limit { check(limit, in: declarations.limits.map(\.id.value), code: "unknown-limit", kind: "limits") }
+        if let feature = action.feature { check(feature, in: featureNames, code: "unknown-feature", kind: "features") }
+        if let limit = action.limit { check(limit, in: limitNames, code: "unknown-limit", kind: "limits") }
         for role in action.appRoles ?? [] {
-            check(role, in: declarations.appRoles.map(\.id.value), code: "unknown-app-role", kind: "app roles")
+            check(role, in: appRoleNames, code: "unknown-app-role", kind: "app roles")
         }
         if action.appRoles?.isEmpty == true, let location = action.appRolesLocation {
             diagnostics.error("empty-app-roles", "appRoles is empty, so no one could take '\(action.id.value)'", at: location)
@@ -178,11 +195,18 @@ struct ResolvePass {
     // MARK: Rules and messages
 
     private mutating func resolveRule(_ rule: RuleDecl) {
-        let typeNames = declarations.resourceTypes.map(\.id.value)
         for type in rule.resourceTypes ?? [] { check(type, in: typeNames, code: "unknown-resource-type", kind: "resource types") }
-        let scope = rule.resourceTypes.map { Set($0.map(\.value)) }
-        let actionsInScope = declarations.resourceTypes.filter { scope?.contains($0.id.value) ?? true }.flatMap { $0.actions.map(\.id.value) }
-        for action in rule.actions ?? [] { check(action, in: actionsInScope.uniqued(), code: "unknown-action", kind: "actions") }
+        if let actions = rule.actions, !actions.isEmpty {
+            // The actions of the types in scope, in declaration order: only the declarations named, never a scan of all.
+            let inScope: NameList
+            if let scope = rule.resourceTypes {
+                let indexes = Set(scope.map(\.value)).flatMap { typeDeclarations[$0] ?? [] }.sorted()
+                inScope = NameList(indexes.flatMap { declarations.resourceTypes[$0].actions.map(\.id.value) }.uniqued())
+            } else {
+                inScope = allActionNames
+            }
+            for action in actions { check(action, in: inScope, code: "unknown-action", kind: "actions") }
+        }
         if rule.effect == .allow, let message = rule.message {
             diagnostics.warning("unused-message", "an allow rule's message is never shown", at: message.location, length: message.length)
         }
@@ -222,8 +246,18 @@ struct ResolvePass {
     }
 
     @discardableResult
+    private mutating func check(_ name: Located<String>, in known: NameList, code: String, kind: String) -> Bool {
+        if known.set.contains(name.value) { return true }
+        return report(name, in: known.ordered, code: code, kind: kind)
+    }
+
+    @discardableResult
     private mutating func check(_ name: Located<String>, in known: [String], code: String, kind: String) -> Bool {
         if known.contains(name.value) { return true }
+        return report(name, in: known, code: code, kind: kind)
+    }
+
+    private mutating func report(_ name: Located<String>, in known: [String], code: String, kind: String) -> Bool {
         let noun = code.replacingOccurrences(of: "unknown-", with: "").replacingOccurrences(of: "-", with: " ")
         diagnostics.error(
             code, "unknown \(noun) '\(name.value)'", at: name.location, length: name.length,
@@ -245,6 +279,17 @@ struct ResolvePass {
             result[name.value] = decl
         }
         return result
+    }
+}
+
+/// Names in declaration order, for did-you-mean help, and as a set, for membership.
+private struct NameList {
+    var ordered: [String] = []
+    var set: Set<String> = []
+    init() {}
+    init(_ names: [String]) {
+        ordered = names
+        set = Set(names)
     }
 }
 

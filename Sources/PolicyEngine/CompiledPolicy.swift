@@ -9,15 +9,8 @@ public struct CompiledPolicy: Sendable {
     public let name: String
     /// SHA-256 over the set's files, so every decision log can name the exact policy that decided.
     public let contentHash: String
-    package let tiers: [TierPlan]
-    package let tierIndex: [String: Int]
-    package let defaultTier: Int
-    /// Store product id to tier id.
-    public let productTiers: [String: String]
-    package let resourceTypes: [String: ResourceTypePlan]
-    /// Every rule in source order; actions hold indexes into it.
-    package let rules: [RulePlan]
-    package let defaultDenyMessage: MessageTemplate
+    /// Everything else lives in one immutable object, so copying a policy (out of a lock, into a task) is one retain.
+    let table: DecisionTable
 
     package init(
         name: String, contentHash: String, tiers: [TierPlan], defaultTier: Int, productTiers: [String: String],
@@ -25,14 +18,20 @@ public struct CompiledPolicy: Sendable {
     ) {
         self.name = name
         self.contentHash = contentHash
-        self.tiers = tiers
-        self.tierIndex = Dictionary(uniqueKeysWithValues: tiers.enumerated().map { ($1.id, $0) })
-        self.defaultTier = defaultTier
-        self.productTiers = productTiers
-        self.resourceTypes = resourceTypes
-        self.rules = rules
-        self.defaultDenyMessage = defaultDenyMessage
+        self.table = DecisionTable(
+            tiers: tiers, defaultTier: defaultTier, productTiers: productTiers, resourceTypes: resourceTypes, rules: rules,
+            defaultDenyMessage: defaultDenyMessage)
     }
+
+    package var tiers: [TierPlan] { table.tiers }
+    package var tierIndex: [String: Int] { table.tierIndex }
+    package var defaultTier: Int { table.defaultTier }
+    /// Store product id to tier id.
+    public var productTiers: [String: String] { table.productTiers }
+    package var resourceTypes: [String: ResourceTypePlan] { table.resourceTypes }
+    /// Every rule in source order; actions hold indexes into it.
+    package var rules: [RulePlan] { table.rules }
+    package var defaultDenyMessage: MessageTemplate { table.defaultDenyMessage }
 
     /// Tier ids in upgrade order.
     public var tierIDs: [String] { tiers.map(\.id) }

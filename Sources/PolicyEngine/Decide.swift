@@ -5,70 +5,138 @@ extension CompiledPolicy {
     /// Decides one request. Pure: the same request (with `context.now` set) always gets the same decision.
     public func decide(_ request: Request) -> Decision {
         var tracer = NoTracer()
-        return evaluate(request, useIndex: true, tracer: &tracer)
+        return table.evaluate(request, useIndex: true, tracer: &tracer)
     }
 
     /// Decides one request and returns the trace of every check and rule considered, with locations.
     public func explain(_ request: Request) -> Explanation {
         var tracer = TraceRecorder()
-        let decision = evaluate(request, useIndex: true, tracer: &tracer)
+        let decision = table.evaluate(request, useIndex: true, tracer: &tracer)
         return Explanation(decision: decision, trace: tracer.steps)
     }
 
-    /// Decides without the (resource type, action) rule index, scanning every rule: tests compare both paths.
+    /// Decides without the (resource type, action) rule index, scanning every rule, and renders every message
+    /// from its template at decide time: tests compare both paths.
     package func decideUnindexed(_ request: Request) -> Decision {
         var tracer = NoTracer()
-        return evaluate(request, useIndex: false, tracer: &tracer)
+        return table.evaluate(request, useIndex: false, tracer: &tracer)
+    }
+
+    /// Resolves a resource type and action once, for an app that decides the same action many times.
+    ///
+    /// Returns nil when the policy does not know the pair (`decide` would answer `default_deny`).
+    /// `decide(_:prepared:)` then skips the name lookup. A handle stays valid for this policy only; given to
+    /// another policy, or with a request for another type or action, it is ignored and the names are looked up.
+    public func prepare(resourceType: String, action: String) -> PreparedAction? {
+        table.slot(type: resourceType, action: action).map { PreparedAction(resourceType: resourceType, action: action, slot: $0) }
+    }
+
+    /// Decides `request` using a prepared handle for its resource type and action: always the same decision as
+    /// `decide(request)`, without looking the names up when the handle matches.
+    public func decide(_ request: Request, prepared: PreparedAction) -> Decision {
+        var tracer = NoTracer()
+        let table = self.table
+        if prepared.slot < table.entries.count {
+            let entry = table.entries[prepared.slot]
+            if entry.plan.name == request.action, entry.typeName == request.resource.type {
+                return table.evaluate(request, entry: entry, useIndex: true, tracer: &tracer)
+            }
+        }
+        return table.evaluate(request, useIndex: true, tracer: &tracer)
     }
 
     /// The tier this policy applies to the subject at `now`: its own while signed in, known and active, else the default.
     package func effectiveTier(of subject: Subject, signedIn: Bool, now: Date) -> Int {
-        guard signedIn, let name = subject.tier, let index = tierIndex[name] else { return defaultTier }
+        table.effectiveTier(of: subject, signedIn: signedIn, now: now)
+    }
+
+    static func formatDuration(_ seconds: Double) -> String {
+        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) hour\(seconds == 3600 ? "" : "s")" }
+        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) minute\(seconds == 60 ? "" : "s")" }
+        return "\(Int(seconds)) second\(seconds == 1 ? "" : "s")"
+    }
+}
+
+/// A resource type and action resolved by `CompiledPolicy.prepare(resourceType:action:)`.
+public struct PreparedAction: Sendable, Hashable {
+    public let resourceType: String
+    public let action: String
+    let slot: Int
+}
+
+extension DecisionTable {
+    /// The tier this policy applies to the subject at `now`.
+    @inline(__always)
+    func effectiveTier(of subject: Subject, signedIn: Bool, now: Date) -> Int {
+        guard signedIn, let name = subject.tier, let index = tierSlot(name) else { return defaultTier }
         if let expiry = subject.subscriptionExpiry, expiry < now { return defaultTier }
         return index
     }
 
     func evaluate<T: Tracer>(_ request: Request, useIndex: Bool, tracer: inout T) -> Decision {
-        guard let type = resourceTypes[request.resource.type] else {
-            tracer.record(TraceStep(check: "resource type", outcome: .fail, detail: "unknown resource type '\(request.resource.type)'", location: nil))
-            return defaultDeny()
+        guard let slot = slot(type: request.resource.type, action: request.action) else {
+            tracer.record(self.unknownPairStep(request))
+            return useIndex ? defaultDenyDecision : Decision(effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: "")))
         }
-        guard let action = type.actions[request.action] else {
-            tracer.record(TraceStep(check: "action", outcome: .fail, detail: "'\(request.action)' is not an action of '\(type.name)'", location: nil))
-            return defaultDeny()
-        }
-        tracer.record(TraceStep(check: "action", outcome: .pass, detail: "\(type.name).\(action.name)", location: action.location))
+        return evaluate(request, entry: entries[slot], useIndex: useIndex, tracer: &tracer)
+    }
 
-        let subject = request.subject
-        let signedIn = subject.isSignedIn
+    private func unknownPairStep(_ request: Request) -> TraceStep {
+        guard let type = resourceTypes[request.resource.type] else {
+            return TraceStep(check: "resource type", outcome: .fail, detail: "unknown resource type '\(request.resource.type)'", location: nil)
+        }
+        return TraceStep(check: "action", outcome: .fail, detail: "'\(request.action)' is not an action of '\(type.name)'", location: nil)
+    }
+
+    func evaluate<T: Tracer>(_ request: Request, entry: ActionEntry, useIndex: Bool, tracer: inout T) -> Decision {
+        tracer.record(TraceStep(check: "action", outcome: .pass, detail: "\(entry.typeName).\(entry.plan.name)", location: entry.plan.location))
+        let signedIn = request.subject.isSignedIn
         let now = request.context.now ?? Date()
-        let tier = effectiveTier(of: subject, signedIn: signedIn, now: now)
+        let tier = effectiveTier(of: request.subject, signedIn: signedIn, now: now)
         tracer.record(TraceStep(
             check: "subject", outcome: .info,
             detail: "\(signedIn ? "signed in" : "signed out"), effective tier '\(tiers[tier].id)'", location: nil))
-        let (isOwner, role) = standing(of: subject, signedIn: signedIn, on: request.resource, type: type)
-        let input = EvaluationInput(request: request, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role)
+        let (isOwner, role) = entry.needsStanding || !useIndex ? standing(request, signedIn: signedIn, entry: entry) : (false, nil)
+        // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all.
+        guard entry.hasConditions || !useIndex else {
+            return decide(
+                request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
+                tracer: &tracer, evaluate: { _ in nil })
+        }
+        return withUnsafePointer(to: request) { pointer in
+            let input = EvaluationInput(borrowing: pointer, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role)
+            return decide(
+                request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
+                tracer: &tracer, evaluate: { $0.evaluate(input) })
+        }
+    }
 
+    @inline(__always)
+    private func decide<T: Tracer>(
+        _ request: Request, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: String?, useIndex: Bool,
+        tracer: inout T, evaluate: (ConditionNode) -> ConditionValue?
+    ) -> Decision {
         // An explicit deny beats everything else.
-        for index in rulesToConsider(type: type.name, action: action, effect: .deny, useIndex: useIndex) {
-            let rule = rules[index]
-            let matched = rule.condition.map { $0.evaluate(input) ?? true } ?? true  // an error in a deny condition denies
+        let denyRules = useIndex ? entry.plan.denyRules : rulesToConsider(entry, effect: .deny)
+        for (position, index) in denyRules.enumerated() {
+            // An error in a deny condition denies.
+            let matched = Self.matches(useIndex ? entry.denyConditions[position] : rules[index].condition?.root, evaluate, onError: true)
             tracer.record(TraceStep(
-                check: "deny rule \(rule.name)", outcome: matched ? .fail : .skip,
-                detail: matched ? "matched" : "condition false", location: rule.location))
+                check: "deny rule \(rules[index].name)", outcome: matched ? .fail : .skip,
+                detail: matched ? "matched" : "condition false", location: rules[index].location))
             if matched {
-                var facts = MessageFacts(action: action.name, resource: type.name)
-                facts.rule = rule.name
-                let template = rule.message ?? action.messages[.deniedByRule] ?? defaultDenyMessage
-                return Decision(effect: .deny, reason: .deniedByRule, message: template.render(facts), policy: rule.location)
+                if useIndex { return entry.denyRuleDecisions[position] }
+                let message = MessageBuilder.ruleMessage(rules[index], plan: entry.plan, typeName: entry.typeName, defaultDenyMessage: defaultDenyMessage)
+                return Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
             }
         }
 
-        let failure = firstFailedRequirement(action, type: type, input: input, tier: tier, isOwner: isOwner, role: role, tracer: &tracer)
-        guard var failure else {
-            var decision = Decision(effect: .allow, reason: .allowed, policy: action.location)
-            if let limit = action.limit, let cap = limit.caps[tier] {
-                let used = request.resource.usage[limit.counter] ?? 0
+        guard let failure = firstFailedRequirement(
+            request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, tracer: &tracer, evaluate: evaluate)
+        else {
+            var decision = entry.allowDecision
+            if let caps = entry.limitCaps, let cap = caps[tier] {
+                let used = request.resource.usage[entry.limitCounter] ?? 0
                 decision.limit = cap
                 decision.used = used
                 // `used` comes from the request and may be any integer; Int.min must not trap.
@@ -79,153 +147,155 @@ extension CompiledPolicy {
         }
 
         // An allow rule can grant what the requirements refused.
-        for index in rulesToConsider(type: type.name, action: action, effect: .allow, useIndex: useIndex) {
-            let rule = rules[index]
-            let matched = rule.condition.map { $0.evaluate(input) ?? false } ?? true  // an error in an allow condition does not allow
+        let allowRules = useIndex ? entry.plan.allowRules : rulesToConsider(entry, effect: .allow)
+        for (position, index) in allowRules.enumerated() {
+            // An error in an allow condition does not allow.
+            let matched = Self.matches(useIndex ? entry.allowConditions[position] : rules[index].condition?.root, evaluate, onError: false)
             tracer.record(TraceStep(
-                check: "allow rule \(rule.name)", outcome: matched ? .pass : .skip,
-                detail: matched ? "matched" : "condition false", location: rule.location))
-            if matched { return Decision(effect: .allow, reason: .allowed, policy: rule.location) }
+                check: "allow rule \(rules[index].name)", outcome: matched ? .pass : .skip,
+                detail: matched ? "matched" : "condition false", location: rules[index].location))
+            if matched { return Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
         }
 
-        let template = action.messages[failure.decision.reason] ?? defaultDenyMessage
-        failure.decision.message = template.render(failure.facts)
-        return failure.decision
+        return decision(for: failure, entry: entry, tier: tier, useIndex: useIndex)
     }
 
-    private func defaultDeny() -> Decision {
-        Decision(effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: "")))
+    /// The deny for a failed requirement, message included, built in one go.
+    private func decision(for failure: Failure, entry: ActionEntry, tier: Int, useIndex: Bool) -> Decision {
+        let plan = entry.plan
+        let reason = failure.reason
+        if useIndex, let decision = entry.denyDecision(reason) { return decision }
+        let message: String
+        if useIndex, let rendered = entry.renderedMessage(reason, tier: tier) {
+            message = rendered
+        } else {
+            let facts = MessageBuilder.facts(reason, plan: plan, typeName: entry.typeName, tiers: tiers, tier: tier, used: failure.used)
+            message = MessageBuilder.template(reason, plan: plan, defaultDenyMessage: defaultDenyMessage).render(facts)
+        }
+        guard reason == .limitExceeded, let limit = plan.limit else {
+            return ActionEntry.deny(reason, message: message, plan: plan, tiers: tiers)
+        }
+        return Decision(
+            effect: .deny, reason: reason, message: message, limit: limit.caps[tier], used: failure.used, remaining: 0,
+            upgradeTo: limit.upgrades[tier].map { tiers[$0].id }, policy: limit.capLocations[tier] ?? limit.location)
     }
 
-    private func rulesToConsider(type: String, action: ActionPlan, effect: Effect, useIndex: Bool) -> [Int] {
-        if useIndex { return effect == .deny ? action.denyRules : action.allowRules }
-        return rules.indices.filter { rules[$0].effect == effect && rules[$0].applies(toType: type, action: action.name) }
+    /// Which requirement failed: plain values, so nothing is copied until the decision is built.
+    private struct Failure {
+        var reason: Reason
+        /// The count used, for `limit_exceeded`.
+        var used: Int = 0
+    }
+
+    /// Whether a rule with this condition root matches: no condition always does; an evaluation error gives `onError`.
+    @inline(__always)
+    private static func matches(_ root: ConditionNode?, _ evaluate: (ConditionNode) -> ConditionValue?, onError: Bool) -> Bool {
+        guard let root else { return true }
+        switch evaluate(root) {
+        case .bool(let b)?: return b
+        default: return onError
+        }
+    }
+
+    private func rulesToConsider(_ entry: ActionEntry, effect: Effect) -> [Int] {
+        rules.indices.filter { rules[$0].effect == effect && rules[$0].applies(toType: entry.typeName, action: entry.plan.name) }
     }
 
     /// The subject's standing on the resource: whether it owns it (by the owner field, or by holding the
     /// declared owner role as a member) and the role conditions see as `resource.role`.
-    private func standing(of subject: Subject, signedIn: Bool, on resource: Resource, type: ResourceTypePlan) -> (isOwner: Bool, role: String?) {
-        guard signedIn, let id = subject.id else { return (false, nil) }
-        if let owner = type.owner, owner.read(resource) == id { return (true, type.ownerRole ?? "owner") }
-        guard let role = resource.members[id] else { return (false, nil) }
-        return (role == type.ownerRole, role)
+    private func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
+        guard signedIn, let id = request.subject.id else { return (false, nil) }
+        if let owner = entry.owner, owner.read(request.resource) == id { return (true, entry.ownerRole ?? "owner") }
+        guard let role = request.resource.members[id] else { return (false, nil) }
+        return (role == entry.ownerRole, role)
     }
 
-    private struct Failure {
-        var decision: Decision
-        var facts: MessageFacts
-    }
-
+    /// The first requirement of the action the request fails, as a deny without its message yet; nil when all pass.
+    @inline(__always)
     private func firstFailedRequirement<T: Tracer>(
-        _ action: ActionPlan, type: ResourceTypePlan, input: EvaluationInput, tier: Int, isOwner: Bool, role: String?, tracer: inout T
+        _ request: Request, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: String?, tracer: inout T,
+        evaluate: (ConditionNode) -> ConditionValue?
     ) -> Failure? {
-        let request = input.request
-        func fail(_ reason: Reason, at location: SourceLocation?, _ detail: String, _ fill: (inout MessageFacts) -> Void = { _ in }) -> Failure {
-            tracer.record(TraceStep(check: reason.rawValue, outcome: .fail, detail: detail, location: location))
-            var facts = MessageFacts(action: action.name, resource: type.name)
-            fill(&facts)
-            return Failure(decision: Decision(effect: .deny, reason: reason, policy: location), facts: facts)
+        let action = entry.plan
+        func fail(_ reason: Reason, at location: @autoclosure () -> SourceLocation?, _ detail: @autoclosure () -> String) -> Failure {
+            tracer.record(TraceStep(check: reason.rawValue, outcome: .fail, detail: detail(), location: location()))
+            return Failure(reason: reason)
         }
 
-        if let location = action.signIn {
-            guard input.signedIn else { return fail(.unauthenticated, at: location, "sign-in required, subject is signed out") }
-            tracer.record(TraceStep(check: "sign-in", outcome: .pass, detail: "signed in", location: location))
+        // Requirement data comes from the entry's flat fields; the plan's structs are read only for traces.
+        if entry.needsSignIn {
+            guard signedIn else { return fail(.unauthenticated, at: action.signIn, "sign-in required, subject is signed out") }
+            tracer.record(TraceStep(check: "sign-in", outcome: .pass, detail: "signed in", location: action.signIn))
         }
 
-        if let auth = action.auth {
-            let method = request.subject.auth?.method
-            if !auth.methods.isEmpty, !(method.map(auth.methods.contains) ?? false) {
-                return fail(.stepUpRequired, at: auth.location, "needs \(auth.methods.joined(separator: " or ")), verified by \(method ?? "nothing")") {
-                    $0.methods = auth.methods
-                    $0.maxAge = auth.maxAge.map(Self.formatDuration)
+        if entry.hasAuth {
+            let methods = entry.authMethods
+            if !methods.isEmpty {
+                let method = request.subject.auth?.method
+                if !(method.map(methods.contains) ?? false) {
+                    return fail(.stepUpRequired, at: action.auth?.location, "needs \(methods.joined(separator: " or ")), verified by \(method ?? "nothing")")
                 }
             }
-            if let maxAge = auth.maxAge {
-                guard let at = request.subject.auth?.verifiedAt, input.now.timeIntervalSince(at) <= maxAge else {
-                    return fail(.stepUpRequired, at: auth.location, "verification older than \(Self.formatDuration(maxAge)) or missing") {
-                        $0.methods = auth.methods
-                        $0.maxAge = Self.formatDuration(maxAge)
-                    }
+            if let maxAge = entry.authMaxAge {
+                guard let at = request.subject.auth?.verifiedAt, now.timeIntervalSince(at) <= maxAge else {
+                    return fail(.stepUpRequired, at: action.auth?.location, "verification older than \(CompiledPolicy.formatDuration(maxAge)) or missing")
                 }
             }
-            tracer.record(TraceStep(check: "auth", outcome: .pass, detail: "method and freshness satisfied", location: auth.location))
+            tracer.record(TraceStep(check: "auth", outcome: .pass, detail: "method and freshness satisfied", location: action.auth?.location))
         }
 
-        if let needed = action.appRoles {
-            guard request.subject.roles.contains(where: needed.roles.contains) else {
-                return fail(.roleRequired, at: needed.location, "needs app role \(needed.roles.joined(separator: " or "))") {
-                    $0.roles = needed.displayNames
-                }
+        if let needed = entry.appRoles {
+            guard request.subject.roles.contains(where: needed.contains) else {
+                return fail(.roleRequired, at: action.appRoles?.location, "needs app role \(needed.joined(separator: " or "))")
             }
-            tracer.record(TraceStep(check: "app role", outcome: .pass, detail: "has \(needed.roles.joined(separator: " or "))", location: needed.location))
+            tracer.record(TraceStep(check: "app role", outcome: .pass, detail: "has \(needed.joined(separator: " or "))", location: action.appRoles?.location))
         }
 
-        if let membership = action.membership {
+        if entry.hasMembership {
             if isOwner {
-                tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "owner", location: membership.location))
+                tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "owner", location: action.membership?.location))
             } else if let role {
-                guard membership.openToMembers || membership.grantingRoles.contains(role) else {
-                    return fail(membership.ownerOnly ? .ownerOnly : .accessDenied, at: membership.location, "role '\(role)' does not grant '\(action.name)'")
+                guard entry.openToMembers || entry.grants(role) else {
+                    return fail(entry.ownerOnly ? .ownerOnly : .accessDenied, at: action.membership?.location, "role '\(role)' does not grant '\(action.name)'")
                 }
-                tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "role '\(role)' grants '\(action.name)'", location: membership.location))
+                tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "role '\(role)' grants '\(action.name)'", location: action.membership?.location))
             } else {
-                return fail(.notMember, at: membership.location, "subject is not a member")
+                return fail(.notMember, at: action.membership?.location, "subject is not a member")
             }
         }
 
-        if let feature = action.feature {
-            guard feature.tierHas[tier] else {
-                let upgrade = tiers[feature.upgradeTo]
-                var failure = fail(.requiresUpgrade, at: feature.location, "tier '\(tiers[tier].id)' lacks feature '\(feature.id)'") {
-                    $0.feature = feature.name
-                    $0.tier = upgrade.name
-                    $0.price = upgrade.price
-                }
-                failure.decision.upgradeTo = upgrade.id
-                return failure
+        if let tierHas = entry.featureTierHas {
+            guard tierHas[tier] else {
+                return fail(.requiresUpgrade, at: action.feature?.location, "tier '\(tiers[tier].id)' lacks feature '\(action.feature?.id ?? "")'")
             }
-            tracer.record(TraceStep(check: "feature \(feature.id)", outcome: .pass, detail: "tier '\(tiers[tier].id)' has it", location: feature.location))
+            tracer.record(TraceStep(
+                check: "feature \(action.feature?.id ?? "")", outcome: .pass, detail: "tier '\(tiers[tier].id)' has it", location: action.feature?.location))
         }
 
-        if let limit = action.limit {
-            if let cap = limit.caps[tier] {
-                let used = request.resource.usage[limit.counter] ?? 0
+        if let caps = entry.limitCaps {
+            if let cap = caps[tier] {
+                let used = request.resource.usage[entry.limitCounter] ?? 0
                 if used >= cap {
-                    let upgrade = limit.upgrades[tier].map { tiers[$0] }
-                    var failure = fail(.limitExceeded, at: limit.capLocations[tier] ?? limit.location, "\(used) of \(cap) \(limit.counter) used") {
-                        $0.limit = cap
-                        $0.limitName = limit.name
-                        $0.used = used
-                        $0.remaining = 0
-                        $0.tier = upgrade?.name
-                        $0.price = upgrade?.price
-                    }
-                    failure.decision.limit = cap
-                    failure.decision.used = used
-                    failure.decision.remaining = 0
-                    failure.decision.upgradeTo = upgrade?.id
+                    var failure = fail(
+                        .limitExceeded, at: action.limit.flatMap { $0.capLocations[tier] ?? $0.location }, "\(used) of \(cap) \(entry.limitCounter) used")
+                    failure.used = used
                     return failure
                 }
-                tracer.record(TraceStep(check: "limit \(limit.id)", outcome: .pass, detail: "\(used) of \(cap) used", location: limit.location))
+                tracer.record(TraceStep(check: "limit \(action.limit?.id ?? "")", outcome: .pass, detail: "\(used) of \(cap) used", location: action.limit?.location))
             } else {
-                tracer.record(TraceStep(check: "limit \(limit.id)", outcome: .pass, detail: "unlimited on '\(tiers[tier].id)'", location: limit.location))
+                tracer.record(TraceStep(
+                    check: "limit \(action.limit?.id ?? "")", outcome: .pass, detail: "unlimited on '\(tiers[tier].id)'", location: action.limit?.location))
             }
         }
 
-        if let consent = action.consent {
-            guard let condition = consent.condition, condition.evaluate(input) == true else {
-                return fail(.consentRequired, at: consent.location, consent.condition == nil ? "consent can never be given" : "privacy settings do not consent") {
-                    $0.consent = consent.name
-                }
+        if entry.hasConsent {
+            guard let root = entry.consentCondition, case .bool(true)? = evaluate(root) else {
+                return fail(
+                    .consentRequired, at: action.consent?.location,
+                    entry.consentCondition == nil ? "consent can never be given" : "privacy settings do not consent")
             }
-            tracer.record(TraceStep(check: "consent", outcome: .pass, detail: condition.source, location: consent.location))
+            tracer.record(TraceStep(check: "consent", outcome: .pass, detail: action.consent?.condition?.source ?? "", location: action.consent?.location))
         }
         return nil
-    }
-
-    static func formatDuration(_ seconds: Double) -> String {
-        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) hour\(seconds == 3600 ? "" : "s")" }
-        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) minute\(seconds == 60 ? "" : "s")" }
-        return "\(Int(seconds)) second\(seconds == 1 ? "" : "s")"
     }
 }

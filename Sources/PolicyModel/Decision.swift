@@ -12,6 +12,7 @@ public struct Decision: Sendable, Hashable {
     /// Where the rule that decided is written.
     public var policy: SourceLocation?
 
+    @inlinable
     public init(
         effect: Effect, reason: Reason, message: String? = nil, limit: Int? = nil, used: Int? = nil,
         remaining: Int? = nil, upgradeTo: String? = nil, policy: SourceLocation? = nil
@@ -26,6 +27,7 @@ public struct Decision: Sendable, Hashable {
         self.policy = policy
     }
 
+    @inlinable
     public var isAllowed: Bool { effect == .allow }
 }
 

@@ -45,6 +45,7 @@ public struct Subject: Sendable, Hashable {
     }
 
     /// Whether the subject counts as signed in: it has an id and its auth method is not `anonymous`.
+    @inlinable @inline(__always)
     public var isSignedIn: Bool {
         guard let id, !id.isEmpty else { return false }
         return auth?.method != AuthMethod.anonymous

@@ -10,12 +10,15 @@ public struct SourceFile: Sendable, Hashable {
     public init(path: String, text: String) {
         self.path = path
         self.text = text
+        // A line starts after every LF byte: after "\n" and after "\r\n" (one Character), and Unicode always breaks
+        // a grapheme after LF, so these are Character boundaries. Walking bytes avoids grapheme breaking.
         var starts = [text.startIndex]
-        var i = text.startIndex
-        while i < text.endIndex {
-            let c = text[i]
-            i = text.index(after: i)
-            if c == "\n" || c == "\r\n" { starts.append(i) }
+        let utf8 = text.utf8
+        var i = utf8.startIndex
+        while i < utf8.endIndex {
+            let byte = utf8[i]
+            i = utf8.index(after: i)
+            if byte == 0x0A { starts.append(i) }
         }
         lineStarts = starts
     }

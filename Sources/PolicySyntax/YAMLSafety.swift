@@ -17,11 +17,27 @@ public struct YAMLLimits: Sendable, Hashable {
 /// conservative: when in doubt it reports, which at worst refuses a file Yams would also refuse.
 enum YAMLSafetyScanner {
     static func scan(_ file: SourceFile, limits: YAMLLimits) -> [Diagnostic] {
+        // In ASCII text without carriage returns every Character is one byte, so scanning bytes finds exactly what
+        // scanning Characters does (same lines, same columns) without grapheme breaking; anything else scans Characters.
+        let utf8 = file.text.utf8
+        if utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) {
+            let lines = utf8.split(separator: 0x0A, omittingEmptySubsequences: false).lazy.map { $0.map(ASCIIUnit.init) }
+            return scan(lines: lines, file: file, limits: limits)
+        }
+        let lines = file.text.split(separator: "\n", omittingEmptySubsequences: false).lazy.map { rawLine in
+            Array(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
+        }
+        return scan(lines: lines, file: file, limits: limits)
+    }
+
+    private static func scan<Lines: Sequence, Unit: Equatable & ExpressibleByUnicodeScalarLiteral>(
+        lines: Lines, file: SourceFile, limits: YAMLLimits
+    ) -> [Diagnostic] where Lines.Element == [Unit] {
         var diagnostics: [Diagnostic] = []
         var flowDepth = 0
         var indentStack: [Int] = []
         var blockScalarIndent: Int?  // while inside a block scalar: the indentation of its parent line
-        var quote: Character?  // open quoted scalar spanning lines
+        var quote: Unit?  // open quoted scalar spanning lines
         var lineNumber = 0
         var reportedDepth = false
 
@@ -30,9 +46,8 @@ enum YAMLSafetyScanner {
             diagnostics.append(Diagnostic(.error, code, message, at: file.location(line: line, column: column), help: help))
         }
 
-        for rawLine in file.text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in lines {
             lineNumber += 1
-            let line = Array(rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine)
             let indent = line.prefix { $0 == " " }.count
             let isBlank = line.allSatisfy { $0 == " " || $0 == "\t" }
 
@@ -113,7 +128,7 @@ enum YAMLSafetyScanner {
                 case ",":
                     atNodeStart = flowDepth > 0
                 case ":":
-                    let next = i + 1 < line.count ? line[i + 1] : " "
+                    let next: Unit = i + 1 < line.count ? line[i + 1] : " "
                     if next == " " || next == "\t" || (flowDepth > 0 && (next == "," || next == "]" || next == "}")) {
                         atNodeStart = true
                     } else {
@@ -134,4 +149,11 @@ enum YAMLSafetyScanner {
         }
         return diagnostics
     }
+}
+
+/// One byte of ASCII text, comparable with character literals.
+private struct ASCIIUnit: Equatable, ExpressibleByUnicodeScalarLiteral {
+    let byte: UInt8
+    init(_ byte: UInt8) { self.byte = byte }
+    init(unicodeScalarLiteral scalar: Unicode.Scalar) { byte = UInt8(truncatingIfNeeded: scalar.value) }
 }

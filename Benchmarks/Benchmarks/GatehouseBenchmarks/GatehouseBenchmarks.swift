@@ -23,6 +23,8 @@ let benchmarks: @Sendable () -> Void = {
         let policy = Fixtures.compiled(set)
         let requests = Fixtures.requests(for: set)
         let allows = Fixtures.allowRequests(for: set, policy: policy)
+        let denies = requests.filter { !policy.decide($0).isAllowed }
+        let prepared = requests.map { policy.prepare(resourceType: $0.resource.type, action: $0.action) }
         let files = Fixtures.files(of: set)
 
         Benchmark("decide \(set) mix/\(requests.count)") { benchmark in
@@ -33,6 +35,18 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("decide \(set) allow-only/\(allows.count)") { benchmark in
             for _ in benchmark.scaledIterations {
                 for request in allows { blackHole(policy.decide(request)) }
+            }
+        }
+        Benchmark("decide \(set) deny-only/\(denies.count)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                for request in denies { blackHole(policy.decide(request)) }
+            }
+        }
+        Benchmark("decide \(set) prepared mix/\(requests.count)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                for (request, handle) in zip(requests, prepared) {
+                    blackHole(handle.map { policy.decide(request, prepared: $0) } ?? policy.decide(request))
+                }
             }
         }
         Benchmark("explain \(set) mix/\(requests.count)") { benchmark in
@@ -48,10 +62,10 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Synthetic sets compile lazily, once per process, only when a scaling benchmark runs: the plugin starts
-    // this executable once per benchmark, and 10,000 rules take seconds to compile.
+    // this executable once per benchmark, and 100,000 rules take seconds to compile.
     let environment = ProcessInfo.processInfo.environment
     let maxRules = Int(environment["GATEHOUSE_BENCH_MAX_RULES"] ?? "") ?? 10_000
-    let maxCompileRules = Int(environment["GATEHOUSE_BENCH_MAX_COMPILE_RULES"] ?? "") ?? 1_000
+    let maxCompileRules = Int(environment["GATEHOUSE_BENCH_MAX_COMPILE_RULES"] ?? "") ?? 10_000
     for n in [10, 1_000, 10_000, 100_000] where n <= maxRules {
         Benchmark("scaling decide \(n) rules mix/256") { benchmark in
             let (policy, requests) = SyntheticCache.shared.policy(rules: n)

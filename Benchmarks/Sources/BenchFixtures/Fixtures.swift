@@ -55,6 +55,7 @@ public enum Fixtures {
         switch set {
         case "research-crawler": return researchCrawler
         case "mimisupply": return mimisupply
+        case "contacasal": return contacasal
         default: return []
         }
     }
@@ -125,6 +126,41 @@ public enum Fixtures {
             Request(subject: user(["admin"]), action: "admin_console", resource: market, context: ctx),
             Request(subject: user(["Admin"]), action: "admin_console", resource: market, context: ctx),
             Request(subject: user(["admin"]), action: "refund", resource: market, context: ctx),  // unknown action
+        ]
+    }()
+
+    public static let contacasal: [Request] = {
+        let ctx = Context(now: now)
+        let onboarding = Resource(type: "onboarding")
+        let account = Resource(type: "account")
+        let space = Resource(type: "space", id: "s1", ownerId: "ana", members: ["bia": "partner"])
+        func who(_ id: String, _ method: String, minutesAgo: Double? = 1) -> Subject {
+            Subject(id: id, auth: Authentication(method: method, verifiedAt: minutesAgo.map { now.addingTimeInterval(-$0 * 60) }))
+        }
+        return [
+            // Onboarding: anonymous sessions may start.
+            Request(subject: who("anon-1", AuthMethod.anonymous, minutesAgo: nil), action: "create_space", resource: onboarding, context: ctx),
+            Request(subject: Subject(), action: "join_space", resource: onboarding, context: ctx),
+            Request(subject: who("anon-1", AuthMethod.anonymous, minutesAgo: nil), action: "set_pin", resource: onboarding, context: ctx),
+            // The shared space: PIN or Face ID in the last 15 minutes, owner and partner, strangers.
+            Request(subject: who("ana", AuthMethod.anonymous, minutesAgo: nil), action: "view_dashboard", resource: space, context: ctx),  // signed out
+            Request(subject: who("bia", AuthMethod.pin, minutesAgo: 10), action: "view_dashboard", resource: space, context: ctx),  // allow
+            Request(subject: who("bia", AuthMethod.biometric), action: "add_expense", resource: space, context: ctx),  // allow
+            Request(subject: who("bia", AuthMethod.pin, minutesAgo: 15), action: "edit_expense", resource: space, context: ctx),  // edge: allow
+            Request(subject: who("bia", AuthMethod.pin, minutesAgo: 15.01), action: "delete_expense", resource: space, context: ctx),  // stale
+            Request(subject: who("bia", AuthMethod.apple), action: "view_dashboard", resource: space, context: ctx),  // wrong method
+            Request(subject: who("caio", AuthMethod.pin), action: "view_dashboard", resource: space, context: ctx),  // not member
+            Request(subject: who("bia", AuthMethod.pin), action: "regenerate_share_code", resource: space, context: ctx),  // owner only
+            Request(subject: who("ana", AuthMethod.pin), action: "regenerate_share_code", resource: space, context: ctx),  // owner
+            Request(subject: who("ana", AuthMethod.biometric), action: "remove_partner", resource: space, context: ctx),  // needs PIN
+            Request(subject: who("ana", AuthMethod.pin, minutesAgo: 2), action: "remove_partner", resource: space, context: ctx),  // allow
+            // Account: Apple identity, fresh verification.
+            Request(subject: who("ana", AuthMethod.apple, minutesAgo: nil), action: "sign_in_on_new_device", resource: account, context: ctx),
+            Request(subject: who("ana", AuthMethod.pin, minutesAgo: nil), action: "sign_in_on_new_device", resource: account, context: ctx),
+            Request(subject: who("ana", AuthMethod.pin, minutesAgo: 3), action: "export_data", resource: account, context: ctx),  // allow
+            Request(subject: who("anon-1", AuthMethod.anonymous, minutesAgo: nil), action: "export_data", resource: account, context: ctx),
+            Request(subject: who("ana", AuthMethod.pin, minutesAgo: 30), action: "delete_account", resource: account, context: ctx),  // stale
+            Request(subject: who("ana", AuthMethod.pin), action: "close_space", resource: space, context: ctx),  // unknown action
         ]
     }()
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Instructions per decision under callgrind, which counts instead of timing.
+
+Allocations are counted by gatehouse-bench itself (malloc interposer), not here.
+
+Usage (from Benchmarks/, after `swift build -c release --product gatehouse-bench`):
+    scripts/callgrind-per-decision.py decide research-crawler [PASSES]
+    scripts/callgrind-per-decision.py allow|deny|prepared|explain SET [PASSES]
+    scripts/callgrind-per-decision.py scaling 10000 [PASSES]
+
+Runs `gatehouse-bench --profile KIND SET PASSES` under callgrind with collection switched on only inside
+`CompiledPolicy.decide` (or `explain`), so loading and compiling are not counted, and divides by the decisions
+made. SWIFT_DETERMINISTIC_HASHING=1 makes Dictionary layouts, and so the counts, repeat from run to run.
+"""
+import os, re, subprocess, sys, tempfile
+
+BENCH = os.environ.get("GATEHOUSE_BENCH", ".build/release/gatehouse-bench")
+
+
+def stripped_copy(tmp):
+    """valgrind 3.19 cannot read the DWARF 5 that swiftc emits: profile copies with the symbols but no debug info."""
+    folder = os.path.dirname(os.path.realpath(BENCH))
+    for name in os.listdir(folder):
+        if name == os.path.basename(BENCH) or name.endswith(".so"):
+            subprocess.run(["objcopy", "--strip-debug", os.path.join(folder, name), os.path.join(tmp, name)], check=True)
+    return os.path.join(tmp, os.path.basename(BENCH))
+
+
+def entry_points(binary, kind):
+    """The public entry symbols of the kind: decide (both forms) or explain."""
+    names = subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout.split("\n")
+    pattern = r"CompiledA0V7explain" if kind == "explain" else r"CompiledA0V6decide(y|_8prepared)"
+    return [line.split()[-1] for line in names if " T " in line and re.search(pattern, line)]
+
+
+def run(kind, target, passes):
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = stripped_copy(tmp)
+        out = os.path.join(tmp, "cg.out")
+        toggles = [f"--toggle-collect={symbol}" for symbol in entry_points(binary, kind)]
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--compress-strings=no", "--compress-pos=no", *toggles,
+             f"--callgrind-out-file={out}", binary, "--profile", kind, target, str(passes)],
+            capture_output=True, text=True, env={**os.environ, "SWIFT_DETERMINISTIC_HASHING": "1"})
+        if proc.returncode != 0:
+            sys.exit(proc.stderr[-2000:])
+        collected = int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
+        requests = int(re.search(r"passes over (\d+) requests", proc.stdout).group(1))
+        return collected, requests
+
+
+def main():
+    kind, target = sys.argv[1], sys.argv[2]
+    passes = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    # Warm-up and filtering in the runner call decide too: count them by running 0 passes and subtract.
+    base, n = run(kind, target, 0)
+    full, _ = run(kind, target, passes)
+    decisions = passes * n
+    print(f"{kind} {target}: {n} requests x {passes} passes: "
+          f"{(full - base) / decisions:,.0f} instructions per decision")
+
+
+main()

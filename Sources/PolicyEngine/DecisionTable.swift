@@ -1,0 +1,427 @@
+import Foundation
+import PolicyModel
+
+/// A compiled policy's storage, laid out for `decide`.
+///
+/// Every action of every resource type sits in one flat array of `ActionEntry` objects; a slot is an index
+/// into it. `(resource type, action)` resolves to a slot through `ActionTable`, which hashes the two names
+/// with a cheap word-at-a-time hash instead of two `Dictionary<String, _>` lookups (SipHash and String
+/// normalisation). Deny messages whose facts never change for an action are rendered here, once, so a deny
+/// returns a stored string instead of building one.
+final class DecisionTable: Sendable {
+    let tiers: [TierPlan]
+    let tierIndex: [String: Int]
+    let defaultTier: Int
+    let productTiers: [String: String]
+    let resourceTypes: [String: ResourceTypePlan]
+    let rules: [RulePlan]
+    let defaultDenyMessage: MessageTemplate
+    /// `default_deny`, with its message rendered once.
+    let defaultDenyDecision: Decision
+    /// Every action of every resource type; `ActionTable` slots index it.
+    let entries: [ActionEntry]
+    let actionTable: ActionTable
+    /// Tier ids in upgrade order, for a linear lookup when there are few.
+    private let tierIDs: [String]
+    /// Slots by name, kept only when some policy name is not ASCII (and so cannot use `actionTable`).
+    private let slotsByName: [String: [String: Int]]
+
+    init(
+        tiers: [TierPlan], defaultTier: Int, productTiers: [String: String], resourceTypes: [String: ResourceTypePlan],
+        rules: [RulePlan], defaultDenyMessage: MessageTemplate
+    ) {
+        self.tiers = tiers
+        self.tierIndex = Dictionary(uniqueKeysWithValues: tiers.enumerated().map { ($1.id, $0) })
+        self.tierIDs = tiers.map(\.id)
+        self.defaultTier = defaultTier
+        self.productTiers = productTiers
+        self.resourceTypes = resourceTypes
+        self.rules = rules
+        self.defaultDenyMessage = defaultDenyMessage
+        self.defaultDenyDecision = Decision(
+            effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: "")))
+
+        // Identical rendered texts share one string: most actions show the same few messages.
+        var interned: [String: String] = [:]
+        func intern(_ text: String) -> String {
+            if let existing = interned[text] { return existing }
+            interned[text] = text
+            return text
+        }
+        var entries: [ActionEntry] = []
+        var keys: [(type: String, action: String)] = []
+        for typeName in resourceTypes.keys.sorted() {
+            let type = resourceTypes[typeName]!
+            for actionName in type.actions.keys.sorted() {
+                let plan = type.actions[actionName]!
+                let build = MessageBuilder(plan: plan, type: type, tiers: tiers, rules: rules, defaultDenyMessage: defaultDenyMessage)
+                entries.append(ActionEntry(plan: plan, type: type, rules: rules, tiers: tiers, messages: build.messages(intern), ruleMessages: build.denyRuleMessages(intern), limitMessages: build.limitMessages(intern)))
+                keys.append((typeName, actionName))
+            }
+        }
+        self.entries = entries
+        self.actionTable = ActionTable(keys)
+        var slotsByName: [String: [String: Int]] = [:]
+        if !actionTable.isUsable {
+            for (slot, key) in keys.enumerated() { slotsByName[key.type, default: [:]][key.action] = slot }
+        }
+        self.slotsByName = slotsByName
+    }
+
+    /// The slot of `action` on `type`, or nil when the policy does not know the pair.
+    @inline(__always)
+    func slot(type: String, action: String) -> Int? {
+        switch actionTable.lookup(type: type, action: action) {
+        case .found(let slot): return slot
+        case .absent: return nil
+        case .notASCII:
+            // Names outside ASCII compare by canonical equivalence, as Dictionary keys do: find the plan by
+            // dictionary, then its slot by the policy's own spelling of the names.
+            guard let plan = resourceTypes[type]?.actions[action] else { return nil }
+            if case .found(let slot) = actionTable.lookup(type: plan.resourceType, action: plan.name) { return slot }
+            return slotsByName[plan.resourceType]?[plan.name]
+        }
+    }
+
+    /// The index of tier `name`, or nil when the policy has no such tier.
+    @inline(__always)
+    func tierSlot(_ name: String) -> Int? {
+        if tierIDs.count <= 8 {
+            for i in tierIDs.indices where tierIDs[i] == name { return i }
+            return nil
+        }
+        return tierIndex[name]
+    }
+}
+
+/// One action of one resource type, with what `decide` needs beside the plan, computed once.
+final class ActionEntry: Sendable {
+    let plan: ActionPlan
+    let typeName: String
+    let owner: OwnerField?
+    let ownerRole: String?
+    /// Whether the subject's standing (owner, member role) matters: a membership requirement, or conditions
+    /// that may read `resource.role`. When not, `decide` skips the member lookup.
+    let needsStanding: Bool
+    /// Whether any condition is evaluated for this action (rules or consent).
+    let hasConditions: Bool
+    /// The membership plan's granting roles as a list, searched linearly when short.
+    let grantingRoles: [String]
+    /// The condition roots of `plan.denyRules`, `plan.allowRules` and the consent, in order: an indirect enum
+    /// is one reference, so reading one does not copy a whole `CompiledCondition`.
+    let denyConditions: [ConditionNode?]
+    let allowConditions: [ConditionNode?]
+    let consentCondition: ConditionNode?
+    // The plan's requirements, flattened so checking one copies no struct out of the plan.
+    let needsSignIn: Bool
+    let hasAuth: Bool
+    let authMethods: [String]
+    let authMaxAge: Double?
+    let appRoles: [String]?
+    let hasMembership: Bool
+    let openToMembers: Bool
+    let ownerOnly: Bool
+    let featureTierHas: [Bool]?
+    let limitCaps: [Int?]?
+    let limitCounter: String
+    let hasConsent: Bool
+    /// Deny messages rendered with this action's facts, by reason; absent where a fact varies per request.
+    let messages: [(reason: Reason, text: String)]
+    /// The message of each deny rule, in `plan.denyRules` order.
+    let denyRuleMessages: [String]
+    /// `limit_exceeded` per effective tier, when the template does not show `{used}`.
+    let limitMessages: [String?]
+    /// The allow decision (pointing at the action), before any limit figures are filled in.
+    let allowDecision: Decision
+    /// The finished deny decision of each reason whose message is fixed, so a deny is a copy, not a build.
+    let denyDecisions: [Decision]
+    /// The finished deny decision of each deny rule, in `plan.denyRules` order.
+    let denyRuleDecisions: [Decision]
+
+    init(
+        plan: ActionPlan, type: ResourceTypePlan, rules: [RulePlan], tiers: [TierPlan], messages: [(Reason, String)], ruleMessages: [String],
+        limitMessages: [String?]
+    ) {
+        self.plan = plan
+        self.typeName = type.name
+        self.owner = type.owner
+        self.ownerRole = type.ownerRole
+        let conditions = !plan.denyRules.isEmpty || !plan.allowRules.isEmpty || plan.consent?.condition != nil
+        self.hasConditions = conditions
+        self.needsStanding = plan.membership != nil || conditions
+        self.grantingRoles = plan.membership.map { Array($0.grantingRoles) } ?? []
+        self.denyConditions = plan.denyRules.map { rules[$0].condition?.root }
+        self.allowConditions = plan.allowRules.map { rules[$0].condition?.root }
+        self.consentCondition = plan.consent?.condition?.root
+        self.needsSignIn = plan.signIn != nil
+        self.hasAuth = plan.auth != nil
+        self.authMethods = plan.auth?.methods ?? []
+        self.authMaxAge = plan.auth?.maxAge
+        self.appRoles = plan.appRoles?.roles
+        self.hasMembership = plan.membership != nil
+        self.openToMembers = plan.membership?.openToMembers ?? false
+        self.ownerOnly = plan.membership?.ownerOnly ?? false
+        self.featureTierHas = plan.feature?.tierHas
+        self.limitCaps = plan.limit?.caps
+        self.limitCounter = plan.limit?.counter ?? ""
+        self.hasConsent = plan.consent != nil
+        self.messages = messages.map { (reason: $0.0, text: $0.1) }
+        self.denyRuleMessages = ruleMessages
+        self.limitMessages = limitMessages
+        self.allowDecision = Decision(effect: .allow, reason: .allowed, policy: plan.location)
+        self.denyDecisions = messages.map { reason, message in
+            Self.deny(reason, message: message, plan: plan, tiers: tiers)
+        }
+        self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
+            Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
+        }
+    }
+
+    /// The deny for a failed requirement with a fixed message (every reason but `limit_exceeded`).
+    static func deny(_ reason: Reason, message: String, plan: ActionPlan, tiers: [TierPlan]) -> Decision {
+        switch reason {
+        case .unauthenticated:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.signIn)
+        case .stepUpRequired:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.auth?.location)
+        case .roleRequired:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.appRoles?.location)
+        case .requiresUpgrade:
+            let upgrade = plan.feature.map { tiers[$0.upgradeTo].id }
+            return Decision(effect: .deny, reason: reason, message: message, upgradeTo: upgrade, policy: plan.feature?.location)
+        case .consentRequired:
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.consent?.location)
+        default:  // not_member, access_denied, owner_only
+            return Decision(effect: .deny, reason: reason, message: message, policy: plan.membership?.location)
+        }
+    }
+
+    /// The finished deny for `reason` when its message is fixed.
+    @inline(__always)
+    func denyDecision(_ reason: Reason) -> Decision? {
+        for i in messages.indices where messages[i].reason == reason { return denyDecisions[i] }
+        return nil
+    }
+
+    /// Whether a member with `role` is granted the action by role.
+    @inline(__always)
+    func grants(_ role: String) -> Bool {
+        if grantingRoles.count <= 8 {
+            for granting in grantingRoles where granting == role { return true }
+            return false
+        }
+        return plan.membership?.grantingRoles.contains(role) ?? false
+    }
+
+    /// The pre-rendered message for `reason` at effective tier `tier`, if there is one.
+    @inline(__always)
+    func renderedMessage(_ reason: Reason, tier: Int) -> String? {
+        if reason == .limitExceeded { return tier < limitMessages.count ? limitMessages[tier] : nil }
+        for entry in messages where entry.reason == reason { return entry.text }
+        return nil
+    }
+}
+
+/// The facts each deny reason of an action offers its message. Only `limit_exceeded` depends on the request
+/// (the count used, and through the effective tier the cap and the tier that lifts it).
+struct MessageBuilder {
+    let plan: ActionPlan
+    let type: ResourceTypePlan
+    let tiers: [TierPlan]
+    let rules: [RulePlan]
+    let defaultDenyMessage: MessageTemplate
+
+    /// The facts for `reason`; `tier` and `used` matter only to `limit_exceeded`.
+    static func facts(_ reason: Reason, plan: ActionPlan, typeName: String, tiers: [TierPlan], tier: Int, used: Int) -> MessageFacts {
+        var facts = MessageFacts(action: plan.name, resource: typeName)
+        switch reason {
+        case .stepUpRequired:
+            facts.methods = plan.auth?.methods ?? []
+            facts.maxAge = plan.auth?.maxAge.map(CompiledPolicy.formatDuration)
+        case .roleRequired:
+            facts.roles = plan.appRoles?.displayNames ?? []
+        case .requiresUpgrade:
+            if let feature = plan.feature {
+                let upgrade = tiers[feature.upgradeTo]
+                facts.feature = feature.name
+                facts.tier = upgrade.name
+                facts.price = upgrade.price
+            }
+        case .limitExceeded:
+            if let limit = plan.limit {
+                let upgrade = limit.upgrades[tier].map { tiers[$0] }
+                facts.limit = limit.caps[tier]
+                facts.limitName = limit.name
+                facts.used = used
+                facts.remaining = 0
+                facts.tier = upgrade?.name
+                facts.price = upgrade?.price
+            }
+        case .consentRequired:
+            facts.consent = plan.consent?.name
+        default:
+            break
+        }
+        return facts
+    }
+
+    /// The template a failed requirement shows.
+    static func template(_ reason: Reason, plan: ActionPlan, defaultDenyMessage: MessageTemplate) -> MessageTemplate {
+        plan.messages[reason] ?? defaultDenyMessage
+    }
+
+    /// The rendered message of every reason the action can be denied with whose facts are fixed.
+    func messages(_ intern: (String) -> String) -> [(Reason, String)] {
+        var reasons: [Reason] = []
+        if plan.signIn != nil { reasons.append(.unauthenticated) }
+        if plan.auth != nil { reasons.append(.stepUpRequired) }
+        if plan.appRoles != nil { reasons += [.roleRequired] }
+        if plan.membership != nil { reasons += [.notMember, .accessDenied, .ownerOnly] }
+        if plan.feature != nil { reasons.append(.requiresUpgrade) }
+        if plan.consent != nil { reasons.append(.consentRequired) }
+        return reasons.map { reason in
+            let facts = Self.facts(reason, plan: plan, typeName: type.name, tiers: tiers, tier: 0, used: 0)
+            return (reason, intern(Self.template(reason, plan: plan, defaultDenyMessage: defaultDenyMessage).render(facts)))
+        }
+    }
+
+    /// `limit_exceeded` per tier where the tier has a cap and the template does not show `{used}`.
+    func limitMessages(_ intern: (String) -> String) -> [String?] {
+        guard let limit = plan.limit else { return [] }
+        let template = Self.template(.limitExceeded, plan: plan, defaultDenyMessage: defaultDenyMessage)
+        if template.placeholders.contains(.used) { return [] }
+        return tiers.indices.map { tier in
+            guard limit.caps[tier] != nil else { return nil }
+            return intern(template.render(Self.facts(.limitExceeded, plan: plan, typeName: type.name, tiers: tiers, tier: tier, used: 0)))
+        }
+    }
+
+    /// The message each deny rule of the action shows when it matches.
+    func denyRuleMessages(_ intern: (String) -> String) -> [String] {
+        plan.denyRules.map { intern(Self.ruleMessage(rules[$0], plan: plan, typeName: type.name, defaultDenyMessage: defaultDenyMessage)) }
+    }
+
+    static func ruleMessage(_ rule: RulePlan, plan: ActionPlan, typeName: String, defaultDenyMessage: MessageTemplate) -> String {
+        var facts = MessageFacts(action: plan.name, resource: typeName)
+        facts.rule = rule.name
+        let template = rule.message ?? plan.messages[.deniedByRule] ?? defaultDenyMessage
+        return template.render(facts)
+    }
+}
+
+/// Resolves `(resource type, action)` to a slot: open addressing over a word-at-a-time multiplicative hash
+/// of the names' UTF-8 bytes.
+///
+/// Only ASCII names take this path, where byte equality is String equality; anything else answers
+/// `.notASCII` and the caller compares with `==` (canonical equivalence, as `Dictionary` does). The hash is
+/// not keyed: the keys are the policy's own names, fixed at compile time, and a request's names only probe,
+/// so a request cannot lengthen a probe chain.
+struct ActionTable: Sendable {
+    enum Lookup {
+        case found(Int)
+        case absent
+        case notASCII
+    }
+
+    private let mask: Int
+    /// Slot per bucket, -1 for empty.
+    private let buckets: [Int32]
+    private let hashes: [UInt64]
+    private let types: [String]
+    private let actions: [String]
+    /// Every key is ASCII; otherwise the table is not used.
+    private let usable: Bool
+    var isUsable: Bool { usable }
+
+    init(_ keys: [(type: String, action: String)]) {
+        var capacity = 16
+        while capacity < keys.count * 2 { capacity <<= 1 }
+        var buckets = [Int32](repeating: -1, count: capacity)
+        var hashes: [UInt64] = []
+        hashes.reserveCapacity(keys.count)
+        var usable = keys.count < Int(Int32.max)
+        for (slot, key) in keys.enumerated() {
+            guard let hash = Self.hash(type: key.type, action: key.action) else {
+                usable = false
+                break
+            }
+            hashes.append(hash)
+            var i = Int(truncatingIfNeeded: hash) & (capacity - 1)
+            while buckets[i] >= 0 { i = (i + 1) & (capacity - 1) }
+            buckets[i] = Int32(slot)
+        }
+        self.mask = capacity - 1
+        self.buckets = buckets
+        self.hashes = hashes
+        self.types = keys.map(\.type)
+        self.actions = keys.map(\.action)
+        self.usable = usable
+    }
+
+    @inline(__always)
+    func lookup(type: String, action: String) -> Lookup {
+        guard usable, let hash = Self.hash(type: type, action: action) else { return .notASCII }
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let slot = Int(buckets[i])
+            if slot < 0 { return .absent }
+            if hashes[slot] == hash, types[slot] == type, actions[slot] == action { return .found(slot) }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// The hash of the pair, or nil when either name is not ASCII.
+    @inline(__always)
+    static func hash(type: String, action: String) -> UInt64? {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var bits: UInt64 = 0
+        absorb(type, into: &state, bits: &bits)
+        absorb(action, into: &state, bits: &bits)
+        guard bits & 0x8080_8080_8080_8080 == 0 else { return nil }
+        state ^= state >> 33
+        state = state &* 0xFF51_AFD7_ED55_8CCD
+        state ^= state >> 33
+        return state
+    }
+
+    @inline(__always)
+    private static func absorb(_ text: String, into state: inout UInt64, bits: inout UInt64) {
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { buffer in
+            let count = buffer.count
+            var offset = 0
+            if let base = buffer.baseAddress.map(UnsafeRawPointer.init) {
+                while offset + 8 <= count {
+                    let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                    bits |= word
+                    state = (state ^ word) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D
+                    offset += 8
+                }
+            }
+            // The last 0 to 7 bytes in one word, read as 4 + 2 + 1 bytes so nothing past the end is touched (the
+            // same bytes always give the same word, whatever the byte order).
+            var tail: UInt64 = 0
+            let rest = count - offset
+            if rest > 0, let base = buffer.baseAddress {
+                let bytes = UnsafeRawPointer(base + offset)
+                var at = 0
+                if rest & 4 != 0 {
+                    tail = UInt64(bytes.loadUnaligned(as: UInt32.self))
+                    at = 4
+                }
+                if rest & 2 != 0 {
+                    tail |= UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
+                    at += 2
+                }
+                if rest & 1 != 0 { tail |= UInt64(bytes.load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
+            }
+            bits |= tail
+            // The length closes each name, so ("ab", "c") and ("a", "bc") differ.
+            state = (state ^ tail ^ (UInt64(count) << 56)) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D
+            state ^= state >> 29
+        }
+        if done == nil {
+            // Not contiguous UTF-8 (a bridged string): treat as not ASCII, so the caller takes the exact path.
+            bits |= 0x80
+        }
+    }
+}
