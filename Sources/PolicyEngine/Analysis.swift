@@ -2,10 +2,11 @@ import Foundation
 import PolicyModel
 
 extension CompiledPolicy {
-    /// What a rule's condition sees for `request`: the facts `decide` derives (effective tier, sign-in, standing),
-    /// over a copy of the request. For analysis tools (lint, invariants) that evaluate conditions outside a decision;
-    /// `decide` itself lends the request instead.
-    package func conditionInput(for request: Request) -> EvaluationInput? {
+    /// Calls `body` with what a rule's condition sees for `request`: the facts `decide` derives (effective tier,
+    /// sign-in, standing). For analysis tools (lint, invariants) that evaluate conditions outside a decision.
+    /// Like `decide`, it lends the request to the input rather than copying it, so `body` must not keep the input.
+    /// Returns nil when the policy does not know the request's resource type.
+    package func withConditionInput<Result>(for request: Request, _ body: (EvaluationInput) -> Result) -> Result? {
         guard let type = resourceTypes[request.resource.type] else { return nil }
         let subject = request.subject
         let signedIn = subject.isSignedIn
@@ -19,6 +20,8 @@ extension CompiledPolicy {
                 role = request.resource.members[id]
             }
         }
-        return EvaluationInput(request: request, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role)
+        return withUnsafePointer(to: request) { pointer in
+            body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role))
+        }
     }
 }

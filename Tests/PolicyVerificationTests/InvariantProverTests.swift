@@ -191,8 +191,7 @@ import Testing
         let space = try #require(RequestSpace.build([policy]).first)
         #expect(space.gaps.isEmpty)
         func signature(_ request: Request) -> [Bool?] {
-            let input = policy.conditionInput(for: request)!
-            return policy.rules.map { $0.condition!.evaluate(input) }
+            policy.withConditionInput(for: request) { input in policy.rules.map { $0.condition!.evaluate(input) } }!
         }
         var inSpace = Set<[Bool?]>()
         space.forEach { inSpace.insert(signature(space.request($0))) }

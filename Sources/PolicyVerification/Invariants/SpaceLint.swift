@@ -43,10 +43,18 @@ struct SpaceLint {
     private var pairStats: [PairStats] = []
     private var findings: [Diagnostic] = []
 
-    // The action being enumerated.
+    // The action being enumerated, flattened so recording a request copies no plan.
     private var space: ActionSpace?
     private var action: ActionPlan?
-    private var actionRules: [Int] = []
+    private var actionLocation = SourceLocation(file: "", line: 0, column: 0)
+    /// The action's rules (deny rules, then allow rules) as parallel arrays: rule index, condition, effect, location.
+    private var activeIndex: [Int] = []
+    private var activeRoot: [ConditionNode?] = []
+    private var activeIsDeny: [Bool] = []
+    private var activeLocation: [SourceLocation] = []
+    /// Pairs with a rule on this action: the pair, and the positions of its rules in `active`.
+    private var activePairs: [(pair: Int, allow: Int?, deny: Int?)] = []
+    private var matched: [Bool] = []
     private var allowed = 0
     private var total = 0
     private var denyReasons: [Reason: Int] = [:]
@@ -71,8 +79,19 @@ struct SpaceLint {
     mutating func begin(_ space: ActionSpace, type: ResourceTypePlan, action: ActionPlan) {
         self.space = space
         self.action = action
-        actionRules = action.denyRules + action.allowRules
-        for index in actionRules where !space.isExhaustive { rules[index].gapped = true }
+        actionLocation = action.location
+        let indexes = action.denyRules + action.allowRules
+        activeIndex = indexes
+        activeRoot = indexes.map { policy.rules[$0].condition?.root }
+        activeIsDeny = indexes.map { policy.rules[$0].effect == .deny }
+        activeLocation = indexes.map { policy.rules[$0].location }
+        for index in indexes where !space.isExhaustive { rules[index].gapped = true }
+        let position = Dictionary(indexes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        activePairs = pairs.enumerated().compactMap { p, pair in
+            let (a, d) = (position[pair.allow], position[pair.deny])
+            return a == nil && d == nil ? nil : (p, a, d)
+        }
+        matched = Array(repeating: false, count: indexes.count)
         allowed = 0
         total = 0
         denyReasons = [:]
@@ -80,7 +99,6 @@ struct SpaceLint {
     }
 
     mutating func record(_ point: SpacePoint, request: Request, decision: Decision) {
-        guard let action, let space else { return }
         total += 1
         if decision.effect == .allow {
             allowed += 1
@@ -88,33 +106,41 @@ struct SpaceLint {
             denyReasons[decision.reason, default: 0] += 1
             if (decision.message ?? "").isEmpty, missingMessage == nil { missingMessage = (decision.policy, request) }
         }
-        guard !actionRules.isEmpty || !pairs.isEmpty, let input = policy.conditionInput(for: request) else { return }
-        var matched: [Int: Bool] = [:]
-        for index in actionRules {
-            let rule = policy.rules[index]
-            let value = rule.condition.map { $0.evaluate(input) } ?? true
-            var stats = rules[index]
-            stats.evaluated += 1
-            if value == true { stats.isTrue += 1 } else if value == false { stats.isFalse += 1 }
-            // An erroring deny condition denies; an erroring allow condition does not allow.
-            let matches = value ?? (rule.effect == .deny)
-            matched[index] = matches
-            if decision.policy == rule.location, decision.reason == (rule.effect == .deny ? .deniedByRule : .allowed) {
-                stats.decided += 1
-            } else if matches {
-                let byRequirements = decision.reason != .deniedByRule && decision.policy == action.location
-                stats.preempted[byRequirements ? nil : decision.policy, default: 0] += 1
+        guard !activeIndex.isEmpty else { return }
+        let roots = activeRoot
+        let values = policy.withConditionInput(for: request) { input in
+            roots.map { root -> Bool? in
+                guard let root else { return true }
+                if case .bool(let b)? = root.evaluate(input) { return b }
+                return nil
             }
-            rules[index] = stats
         }
-        for (p, pair) in pairs.enumerated() {
-            let a = matched[pair.allow] ?? false
-            let d = matched[pair.deny] ?? false
+        guard let values else { return }
+        // The rule that decided, if one did (a deny rule, or an allow rule rather than the requirements).
+        let ruleDecided = decision.reason == .deniedByRule || (decision.reason == .allowed && decision.policy != actionLocation)
+        let decider = ruleDecided ? decision.policy.flatMap { activeLocation.firstIndex(of: $0) } : nil
+        let byRequirements = decision.reason != .deniedByRule && decision.policy == actionLocation
+        for position in values.indices {
+            let index = activeIndex[position], value = values[position]
+            if value == true { rules[index].isTrue += 1 } else if value == false { rules[index].isFalse += 1 }
+            rules[index].evaluated += 1
+            // An erroring deny condition denies; an erroring allow condition does not allow.
+            let matches = value ?? activeIsDeny[position]
+            matched[position] = matches
+            if decider == position {
+                rules[index].decided += 1
+            } else if matches {
+                rules[index].preempted[byRequirements ? nil : decision.policy, default: 0] += 1
+            }
+        }
+        for (p, allow, deny) in activePairs {
+            let a = allow.map { matched[$0] } ?? false
+            let d = deny.map { matched[$0] } ?? false
             if a && d { pairStats[p].both += 1 }
             if d && !a { pairStats[p].denyOnly += 1 }
             if a && !d {
                 pairStats[p].allowOnly += 1
-                if pairStats[p].example == nil {
+                if pairStats[p].example == nil, let space {
                     pairStats[p].example = "\(space.type).\(space.action) for " + space.describe(point).map { "\($0.axis) \($0.value)" }.joined(separator: ", ")
                 }
             }
