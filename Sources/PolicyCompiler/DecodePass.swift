@@ -192,7 +192,7 @@ struct DecodePass {
             action.auth = AuthDecl(
                 location: fields.keyNode("auth")!.location,
                 methods: authFields.value("methods").flatMap { reader.names($0, "methods") } ?? [],
-                maxAge: authFields.value("maxAge").flatMap { reader.duration($0, "maxAge") })
+                maxAge: authFields.value("maxAge").flatMap { reader.duration($0, "maxAge") }.flatMap { checkedMaxAge($0) })
         }
         if let consentNode = fields.value("consent"), let consentFields = reader.mapping(consentNode, "consent of \(what)") {
             reader.rejectUnknownKeys(consentFields, allowed: ["name", "when"], in: "consent of \(what)")
@@ -214,6 +214,20 @@ struct DecodePass {
             action.consent = consent
         }
         return action
+    }
+
+    /// The longest `maxAge` accepted: a century, far beyond any real freshness need and well inside
+    /// what messages can print.
+    static let longestMaxAge = 100 * 366 * 86_400.0
+
+    /// A `maxAge` that is negative or absurdly long is refused: the first can never be met, and the
+    /// second once made the engine trap printing it in a step-up message.
+    private mutating func checkedMaxAge(_ maxAge: Located<Double>) -> Located<Double>? {
+        guard maxAge.value < 0 || maxAge.value > Self.longestMaxAge else { return maxAge }
+        reader.diagnostics.error(
+            "invalid-duration", maxAge.value < 0 ? "maxAge must not be negative" : "maxAge is longer than 100 years",
+            at: maxAge.location, length: maxAge.length, help: ["a verification's age is a matter of minutes or hours: 5m, 15m, 1h"])
+        return nil
     }
 
     private mutating func decodeRules(_ node: SyntaxNode) {

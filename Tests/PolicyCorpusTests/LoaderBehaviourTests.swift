@@ -149,4 +149,19 @@ import Testing
         let consent = try #require(explanation.trace.first { $0.check == "consent" })
         #expect(consent.detail == "subject.signedIn\n&& subject.signedIn")
     }
+
+    // Found by scripts/fuzz.sh policy-compile (crash-e574bcfd...): a 20-digit maxAge compiled, and decide
+    // trapped converting it to Int while writing the step-up message for a subject that was not verified.
+    @Test func maxAgeMustBeAReasonableWindow() throws {
+        let crash = """
+            limits: {l: {tiers: {free: 9223372036854775780}}}
+            tiers: {free: {}}
+            resources: {app: {actions: {a: {limit: l, auth: {maxAge: 99999999999999999999h}}}}}
+            """
+        #expect(Self.compile(crash).diagnostics.map(\.code) == ["invalid-duration"])
+        #expect(Self.compile("resources: {app: {actions: {a: {auth: {maxAge: -1s}}}}}").diagnostics.map(\.code) == ["invalid-duration"])
+        let century = try #require(Self.compile("resources: {app: {actions: {a: {auth: {methods: [pin], maxAge: 876000h}}}}}").policy)
+        let decision = century.decide(Request(subject: Subject(id: "u1", auth: Authentication(method: "apple")), action: "a", resource: Resource(type: "app")))
+        #expect(decision.reason == .stepUpRequired && decision.message?.isEmpty == false)
+    }
 }

@@ -88,7 +88,7 @@ struct PolicySetGenerator {
 
         for index in 0..<rng.below(7) { model.rules.append(rule(index, model)) }
 
-        if rng.chance(25) { model.messages = messages(for: Reason.allCases, model: model, actionNames: nil) }
+        if rng.chance(25) { model.messages = messages() }
         return model
     }
 
@@ -127,9 +127,9 @@ struct PolicySetGenerator {
             }
             type.actions.append(action)
         }
-        if rng.chance(15) { type.messages = messages(for: Reason.allCases, model: model, actionNames: nil) }
+        if rng.chance(15) { type.messages = messages() }
         for index in type.actions.indices where rng.chance(15) {
-            type.actions[index].messages = messages(for: Reason.allCases, model: model, action: type.actions[index])
+            type.actions[index].messages = messages(for: type.actions[index])
         }
         return type
     }
@@ -242,9 +242,9 @@ struct PolicySetGenerator {
     // MARK: Messages
 
     /// Messages for some reasons, with only placeholders every decision using them can fill.
-    private mutating func messages(for reasons: [Reason], model: PolicySetModel, actionNames: [String]?) -> [PolicySetModel.Message] {
+    private mutating func messages() -> [PolicySetModel.Message] {
         var result: [PolicySetModel.Message] = []
-        for reason in rng.subset(reasons, atLeast: 1) where reason != .allowed {
+        for reason in rng.subset(Reason.allCases, atLeast: 1) where reason != .allowed {
             var parts = ["{action}", "{resource}"]
             switch reason {
             case .requiresUpgrade: parts += ["{feature}", "{tier}"]
@@ -262,8 +262,8 @@ struct PolicySetGenerator {
     }
 
     /// Action-level messages may use what that action fills.
-    private mutating func messages(for reasons: [Reason], model: PolicySetModel, action: PolicySetModel.Action) -> [PolicySetModel.Message] {
-        var result = messages(for: reasons, model: model, actionNames: [action.id])
+    private mutating func messages(for action: PolicySetModel.Action) -> [PolicySetModel.Message] {
+        var result = messages()
         for index in result.indices where result[index].reason == .stepUpRequired {
             if action.auth?.maxAge != nil, rng.chance(50) { result[index].text += " Within {maxAge}." }
             if action.auth?.methods?.isEmpty == false, rng.chance(50) { result[index].text += " Use {methods}." }

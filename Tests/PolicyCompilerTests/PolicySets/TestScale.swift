@@ -3,12 +3,12 @@ import Foundation
 /// How much the generated tests do, and from which seed.
 ///
 /// By default the counts are sized for a debug build on two shared cores and every seed is fixed.
-/// `GATEHOUSE_LONG_TESTS=1` multiplies the counts by 20 (any other number N multiplies them by N);
+/// `GATEHOUSE_LONG_TESTS=1` multiplies the counts by 10 (any other number N multiplies them by N);
 /// `GATEHOUSE_TEST_SEED=N` replaces the base seed, and `GATEHOUSE_TEST_SEED=random` draws one and prints it.
 enum TestScale {
     static let factor: Int = {
         guard let text = ProcessInfo.processInfo.environment["GATEHOUSE_LONG_TESTS"], let n = Int(text), n > 0 else { return 1 }
-        return n == 1 ? 20 : n
+        return n == 1 ? 10 : n
     }()
 
     static func count(_ base: Int) -> Int { base * factor }

@@ -47,6 +47,8 @@ public func fuzzPolicyCompile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
         Subject(),
         Subject(id: "u1", tier: policy.tierIDs.last, roles: ["admin", "customer"], auth: Authentication(method: "pin", verifiedAt: now - 60)),
         Subject(id: "u2", tier: policy.tierIDs.first, subscriptionExpiry: now - 1, auth: Authentication(method: "anonymous")),
+        // Signed in but never verified: fails every auth need, so step-up messages are rendered.
+        Subject(id: "u3", tier: "unknown", auth: Authentication(method: "apple")),
     ]
     var pairs = 0
     for type in policy.resourceTypeNames.prefix(10) {
