@@ -49,14 +49,18 @@ let package = Package(
             ]),
         .executableTarget(name: "policy", dependencies: ["PolicyCLI"]),
 
+        // Helpers shared by the test targets (a seeded generator); not a product.
+        .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
-        .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax"]),
-        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine"]),
+        .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
+        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport"]),
         .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
-        .testTarget(name: "PolicyVerificationTests", dependencies: ["PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel"]),
+        .testTarget(
+            name: "PolicyVerificationTests",
+            dependencies: ["PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel", "GatehouseTestSupport"]),
         .testTarget(
             name: "PolicyCorpusTests",
-            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy"],
+            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy", "GatehouseTestSupport"],
             exclude: ["Corpus", "CLIGolden", "ReportGolden"]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [

@@ -4,6 +4,7 @@ import PolicyEngine
 import PolicyModel
 import PolicySyntax
 import Testing
+import GatehouseTestSupport
 
 /// A deliberately plain evaluator over the syntax tree: paths by string, values by dynamic kind, nothing precomputed.
 struct ReferenceEvaluator {
@@ -245,19 +246,7 @@ struct ReferenceEvaluator {
     }
 }
 
-struct Rng {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-}
+typealias Rng = SeededRandom
 
 /// Generates condition text of a requested type from a small grammar; most of it type-checks.
 struct ExpressionGenerator {

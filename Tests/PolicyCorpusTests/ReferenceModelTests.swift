@@ -3,6 +3,7 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import Testing
+import GatehouseTestSupport
 
 /// The engine against a plain reference model of the shipped research-crawler and mimisupply rules,
 /// written straight from the product's semantics with no index and no compiled plans.
@@ -104,16 +105,6 @@ import Testing
 
     // MARK: Generated requests
 
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static func randomRequest(_ g: inout SeededRandom, actions: [String], types: [String]) -> Request {
         let now = Date(timeIntervalSince1970: 1_795_348_800)

@@ -1,6 +1,7 @@
 import PolicyModel
 import PolicySyntax
 import Testing
+import GatehouseTestSupport
 
 /// Renders a tree fully parenthesised, so a test states precedence and associativity as text.
 func render(_ e: Expr) -> String {
@@ -235,14 +236,4 @@ func failure(_ text: String, continuation: Int? = nil) -> Diagnostic? {
     }
 }
 
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+typealias SplitMix = SeededRandom
