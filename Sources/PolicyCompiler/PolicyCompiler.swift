@@ -73,7 +73,7 @@ public enum PolicyCompiler {
             defer { try? handle.close() }
             // Read one byte past the cap so an oversized file is reported, without reading all of it.
             let data = (try? handle.read(upToCount: limits.maxFileBytes + 1)) ?? Data()
-            files.append(PolicyFileInput(path: path, bytes: [UInt8](data ?? Data())))
+            files.append(PolicyFileInput(path: path, bytes: [UInt8](data)))
         }
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
