@@ -247,9 +247,11 @@ struct ActionSpace {
     /// The point's value on each axis that has more than one value, for reports.
     func describe(_ point: SpacePoint) -> [(axis: String, value: String)] {
         let sizes = allAxisSizes
+        let signedIn: Bool
+        if case .tier = subject(point) { signedIn = true } else { signedIn = false }
         return point.indices.indices.compactMap { axis in
-            guard axis == 0 || sizes[axis] > 1 else { return nil }
-            if axis == 3, case .tier = subject(point) {} else if axis == 3 { return nil }
+            // The subject always; other axes when they vary; auth only for a signed-in subject (others have none).
+            guard axis == 0 || sizes[axis] > 1, axis != 3 || signedIn else { return nil }
             return (axisName(axis), label(axis: axis, value: point.indices[axis]))
         }
     }
