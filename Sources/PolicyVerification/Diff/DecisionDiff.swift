@@ -61,48 +61,60 @@ public struct DecisionDiff: Sendable {
 /// Compares two compiled policies over the union of their request spaces.
 public enum PolicyDiffer {
     public static func diff(old: CompiledPolicy, new: CompiledPolicy) -> DecisionDiff {
-        var changes: [DecisionDiff.Change] = []
-        var diagnostics: [Diagnostic] = []
-        var requests = 0, changed = 0, widening = 0
-        for space in RequestSpace.build([old, new]) {
-            let count = space.count
-            guard count <= InvariantProver.maxRequestsPerAction else {
-                diagnostics.append(Diagnostic(
-                    .warning, "space-too-large",
-                    "the request space of '\(space.type).\(space.action)' holds \(count) requests: its decisions were not compared", at: nil))
-                continue
-            }
-            for gap in space.gaps {
-                diagnostics.append(Diagnostic(
-                    .warning, "space-not-exhaustive",
-                    "'\(space.type).\(space.action)' depends on \(gap.construct): the diff samples it, other requests may change too",
-                    at: gap.location))
-            }
-            requests += count
-            var buckets: [Pair: [SpacePoint]] = [:]
-            var order: [Pair] = []
-            space.forEach { point in
-                let request = space.request(point)
-                let before = Outcome(old.decide(request)), after = Outcome(new.decide(request))
-                guard before != after else { return }
-                let key = Pair(from: before, to: after)
-                if buckets[key] == nil { order.append(key) }
-                buckets[key, default: []].append(point)
-            }
-            for key in order {
-                let points = buckets[key]!
-                changed += points.count
-                if key.from.effect == .deny, key.to.effect == .allow { widening += points.count }
-                for cube in Cover(space: space).cubes(points) {
-                    changes.append(DecisionDiff.Change(
-                        resourceType: space.type, action: space.action, from: key.from, to: key.to,
-                        selector: Cover(space: space).describe(cube.projection), requests: cube.points.count, ofRequests: count,
-                        example: space.request(cube.points[0])))
-                }
+        // Each (type, action) is compared on its own, on every core; the parts are joined in order.
+        let parts = RequestSpace.build([old, new]).concurrentMap { compare($0, old: old, new: new) }
+        var result = DecisionDiff(changes: [], requests: 0, changed: 0, widening: 0, diagnostics: [])
+        for part in parts {
+            result.changes += part.changes
+            result.requests += part.requests
+            result.changed += part.changed
+            result.widening += part.widening
+            result.diagnostics += part.diagnostics
+        }
+        result.diagnostics = result.diagnostics.uniquedByMessage()
+        return result
+    }
+
+    /// The diff of one (type, action).
+    private static func compare(_ space: ActionSpace, old: CompiledPolicy, new: CompiledPolicy) -> DecisionDiff {
+        var part = DecisionDiff(changes: [], requests: 0, changed: 0, widening: 0, diagnostics: [])
+        let count = space.count
+        guard count <= InvariantProver.maxRequestsPerAction else {
+            part.diagnostics.append(Diagnostic(
+                .warning, "space-too-large",
+                "the request space of '\(space.type).\(space.action)' holds \(count) requests: its decisions were not compared", at: nil))
+            return part
+        }
+        for gap in space.gaps {
+            part.diagnostics.append(Diagnostic(
+                .warning, "space-not-exhaustive",
+                "'\(space.type).\(space.action)' depends on \(gap.construct): the diff samples it, other requests may change too",
+                at: gap.location))
+        }
+        part.requests = count
+        var buckets: [Pair: [SpacePoint]] = [:]
+        var order: [Pair] = []
+        space.forEach { point in
+            let request = space.request(point)
+            let before = Outcome(old.decide(request)), after = Outcome(new.decide(request))
+            guard before != after else { return }
+            let key = Pair(from: before, to: after)
+            if buckets[key] == nil { order.append(key) }
+            buckets[key, default: []].append(point)
+        }
+        let cover = Cover(space: space)
+        for key in order {
+            let points = buckets[key]!
+            part.changed += points.count
+            if key.from.effect == .deny, key.to.effect == .allow { part.widening += points.count }
+            for cube in cover.cubes(points) {
+                part.changes.append(DecisionDiff.Change(
+                    resourceType: space.type, action: space.action, from: key.from, to: key.to,
+                    selector: cover.describe(cube.projection), requests: cube.points.count, ofRequests: count,
+                    example: space.request(cube.points[0])))
             }
         }
-        return DecisionDiff(
-            changes: changes, requests: requests, changed: changed, widening: widening, diagnostics: diagnostics.uniquedByMessage())
+        return part
     }
 
     private struct Pair: Hashable {

@@ -29,44 +29,21 @@ public enum InvariantProver {
         var spaceSize = 0
         var sampled: [Int: [String]] = [:]
 
-        for space in RequestSpace.build([policy], hints: hints) {
-            guard let type = policy.resourceTypes[space.type], let action = type.actions[space.action] else { continue }
-            let count = space.count
-            if count > maxRequestsPerAction {
-                diagnostics.append(Diagnostic(
-                    .warning, "space-too-large",
-                    "the request space of '\(space.type).\(space.action)' holds \(count) requests, over \(maxRequestsPerAction): "
-                        + "its invariants and lints are not checked", at: action.location,
-                    help: ["split conditions that compare many different literals, or fewer attributes per action"]))
-                for (i, invariant) in invariants.enumerated() where invariant.applies(to: type, action) {
-                    sampled[i, default: []].append("\(space.type).\(space.action) not enumerated")
-                }
-                continue
+        // Each (type, action) is enumerated on its own, on every core; the parts are joined in enumeration order,
+        // so the report is the same as a sequential run's (first counterexample, first example of a lint).
+        let context = lint
+        let parts = RequestSpace.build([policy], hints: hints).concurrentMap { space in
+            enumerate(space, policy: policy, invariants: invariants, lint: context)
+        }
+        for part in parts {
+            diagnostics += part.diagnostics
+            spaceSize += part.enumerated
+            for (i, note) in part.sampled { sampled[i, default: []].append(note) }
+            for i in results.indices {
+                results[i].checked += part.checked[i]
+                if results[i].counterexample == nil { results[i].counterexample = part.counterexamples[i] }
             }
-            spaceSize += count
-            if !space.isExhaustive {
-                for gap in space.gaps {
-                    diagnostics.append(Diagnostic(
-                        .warning, "space-not-exhaustive",
-                        "'\(space.type).\(space.action)' depends on \(gap.construct), which the request space only samples: "
-                            + "its invariants are checked, not proved", at: gap.location ?? action.location,
-                        help: ["compare request values with literals (==, <, in ...) so every boundary can be tried"]))
-                }
-            }
-            let applicable = invariants.indices.filter { invariants[$0].applies(to: type, action) }
-            for i in applicable where !space.isExhaustive { sampled[i, default: []].append("\(space.type).\(space.action)") }
-            lint.begin(space, type: type, action: action)
-            space.forEach { point in
-                let request = space.request(point)
-                let decision = policy.decide(request)
-                lint.record(point, request: request, decision: decision)
-                for i in applicable where invariants[i].matches(point, in: space, policy: policy) {
-                    results[i].checked += 1
-                    guard results[i].counterexample == nil, let expected = invariants[i].violation(decision, action: action) else { continue }
-                    results[i].counterexample = Counterexample(request: request, expected: expected, explanation: policy.explain(request))
-                }
-            }
-            lint.end()
+            lint.merge(part.lint)
         }
 
         for (i, invariant) in invariants.enumerated() {
@@ -84,6 +61,57 @@ public enum InvariantProver {
         }
         diagnostics += lint.diagnostics()
         return InvariantReport(results: results, diagnostics: diagnostics.sortedForDisplay(), spaceSize: spaceSize)
+    }
+
+    /// What enumerating one (type, action) found.
+    private struct SpacePart: Sendable {
+        var enumerated = 0
+        var diagnostics: [Diagnostic] = []
+        /// Invariant index to a note saying where the space only samples.
+        var sampled: [(Int, String)] = []
+        /// By invariant index.
+        var checked: [Int]
+        var counterexamples: [Counterexample?]
+        var lint: SpaceLint
+    }
+
+    private static func enumerate(_ space: ActionSpace, policy: CompiledPolicy, invariants: [CheckedInvariant], lint: SpaceLint) -> SpacePart {
+        var part = SpacePart(
+            checked: Array(repeating: 0, count: invariants.count), counterexamples: Array(repeating: nil, count: invariants.count), lint: lint)
+        guard let type = policy.resourceTypes[space.type], let action = type.actions[space.action] else { return part }
+        let applicable = invariants.indices.filter { invariants[$0].applies(to: type, action) }
+        let count = space.count
+        if count > maxRequestsPerAction {
+            part.diagnostics.append(Diagnostic(
+                .warning, "space-too-large",
+                "the request space of '\(space.type).\(space.action)' holds \(count) requests, over \(maxRequestsPerAction): "
+                    + "its invariants and lints are not checked", at: action.location,
+                help: ["split conditions that compare many different literals, or fewer attributes per action"]))
+            part.sampled = applicable.map { ($0, "\(space.type).\(space.action) not enumerated") }
+            return part
+        }
+        part.enumerated = count
+        for gap in space.gaps {
+            part.diagnostics.append(Diagnostic(
+                .warning, "space-not-exhaustive",
+                "'\(space.type).\(space.action)' depends on \(gap.construct), which the request space only samples: "
+                    + "its invariants are checked, not proved", at: gap.location ?? action.location,
+                help: ["compare request values with literals (==, <, in ...) so every boundary can be tried"]))
+        }
+        if !space.isExhaustive { part.sampled = applicable.map { ($0, "\(space.type).\(space.action)") } }
+        part.lint.begin(space, type: type, action: action)
+        space.forEach { point in
+            let request = space.request(point)
+            let decision = policy.decide(request)
+            part.lint.record(point, request: request, decision: decision)
+            for i in applicable where invariants[i].matches(point, in: space, policy: policy) {
+                part.checked[i] += 1
+                guard part.counterexamples[i] == nil, let expected = invariants[i].violation(decision, action: action) else { continue }
+                part.counterexamples[i] = Counterexample(request: request, expected: expected, explanation: policy.explain(request))
+            }
+        }
+        part.lint.end()
+        return part
     }
 }
 

@@ -28,6 +28,15 @@ struct SpaceLint {
         /// Who decided the requests the rule matched but did not decide: a location, or nil for the requirements.
         var preempted: [SourceLocation?: Int] = [:]
         var gapped = false
+
+        mutating func add(_ other: RuleStats) {
+            evaluated += other.evaluated
+            isTrue += other.isTrue
+            isFalse += other.isFalse
+            decided += other.decided
+            preempted.merge(other.preempted, uniquingKeysWith: +)
+            gapped = gapped || other.gapped
+        }
     }
 
     private struct PairStats {
@@ -35,13 +44,25 @@ struct SpaceLint {
         var denyOnly = 0
         var both = 0
         var example: String?
+
+        mutating func add(_ other: PairStats) {
+            allowOnly += other.allowOnly
+            denyOnly += other.denyOnly
+            both += other.both
+            example = example ?? other.example
+        }
     }
 
-    private var rules: [RuleStats]
+    /// Totals by rule index and by pair, over the actions folded in so far (sparse: a policy may have 100,000 rules
+    /// and one action sees a handful).
+    private var rules: [Int: RuleStats] = [:]
     /// Adjacent (allow, deny) rule pairs in the same file whose scopes meet.
     private var pairs: [(allow: Int, deny: Int)] = []
-    private var pairStats: [PairStats] = []
+    private var pairStats: [Int: PairStats] = [:]
     private var findings: [Diagnostic] = []
+    /// The current action's totals, by position in `activeIndex` and `activePairs`.
+    private var actionStats: [RuleStats] = []
+    private var actionPairStats: [PairStats] = []
 
     // The action being enumerated, flattened so recording a request copies no plan.
     private var space: ActionSpace?
@@ -60,20 +81,33 @@ struct SpaceLint {
     private var denyReasons: [Reason: Int] = [:]
     private var missingMessage: (SourceLocation?, Request)?
 
+    /// Finds the adjacent (allow, deny) pairs once; copies of this value then lint actions independently and
+    /// `merge` joins them.
     init(policy: CompiledPolicy) {
         self.policy = policy
-        rules = Array(repeating: RuleStats(), count: policy.rules.count)
+        // The actions each rule applies to, from the plans' rule lists (one pass over every action).
+        var actionsOf: [Int: Set<Int>] = [:]
+        var actionID = 0
+        for type in policy.resourceTypes.values {
+            for action in type.actions.values {
+                for index in action.denyRules + action.allowRules { actionsOf[index, default: []].insert(actionID) }
+                actionID += 1
+            }
+        }
         let ordered = policy.rules.indices.sorted { policy.rules[$0].location < policy.rules[$1].location }
         for (a, b) in zip(ordered, ordered.dropFirst()) {
             let (x, y) = (policy.rules[a], policy.rules[b])
             guard x.location.file == y.location.file, x.effect != y.effect else { continue }
             let (allow, deny) = x.effect == .allow ? (a, b) : (b, a)
-            let meet = policy.resourceTypes.values.contains { type in
-                type.actions.keys.contains { policy.rules[allow].applies(toType: type.name, action: $0) && policy.rules[deny].applies(toType: type.name, action: $0) }
-            }
-            if meet { pairs.append((allow, deny)) }
+            if let left = actionsOf[allow], let right = actionsOf[deny], !left.isDisjoint(with: right) { pairs.append((allow, deny)) }
         }
-        pairStats = Array(repeating: PairStats(), count: pairs.count)
+    }
+
+    /// Folds another copy's actions into this one; call in the order the actions were enumerated.
+    mutating func merge(_ other: SpaceLint) {
+        for (index, stats) in other.rules { rules[index, default: RuleStats()].add(stats) }
+        for (pair, stats) in other.pairStats { pairStats[pair, default: PairStats()].add(stats) }
+        findings += other.findings
     }
 
     mutating func begin(_ space: ActionSpace, type: ResourceTypePlan, action: ActionPlan) {
@@ -85,13 +119,15 @@ struct SpaceLint {
         activeRoot = indexes.map { policy.rules[$0].condition?.root }
         activeIsDeny = indexes.map { policy.rules[$0].effect == .deny }
         activeLocation = indexes.map { policy.rules[$0].location }
-        for index in indexes where !space.isExhaustive { rules[index].gapped = true }
+        actionStats = Array(repeating: RuleStats(), count: indexes.count)
+        for position in indexes.indices where !space.isExhaustive { actionStats[position].gapped = true }
         let position = Dictionary(indexes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         activePairs = pairs.enumerated().compactMap { p, pair in
             let (a, d) = (position[pair.allow], position[pair.deny])
             return a == nil && d == nil ? nil : (p, a, d)
         }
         matched = Array(repeating: false, count: indexes.count)
+        actionPairStats = Array(repeating: PairStats(), count: activePairs.count)
         allowed = 0
         total = 0
         denyReasons = [:]
@@ -121,27 +157,27 @@ struct SpaceLint {
         let decider = ruleDecided ? decision.policy.flatMap { activeLocation.firstIndex(of: $0) } : nil
         let byRequirements = decision.reason != .deniedByRule && decision.policy == actionLocation
         for position in values.indices {
-            let index = activeIndex[position], value = values[position]
-            if value == true { rules[index].isTrue += 1 } else if value == false { rules[index].isFalse += 1 }
-            rules[index].evaluated += 1
+            let value = values[position]
+            if value == true { actionStats[position].isTrue += 1 } else if value == false { actionStats[position].isFalse += 1 }
+            actionStats[position].evaluated += 1
             // An erroring deny condition denies; an erroring allow condition does not allow.
             let matches = value ?? activeIsDeny[position]
             matched[position] = matches
             if decider == position {
-                rules[index].decided += 1
+                actionStats[position].decided += 1
             } else if matches {
-                rules[index].preempted[byRequirements ? nil : decision.policy, default: 0] += 1
+                actionStats[position].preempted[byRequirements ? nil : decision.policy, default: 0] += 1
             }
         }
-        for (p, allow, deny) in activePairs {
+        for (q, (_, allow, deny)) in activePairs.enumerated() {
             let a = allow.map { matched[$0] } ?? false
             let d = deny.map { matched[$0] } ?? false
-            if a && d { pairStats[p].both += 1 }
-            if d && !a { pairStats[p].denyOnly += 1 }
+            if a && d { actionPairStats[q].both += 1 }
+            if d && !a { actionPairStats[q].denyOnly += 1 }
             if a && !d {
-                pairStats[p].allowOnly += 1
-                if pairStats[p].example == nil, let space {
-                    pairStats[p].example = "\(space.type).\(space.action) for " + space.describe(point).map { "\($0.axis) \($0.value)" }.joined(separator: ", ")
+                actionPairStats[q].allowOnly += 1
+                if actionPairStats[q].example == nil, let space {
+                    actionPairStats[q].example = "\(space.type).\(space.action) for " + space.describe(point).map { "\($0.axis) \($0.value)" }.joined(separator: ", ")
                 }
             }
         }
@@ -149,6 +185,8 @@ struct SpaceLint {
 
     mutating func end() {
         guard let action, let space else { return }
+        for (position, index) in activeIndex.enumerated() { rules[index, default: RuleStats()].add(actionStats[position]) }
+        for (q, entry) in activePairs.enumerated() { pairStats[entry.pair, default: PairStats()].add(actionPairStats[q]) }
         // A consent that can never be given (`when: false`) is the set saying nobody may: not a mistake.
         // So is an action every request of which a deny rule refuses.
         let deliberate = action.consent.map { $0.condition == nil || $0.condition?.constantValue == false } ?? false
@@ -173,8 +211,7 @@ struct SpaceLint {
     func diagnostics() -> [Diagnostic] {
         var result = findings
         for (index, rule) in policy.rules.enumerated() {
-            let stats = rules[index]
-            guard stats.evaluated > 0 else { continue }
+            guard let stats = rules[index], stats.evaluated > 0 else { continue }
             let kind = rule.effect == .deny ? "deny" : "allow"
             let proof = stats.gapped ? " of the requests tried" : ""
             if let condition = rule.condition {
@@ -214,8 +251,7 @@ struct SpaceLint {
             }
         }
         for (p, pair) in pairs.enumerated() {
-            let stats = pairStats[p]
-            guard stats.both > 0, stats.denyOnly == 0, stats.allowOnly > 0 else { continue }
+            guard let stats = pairStats[p], stats.both > 0, stats.denyOnly == 0, stats.allowOnly > 0 else { continue }
             let allow = policy.rules[pair.allow], deny = policy.rules[pair.deny]
             result.append(Diagnostic(
                 .warning, "allow-wider-than-deny",
