@@ -83,5 +83,8 @@ if Context.environment["GATEHOUSE_FUZZ"] == "1" {
         .executableTarget(
             name: "fuzz-expression", dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicySyntax", "PolicyEngine", "PolicyModel"],
             path: "fuzz/Sources/fuzz-expression"),
+        .executableTarget(
+            name: "fuzz-request", dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicyEngine", "PolicyModel"],
+            path: "fuzz/Sources/fuzz-request"),
     ]
 }

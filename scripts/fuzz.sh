@@ -3,6 +3,7 @@
 #
 #   scripts/fuzz.sh TARGET SECONDS [more libFuzzer flags]
 #   TARGET: policy-compile (bytes -> PolicyCompiler.compile -> decide) | expression (parser + checker + evaluation)
+#           | request (bytes -> request JSON -> decide/explain on the shipped sets, written back and read again)
 #
 # The fuzz targets exist only when GATEHOUSE_FUZZ=1 (see Package.swift) and build in .build-fuzz, apart
 # from the main build. Seeds come from fuzz/seeds/TARGET (committed, small) and from hostile inputs
@@ -11,12 +12,12 @@
 # with: .build-fuzz/debug/fuzz-TARGET fuzz/out/TARGET/crashes/FILE
 set -euo pipefail
 
-target=${1:?usage: scripts/fuzz.sh policy-compile|expression SECONDS [libFuzzer flags]}
+target=${1:?usage: scripts/fuzz.sh policy-compile|expression|request SECONDS [libFuzzer flags]}
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 case "$target" in
-  policy-compile|expression) ;;
-  *) echo "unknown target '$target': policy-compile or expression" >&2; exit 64 ;;
+  policy-compile|expression|request) ;;
+  *) echo "unknown target '$target': policy-compile, expression or request" >&2; exit 64 ;;
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +45,10 @@ if target == "policy-compile":
     put("many-rules.yaml", "resources: {app: {actions: {a: {}}}}\nrules:\n" + "".join(
         f"  - {{name: r{i}, effect: {'deny' if i % 2 else 'allow'}, actions: [a], when: 'resource.usage.n{i} > {i}'}}\n" for i in range(3000)))
     put("alias-bomb.yaml", "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(f"{chr(98+i)}: &{chr(98+i)} [" + ",".join([f"*{chr(97+i)}"] * 9) + "]\n" for i in range(8)))
+elif target == "request":
+    put("deep-array.json", '{"subject":{"attributes":{"x":' + "[" * 100_000 + "]" * 100_000 + '}},"action":"a","resource":{"type":"app"}}')
+    put("many-members.json", '{"action":"view","resource":{"type":"project","members":{' + ",".join(f'"u{i}":"viewer"' for i in range(50_000)) + '}}}')
+    put("huge-string.json", '{"action":"' + "x" * 500_000 + '","resource":{"type":"app"}}')
 else:
     put("deep-parens.txt", "(" * 3000 + "true" + ")" * 3000)
     put("long-or.txt", " || ".join(["subject.signedIn"] * 2000))
