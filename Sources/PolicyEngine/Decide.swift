@@ -50,7 +50,7 @@ extension CompiledPolicy {
         table.effectiveTier(of: subject, signedIn: signedIn, now: now)
     }
 
-    static func formatDuration(_ seconds: Double) -> String {
+    package static func formatDuration(_ seconds: Double) -> String {
         if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) hour\(seconds == 3600 ? "" : "s")" }
         if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) minute\(seconds == 60 ? "" : "s")" }
         return "\(Int(seconds)) second\(seconds == 1 ? "" : "s")"
@@ -203,7 +203,9 @@ extension DecisionTable {
 
     /// The subject's standing on the resource: whether it owns it (by the owner field, or by holding the
     /// declared owner role as a member) and the role conditions see as `resource.role`.
-    private func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
+    /// The subject's standing on the resource: ownership comes from the owner field or from holding the declared
+    /// owner role as a member, never from a role merely named "owner". `withConditionInput` uses it too.
+    func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
         guard signedIn, let id = request.subject.id else { return (false, nil) }
         if let owner = entry.owner, owner.read(request.resource) == id { return (true, entry.ownerRole ?? "owner") }
         guard let role = request.resource.members[id] else { return (false, nil) }

@@ -71,8 +71,20 @@ import Testing
         #expect(bad.err.contains("git ls-tree failed"))
     }
 
+    @Test func aVersionThatDoesNotLoadExitsOneAndSaysWhere() throws {
+        let dir = try copyOfResearchCrawler()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try edit(dir.appendingPathComponent("tiers.yaml"), "    tiers: [team]", "    tiers: [teem]")
+        let result = try CLITests.run(["diff", "policies/research-crawler", dir.path])
+        #expect(result.status == 1)
+        #expect(result.out.isEmpty)
+        #expect(result.err.contains("tiers.yaml:32:13: error: unknown tier 'teem'"), "\(result.err)")
+        #expect(result.err.contains("\(dir.path): does not load"))
+    }
+
     @Test func usageErrorsExit64() throws {
         #expect(try CLITests.run(["diff", "policies/research-crawler"]).status == 64)
         #expect(try CLITests.run(["diff", "--base", "HEAD", "a", "b"]).status == 64)
+        #expect(try CLITests.run(["diff", "--format", "github", "a", "b"]).status == 64)
     }
 }

@@ -134,7 +134,6 @@ struct Cover {
         var projection: [Set<Int>]
     }
 
-    private var axisSizes: [Int] { space.allAxisSizes }
 
     func cubes(_ points: [SpacePoint]) -> [Cube] {
         guard let first = points.first else { return [] }
@@ -178,7 +177,7 @@ struct Cover {
 
     /// The axes of a cube that do not take every value, with the values' labels.
     func describe(_ projection: [Set<Int>]) -> [(axis: String, values: [String])] {
-        let sizes = axisSizes
+        let sizes = space.allAxisSizes
         var result: [(String, [String])] = []
         for axis in projection.indices {
             let values = projection[axis]
@@ -189,20 +188,17 @@ struct Cover {
                 result.append(("subject", ["signed in"]))
                 continue
             }
-            let labels = values.sorted().map { label(axis: axis, value: $0) }
-            result.append((name(axis: axis), labels))
+            let labels = values.sorted().map { space.label(axis: axis, value: $0) }
+            result.append((space.axisName(axis), labels))
         }
         return result
     }
 
     /// Every value an axis can take for the given subjects.
     private func allowedCount(axis: Int, subjects: Set<Int>) -> Int {
-        subjects.allSatisfy { restricted(axis: axis, subject: space.subjects[$0]) } ? 1 : axisSizes[axis]
+        subjects.allSatisfy { restricted(axis: axis, subject: space.subjects[$0]) } ? 1 : space.allAxisSizes[axis]
     }
 
-    private func name(axis: Int) -> String { space.axisName(axis) }
-
-    private func label(axis: Int, value: Int) -> String { space.label(axis: axis, value: value) }
 }
 
 extension Array where Element == Diagnostic {

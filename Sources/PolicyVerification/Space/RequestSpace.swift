@@ -227,7 +227,7 @@ struct ActionSpace {
         }
     }
 
-    /// A value of an axis as a reader sees it: "pro (expired)", "editor", "pin verified 5m ago", "49".
+    /// A value of an axis as a reader sees it: "pro (expired)", "editor", "pin verified 5 minutes ago", "49".
     func label(axis: Int, value: Int) -> String {
         let now = Date(timeIntervalSince1970: nows[0])
         switch axis {
@@ -298,7 +298,9 @@ enum RequestSpace {
     static let maxAppRolesForSubsets = 8
 
     static func age(_ seconds: Double) -> String {
-        seconds == 0 ? "verified now" : seconds < 0 ? "verified \(DurationLabel.text(-seconds)) from now" : "verified \(DurationLabel.text(seconds)) ago"
+        if seconds == 0 { return "verified now" }
+        let text = CompiledPolicy.formatDuration(abs(seconds))
+        return seconds < 0 ? "verified \(text) from now" : "verified \(text) ago"
     }
 
     /// Every (resource type, action) of the policies, sorted, with its space.
@@ -501,15 +503,5 @@ enum RequestSpace {
             }
         }
         return (values, false)
-    }
-}
-
-/// Durations written the way policies write them: `5m`, `1h`, `90s`.
-enum DurationLabel {
-    static func text(_ seconds: Double) -> String {
-        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600))h" }
-        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
-        if seconds == seconds.rounded() { return "\(Int(seconds))s" }
-        return "\(seconds)s"
     }
 }
