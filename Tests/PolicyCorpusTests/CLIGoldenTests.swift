@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import Testing
 
 /// The `policy` binary against recorded output: each folder under `CLIGolden/` holds policy folders, a
@@ -36,10 +37,7 @@ import Testing
             transcript += "exit \(result.status)\n\n"
         }
         let expectedURL = caseFolder.appendingPathComponent("expected.txt")
-        if ProcessInfo.processInfo.environment["POLICY_UPDATE_GOLDEN"] == "1" {
-            try transcript.write(to: expectedURL, atomically: true, encoding: .utf8)
-        }
-        let expected = try String(contentsOf: expectedURL, encoding: .utf8)
+        let expected = try Golden.expected(for: transcript, at: expectedURL)
         #expect(transcript == expected, "run POLICY_UPDATE_GOLDEN=1 swift test --filter CLIGoldenTests and review the diff")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import PolicyCompiler
 import PolicyModel
 import PolicyVerification
@@ -45,10 +46,7 @@ import Testing
         let renderer = DiagnosticRenderer(sources: result.sources)
         let actual = diagnostics.map(renderer.text).joined(separator: "\n") + "\n"
         let expectedURL = folder.appendingPathComponent("expected.txt")
-        if ProcessInfo.processInfo.environment["POLICY_UPDATE_GOLDEN"] == "1" {
-            try actual.write(to: expectedURL, atomically: true, encoding: .utf8)
-        }
-        let expected = try String(contentsOf: expectedURL, encoding: .utf8)
+        let expected = try Golden.expected(for: actual, at: expectedURL)
         #expect(actual == expected)
     }
 
