@@ -166,7 +166,7 @@ struct BuildPass {
                     && reportedPlaceholders.insert("\(template.location?.description ?? name)|\(placeholder)").inserted
                 {
                     diagnostics.error(
-                        "unfillable-placeholder",
+                        .unfillablePlaceholder,
                         "placeholder {\(placeholder.rawValue)} cannot be filled when '\(name)' on '\(type.id.value)' is denied with '\(reason.rawValue)'",
                         at: template.location ?? action.id.location,
                         help: ["placeholders available here: " + available.map { "{\($0.rawValue)}" }.sorted().joined(separator: ", ")])
@@ -226,7 +226,7 @@ struct BuildPass {
         // Every deny shows its message, so a blank one would leave the user with nothing to read.
         if text.value.allSatisfy(\.isWhitespace) {
             diagnostics.error(
-                "empty-message", "the '\(reason.rawValue)' message is empty", at: text.location, length: text.length,
+                .emptyMessage, "the '\(reason.rawValue)' message is empty", at: text.location, length: text.length,
                 help: ["write the text the user should see, or remove the entry to use the default message"])
             return nil
         }
@@ -235,7 +235,7 @@ struct BuildPass {
             let generic = Placeholder.available(for: reason)
             for placeholder in template.placeholders where !generic.contains(placeholder) {
                 diagnostics.error(
-                    "unfillable-placeholder", "placeholder {\(placeholder.rawValue)} cannot be filled in a '\(reason.rawValue)' message",
+                    .unfillablePlaceholder, "placeholder {\(placeholder.rawValue)} cannot be filled in a '\(reason.rawValue)' message",
                     at: text.location, length: text.length,
                     help: ["placeholders for '\(reason.rawValue)': " + generic.map { "{\($0.rawValue)}" }.sorted().joined(separator: ", ")])
             }
@@ -244,7 +244,7 @@ struct BuildPass {
             var location = text.location
             location.column += error.offset + 1
             diagnostics.error(
-                "unknown-placeholder", "unknown placeholder {\(error.name)}", at: location, length: error.name.count + 2,
+                .unknownPlaceholder, "unknown placeholder {\(error.name)}", at: location, length: error.name.count + 2,
                 help: Suggestion.help(for: error.name, kind: "placeholders", known: Placeholder.allCases.map(\.rawValue)))
             return nil
         }

@@ -51,7 +51,7 @@ struct DecodePass {
             let fields = body.flatMap { reader.mapping($0, what) } ?? []
             reader.rejectUnknownKeys(fields, allowed: ["name", "tiers", "upgradeTo"], in: what)
             guard let tiersNode = fields.value("tiers") else {
-                reader.diagnostics.error("missing-key", "\(what) needs 'tiers': the tiers that have it", at: id.location, length: id.length)
+                reader.diagnostics.error(.missingKey, "\(what) needs 'tiers': the tiers that have it", at: id.location, length: id.length)
                 continue
             }
             declarations.features.append(FeatureDecl(
@@ -72,13 +72,13 @@ struct DecodePass {
                 for entry in entries {
                     guard let tier = reader.name(entry.key, "tier"), let cap = reader.integer(entry.value, "the cap of tier '\(tier.value)'") else { continue }
                     if cap.value < 0 {
-                        reader.diagnostics.error("invalid-limit", "a limit cannot be negative", at: cap.location, length: cap.length)
+                        reader.diagnostics.error(.invalidLimit, "a limit cannot be negative", at: cap.location, length: cap.length)
                     }
                     caps.append((tier, cap))
                 }
             } else if fields.value("tiers") == nil {
                 reader.diagnostics.error(
-                    "missing-key", "\(what) needs 'tiers': the cap per tier (tiers left out are unlimited)", at: id.location, length: id.length)
+                    .missingKey, "\(what) needs 'tiers': the cap per tier (tiers left out are unlimited)", at: id.location, length: id.length)
             }
             declarations.limits.append(LimitDecl(
                 id: id,
@@ -111,7 +111,7 @@ struct DecodePass {
             guard let scope = scopeEntry.key.text.flatMap(AttributeScope.init(rawValue:)) else { continue }
             for (name, body) in namedEntries(scopeEntry.value, "\(scope.rawValue) attributes") {
                 guard let body else {
-                    reader.diagnostics.error("missing-type", "attribute '\(name.value)' needs a type", at: name.location, length: name.length)
+                    reader.diagnostics.error(.missingType, "attribute '\(name.value)' needs a type", at: name.location, length: name.length)
                     continue
                 }
                 if let type = attributeType(body, name: name.value) {
@@ -125,7 +125,7 @@ struct DecodePass {
         if case .mapping(let fields) = node.kind {
             reader.rejectUnknownKeys(fields, allowed: ["enum"], in: "the type of attribute '\(name)'")
             guard let values = fields.value("enum").flatMap({ reader.names($0, "enum") }), !values.isEmpty else {
-                reader.diagnostics.error("missing-type", "attribute '\(name)' needs 'enum: [values]' or a type name", at: node.location)
+                reader.diagnostics.error(.missingType, "attribute '\(name)' needs 'enum: [values]' or a type name", at: node.location)
                 return nil
             }
             return .enumeration(values.map(\.value))
@@ -133,7 +133,7 @@ struct DecodePass {
         guard let text = reader.string(node, "the type of attribute '\(name)'") else { return nil }
         guard let type = AttributeType.parse(text.value) else {
             reader.diagnostics.error(
-                "unknown-type", "unknown attribute type '\(text.value)'", at: text.location, length: text.length,
+                .unknownType, "unknown attribute type '\(text.value)'", at: text.location, length: text.length,
                 help: Suggestion.help(for: text.value, kind: "types", known: AttributeType.knownNames))
             return nil
         }
@@ -168,7 +168,7 @@ struct DecodePass {
                     type.actions.append(decodeAction(actionID, actionBody))
                 }
             } else {
-                reader.diagnostics.error("missing-key", "\(what) declares no 'actions'", at: id.location, length: id.length)
+                reader.diagnostics.error(.missingKey, "\(what) declares no 'actions'", at: id.location, length: id.length)
             }
             declarations.resourceTypes.append(type)
         }
@@ -208,7 +208,7 @@ struct DecodePass {
                 }
             } else {
                 reader.diagnostics.error(
-                    "missing-key", "consent of \(what) needs 'when': a condition, or false for never",
+                    .missingKey, "consent of \(what) needs 'when': a condition, or false for never",
                     at: consent.location)
             }
             action.consent = consent
@@ -225,7 +225,7 @@ struct DecodePass {
     private mutating func checkedMaxAge(_ maxAge: Located<Double>) -> Located<Double>? {
         guard maxAge.value < 0 || maxAge.value > Self.longestMaxAge else { return maxAge }
         reader.diagnostics.error(
-            "invalid-duration", maxAge.value < 0 ? "maxAge must not be negative" : "maxAge is longer than 100 years",
+            .invalidDuration, maxAge.value < 0 ? "maxAge must not be negative" : "maxAge is longer than 100 years",
             at: maxAge.location, length: maxAge.length, help: ["a verification's age is a matter of minutes or hours: 5m, 15m, 1h"])
         return nil
     }
@@ -241,17 +241,17 @@ struct DecodePass {
                     effect = e
                 } else {
                     reader.diagnostics.error(
-                        "invalid-effect", "effect must be 'allow' or 'deny', not '\(text.value)'", at: text.location, length: text.length,
+                        .invalidEffect, "effect must be 'allow' or 'deny', not '\(text.value)'", at: text.location, length: text.length,
                         help: Suggestion.help(for: text.value, kind: "effects", known: ["allow", "deny"]))
                 }
             } else {
-                reader.diagnostics.error("missing-key", "a rule needs 'effect: allow' or 'effect: deny'", at: item.location)
+                reader.diagnostics.error(.missingKey, "a rule needs 'effect: allow' or 'effect: deny'", at: item.location)
             }
             var actions: [Located<String>]?
             if let actionsNode = fields.value("actions") {
                 if actionsNode.text != "*" { actions = reader.names(actionsNode, "actions") ?? [] }
             } else {
-                reader.diagnostics.error("missing-key", "a rule needs 'actions' (a list, or \"*\" for all)", at: item.location)
+                reader.diagnostics.error(.missingKey, "a rule needs 'actions' (a list, or \"*\" for all)", at: item.location)
             }
             var resourceTypes: [Located<String>]?
             if let typesNode = fields.value("resources"), typesNode.text != "*" {
@@ -283,12 +283,12 @@ struct DecodePass {
             reader.rejectUnknownKeys(fields, allowed: ["name", "request", "expect"], in: "a test")
             let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "test \(index + 1)"
             guard let request = fields.value("request") else {
-                reader.diagnostics.error("missing-key", "test '\(name)' needs a 'request'", at: item.location)
+                reader.diagnostics.error(.missingKey, "test '\(name)' needs a 'request'", at: item.location)
                 continue
             }
             guard let expectNode = fields.value("expect"), let expectFields = reader.mapping(expectNode, "expect") else {
                 if fields.value("expect") == nil {
-                    reader.diagnostics.error("missing-key", "test '\(name)' needs an 'expect'", at: item.location)
+                    reader.diagnostics.error(.missingKey, "test '\(name)' needs an 'expect'", at: item.location)
                 }
                 continue
             }
@@ -299,7 +299,7 @@ struct DecodePass {
                 if let effect = Effect(rawValue: d.value) {
                     expect.effect = Located(effect, at: d.location, length: d.length)
                 } else {
-                    reader.diagnostics.error("invalid-effect", "decision must be 'allow' or 'deny', not '\(d.value)'", at: d.location, length: d.length)
+                    reader.diagnostics.error(.invalidEffect, "decision must be 'allow' or 'deny', not '\(d.value)'", at: d.location, length: d.length)
                 }
             }
             expect.reason = expectFields.value("reason").flatMap { reader.name($0, "reason") }
@@ -338,25 +338,25 @@ struct DecodePass {
             let allowed = InvariantExpectation.allCases.map(\.rawValue)
             guard let expectNode = fields.value("expect") else {
                 reader.diagnostics.error(
-                    "missing-key", "invariant '\(name)' needs an 'expect': one of \(allowed.joined(separator: ", "))", at: item.location)
+                    .missingKey, "invariant '\(name)' needs an 'expect': one of \(allowed.joined(separator: ", "))", at: item.location)
                 continue
             }
             guard let text = reader.string(expectNode, "expect") else { continue }
             guard let expect = InvariantExpectation(rawValue: text.value) else {
                 reader.diagnostics.error(
-                    "invalid-expect", "unknown expectation '\(text.value)' in invariant '\(name)'", at: text.location, length: text.length,
+                    .invalidExpect, "unknown expectation '\(text.value)' in invariant '\(name)'", at: text.location, length: text.length,
                     help: Suggestion.help(for: text.value, kind: "expectations", known: allowed))
                 continue
             }
             let reasons = fields.value("reason").flatMap { reader.names($0, "reason") } ?? []
             for reason in reasons where Reason(rawValue: reason.value) == nil {
                 reader.diagnostics.error(
-                    "unknown-reason", "unknown reason '\(reason.value)' in invariant '\(name)'", at: reason.location, length: reason.length,
+                    .unknownReason, "unknown reason '\(reason.value)' in invariant '\(name)'", at: reason.location, length: reason.length,
                     help: Suggestion.help(for: reason.value, kind: "reasons", known: Reason.allCases.map(\.rawValue)))
             }
             if !reasons.isEmpty, expect != .deny, expect != .allow {
                 reader.diagnostics.error(
-                    "invalid-expect", "'reason' goes with 'expect: deny' or 'expect: allow', not '\(text.value)'", at: reasons[0].location)
+                    .invalidExpect, "'reason' goes with 'expect: deny' or 'expect: allow', not '\(text.value)'", at: reasons[0].location)
             }
             declarations.invariants.append(InvariantDecl(
                 location: item.location, name: name, selector: selector, expect: Located(expect, at: text.location, length: text.length),

@@ -11,14 +11,14 @@ package struct DiagnosticCollector: Sendable {
     package mutating func add(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
 
     package mutating func error(
-        _ code: String, _ message: String, at location: SourceLocation?, length: Int = 1, help: [String] = [],
+        _ code: DiagnosticCode, _ message: String, at location: SourceLocation?, length: Int = 1, help: [String] = [],
         notes: [(SourceLocation?, String)] = []
     ) {
         diagnostics.append(Diagnostic(.error, code, message, at: location, length: length, help: help, notes: notes))
     }
 
     package mutating func warning(
-        _ code: String, _ message: String, at location: SourceLocation?, length: Int = 1, help: [String] = []
+        _ code: DiagnosticCode, _ message: String, at location: SourceLocation?, length: Int = 1, help: [String] = []
     ) {
         diagnostics.append(Diagnostic(.warning, code, message, at: location, length: length, help: help))
     }

@@ -44,7 +44,7 @@ struct NodeReader {
     mutating func name(_ node: SyntaxNode, _ what: String) -> Located<String>? {
         guard let s = string(node, what) else { return nil }
         if s.value.isEmpty {
-            diagnostics.error("invalid-name", "\(what) must not be empty", at: s.location)
+            diagnostics.error(.invalidName, "\(what) must not be empty", at: s.location)
             return nil
         }
         return s
@@ -82,7 +82,7 @@ struct NodeReader {
         guard let text = string(node, what) else { return nil }
         guard let seconds = DurationText.seconds(text.value) else {
             diagnostics.error(
-                "invalid-duration", "invalid duration '\(text.value)' for \(what)", at: text.location, length: text.length,
+                .invalidDuration, "invalid duration '\(text.value)' for \(what)", at: text.location, length: text.length,
                 help: ["write a number with a unit: 30s, 5m, 1h, 1h30m"])
             return nil
         }
@@ -98,7 +98,7 @@ struct NodeReader {
             }
             if !allowed.contains(key) {
                 diagnostics.error(
-                    "unknown-key", "unknown key '\(key)' in \(what)", at: entry.key.location, length: key.count,
+                    .unknownKey, "unknown key '\(key)' in \(what)", at: entry.key.location, length: key.count,
                     help: Suggestion.help(for: key, kind: "keys", known: allowed))
             }
         }
@@ -106,7 +106,7 @@ struct NodeReader {
 
     mutating func typeError(_ node: SyntaxNode, expected: String, _ what: String) {
         diagnostics.error(
-            "wrong-type", "expected \(expected) for \(what), found \(node.kindName)", at: node.location,
+            .wrongType, "expected \(expected) for \(what), found \(node.kindName)", at: node.location,
             length: node.text.map { displayLength(node, $0) } ?? 1)
     }
 

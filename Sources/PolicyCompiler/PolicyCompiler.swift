@@ -34,7 +34,7 @@ public enum PolicyCompiler {
         let ordered = files.sorted { $0.path < $1.path }
         if ordered.isEmpty {
             diagnostics.append(Diagnostic(
-                .error, "empty-policy-set", "policy set '\(name)' has no .yaml files", at: nil,
+                .error, .emptyPolicySet, "policy set '\(name)' has no .yaml files", at: nil,
                 help: ["add at least one .yaml file declaring resources and actions"]))
         }
         for file in ordered {
@@ -47,7 +47,7 @@ public enum PolicyCompiler {
         let declarations = decode.declarations
         if !diagnostics.hasErrors, declarations.resourceTypes.isEmpty {
             diagnostics.append(Diagnostic(
-                .error, "no-resources", "policy set '\(name)' declares no resource types, so every request would be denied",
+                .error, .noResources, "policy set '\(name)' declares no resource types, so every request would be denied",
                 at: ordered.first.map { SourceLocation(file: $0.path, line: 1, column: 1) }))
         }
         var resolve = ResolvePass(declarations)
@@ -67,7 +67,7 @@ public enum PolicyCompiler {
         var problems: [Diagnostic] = []
         for path in policyFiles(in: directory) {
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                problems.append(Diagnostic(.error, "unreadable-file", "cannot read '\(path)'", at: nil))
+                problems.append(Diagnostic(.error, .unreadableFile, "cannot read '\(path)'", at: nil))
                 continue
             }
             defer { try? handle.close() }
@@ -77,7 +77,7 @@ public enum PolicyCompiler {
         }
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            problems.append(Diagnostic(.error, "not-a-directory", "'\(directory)' is not a policy set folder", at: nil))
+            problems.append(Diagnostic(.error, .notADirectory, "'\(directory)' is not a policy set folder", at: nil))
             return PolicyLoadResult(policy: nil, diagnostics: problems, sources: [:], declarations: PolicyDeclarations())
         }
         let result = compile(name: name, files: files, limits: limits)

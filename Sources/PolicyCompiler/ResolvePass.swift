@@ -64,7 +64,7 @@ struct ResolvePass {
         let defaults = declarations.tiers.filter { $0.isDefault?.value == true }
         if defaults.count > 1, let second = defaults.dropFirst().first?.isDefault {
             diagnostics.error(
-                "duplicate-default-tier", "more than one tier is marked default", at: second.location, length: second.length,
+                .duplicateDefaultTier, "more than one tier is marked default", at: second.location, length: second.length,
                 notes: [(defaults[0].isDefault?.location, "'\(defaults[0].id.value)' is marked default here")])
         }
         defaultTier = defaults.first.flatMap { tierIDs.firstIndex(of: $0.id.value) } ?? 0
@@ -73,7 +73,7 @@ struct ResolvePass {
             for product in tier.products {
                 if let first = products[product.value] {
                     diagnostics.error(
-                        "duplicate-product", "product id '\(product.value)' is mapped to more than one tier", at: product.location,
+                        .duplicateProduct, "product id '\(product.value)' is mapped to more than one tier", at: product.location,
                         length: product.length, notes: [(first.location, "first mapped here")])
                 } else {
                     products[product.value] = product
@@ -88,12 +88,12 @@ struct ResolvePass {
         for tier in feature.tiers { checkTier(tier) }
         if feature.tiers.isEmpty {
             diagnostics.error(
-                "feature-without-tiers", "feature '\(feature.id.value)' is in no tier, so it can never be used", at: feature.id.location,
+                .featureWithoutTiers, "feature '\(feature.id.value)' is in no tier, so it can never be used", at: feature.id.location,
                 length: feature.id.length)
         }
         if let upgrade = feature.upgradeTo, checkTier(upgrade), !feature.tiers.contains(where: { $0.value == upgrade.value }) {
             diagnostics.error(
-                "upgrade-lacks-feature", "upgradeTo '\(upgrade.value)' does not have feature '\(feature.id.value)'",
+                .upgradeLacksFeature, "upgradeTo '\(upgrade.value)' does not have feature '\(feature.id.value)'",
                 at: upgrade.location, length: upgrade.length,
                 help: ["name one of the feature's tiers: \(feature.tiers.map(\.value).joined(separator: ", "))"])
         }
@@ -105,7 +105,7 @@ struct ResolvePass {
             checkTier(tier)
             if let first = seen[tier.value] {
                 diagnostics.error(
-                    "duplicate-declaration", "tier '\(tier.value)' has two caps in limit '\(limit.id.value)'", at: tier.location,
+                    .duplicateDeclaration, "tier '\(tier.value)' has two caps in limit '\(limit.id.value)'", at: tier.location,
                     length: tier.length, notes: [(first, "first cap here")])
             }
             seen[tier.value] = tier.location
@@ -124,16 +124,16 @@ struct ResolvePass {
 
         if let owner = type.owner, owner.value != "ownerId", !owner.value.hasPrefix("attributes.") {
             diagnostics.error(
-                "invalid-owner", "owner must be 'ownerId' or 'attributes.NAME', not '\(owner.value)'", at: owner.location,
+                .invalidOwner, "owner must be 'ownerId' or 'attributes.NAME', not '\(owner.value)'", at: owner.location,
                 length: owner.length)
         }
-        if let ownerRole = type.ownerRole { check(ownerRole, in: roleNames, code: "unknown-role", kind: "roles of \(what)") }
-        for action in type.memberActions { check(action, in: actionNames, code: "unknown-action", kind: "actions of \(what)") }
+        if let ownerRole = type.ownerRole { check(ownerRole, in: roleNames, code: .unknownRole, kind: "roles of \(what)") }
+        for action in type.memberActions { check(action, in: actionNames, code: .unknownAction, kind: "actions of \(what)") }
 
         var grants: [String: Set<String>] = [:]
         for role in type.roles {
-            for parent in role.inherits { check(parent, in: roleNames, code: "unknown-role", kind: "roles of \(what)") }
-            for action in role.grants { check(action, in: actionNames, code: "unknown-action", kind: "actions of \(what)") }
+            for parent in role.inherits { check(parent, in: roleNames, code: .unknownRole, kind: "roles of \(what)") }
+            for action in role.grants { check(action, in: actionNames, code: .unknownAction, kind: "actions of \(what)") }
         }
         for role in type.roles {
             var visiting: [String] = []
@@ -154,7 +154,7 @@ struct ResolvePass {
             let cycle = visiting[cycleStart...] + [role]
             if cycleStart == 0 {
                 diagnostics.error(
-                    "role-cycle", "role inheritance cycle: \(cycle.joined(separator: " -> "))", at: decl.id.location, length: decl.id.length,
+                    .roleCycle, "role inheritance cycle: \(cycle.joined(separator: " -> "))", at: decl.id.location, length: decl.id.length,
                     help: ["a role cannot inherit from itself, directly or through others"])
             }
             return []
@@ -167,16 +167,16 @@ struct ResolvePass {
     }
 
     private mutating func resolveAction(_ action: ActionDecl, in type: ResourceTypeDecl) {
-        if let feature = action.feature { check(feature, in: featureNames, code: "unknown-feature", kind: "features") }
-        if let limit = action.limit { check(limit, in: limitNames, code: "unknown-limit", kind: "limits") }
+        if let feature = action.feature { check(feature, in: featureNames, code: .unknownFeature, kind: "features") }
+        if let limit = action.limit { check(limit, in: limitNames, code: .unknownLimit, kind: "limits") }
         for role in action.appRoles ?? [] {
-            check(role, in: appRoleNames, code: "unknown-app-role", kind: "app roles")
+            check(role, in: appRoleNames, code: .unknownAppRole, kind: "app roles")
         }
         if action.appRoles?.isEmpty == true, let location = action.appRolesLocation {
-            diagnostics.error("empty-app-roles", "appRoles is empty, so no one could take '\(action.id.value)'", at: location)
+            diagnostics.error(.emptyAppRoles, "appRoles is empty, so no one could take '\(action.id.value)'", at: location)
         }
         for method in action.auth?.methods ?? [] {
-            check(method, in: AuthMethod.all, code: "unknown-method", kind: "auth methods")
+            check(method, in: AuthMethod.all, code: .unknownMethod, kind: "auth methods")
         }
         if let signIn = action.signIn, signIn.value == false {
             let implied = [
@@ -185,7 +185,7 @@ struct ResolvePass {
             ].compactMap { $0 }
             if !implied.isEmpty {
                 diagnostics.error(
-                    "conflicting-requirements", "signIn: false conflicts with \(implied.joined(separator: " and ")), which need a signed-in subject",
+                    .conflictingRequirements, "signIn: false conflicts with \(implied.joined(separator: " and ")), which need a signed-in subject",
                     at: signIn.location, length: signIn.length)
             }
         }
@@ -195,7 +195,7 @@ struct ResolvePass {
     // MARK: Rules and messages
 
     private mutating func resolveRule(_ rule: RuleDecl) {
-        for type in rule.resourceTypes ?? [] { check(type, in: typeNames, code: "unknown-resource-type", kind: "resource types") }
+        for type in rule.resourceTypes ?? [] { check(type, in: typeNames, code: .unknownResourceType, kind: "resource types") }
         if let actions = rule.actions, !actions.isEmpty {
             // The actions of the types in scope, in declaration order: only the declarations named, never a scan of all.
             let inScope: NameList
@@ -205,10 +205,10 @@ struct ResolvePass {
             } else {
                 inScope = allActionNames
             }
-            for action in actions { check(action, in: inScope, code: "unknown-action", kind: "actions") }
+            for action in actions { check(action, in: inScope, code: .unknownAction, kind: "actions") }
         }
         if rule.effect == .allow, let message = rule.message {
-            diagnostics.warning("unused-message", "an allow rule's message is never shown", at: message.location, length: message.length)
+            diagnostics.warning(.unusedMessage, "an allow rule's message is never shown", at: message.location, length: message.length)
         }
     }
 
@@ -219,7 +219,7 @@ struct ResolvePass {
             guard let reason = checkReason(decl.reason) else { continue }
             if let first = result[reason] {
                 diagnostics.error(
-                    "duplicate-declaration", "message for '\(reason.rawValue)' is declared twice", at: decl.reason.location,
+                    .duplicateDeclaration, "message for '\(reason.rawValue)' is declared twice", at: decl.reason.location,
                     length: decl.reason.length, notes: [(first.reason.location, "first declared here")])
                 continue
             }
@@ -233,7 +233,7 @@ struct ResolvePass {
         guard let name else { return nil }
         if let reason = Reason(rawValue: name.value) { return reason }
         diagnostics.error(
-            "unknown-reason", "unknown reason '\(name.value)'", at: name.location, length: name.length,
+            .unknownReason, "unknown reason '\(name.value)'", at: name.location, length: name.length,
             help: Suggestion.help(for: name.value, kind: "reasons", known: Reason.allCases.map(\.rawValue)))
         return nil
     }
@@ -242,23 +242,23 @@ struct ResolvePass {
 
     @discardableResult
     private mutating func checkTier(_ name: Located<String>) -> Bool {
-        check(name, in: declarations.tiers.map(\.id.value), code: "unknown-tier", kind: "tiers")
+        check(name, in: declarations.tiers.map(\.id.value), code: .unknownTier, kind: "tiers")
     }
 
     @discardableResult
-    private mutating func check(_ name: Located<String>, in known: NameList, code: String, kind: String) -> Bool {
+    private mutating func check(_ name: Located<String>, in known: NameList, code: DiagnosticCode, kind: String) -> Bool {
         if known.set.contains(name.value) { return true }
         return report(name, in: known.ordered, code: code, kind: kind)
     }
 
     @discardableResult
-    private mutating func check(_ name: Located<String>, in known: [String], code: String, kind: String) -> Bool {
+    private mutating func check(_ name: Located<String>, in known: [String], code: DiagnosticCode, kind: String) -> Bool {
         if known.contains(name.value) { return true }
         return report(name, in: known, code: code, kind: kind)
     }
 
-    private mutating func report(_ name: Located<String>, in known: [String], code: String, kind: String) -> Bool {
-        let noun = code.replacingOccurrences(of: "unknown-", with: "").replacingOccurrences(of: "-", with: " ")
+    private mutating func report(_ name: Located<String>, in known: [String], code: DiagnosticCode, kind: String) -> Bool {
+        let noun = code.rawValue.replacingOccurrences(of: "unknown-", with: "").replacingOccurrences(of: "-", with: " ")
         diagnostics.error(
             code, "unknown \(noun) '\(name.value)'", at: name.location, length: name.length,
             help: Suggestion.help(for: name.value, kind: kind, known: known))
@@ -272,7 +272,7 @@ struct ResolvePass {
             let name = decl[keyPath: id]
             if let first = result[name.value] {
                 diagnostics.error(
-                    "duplicate-declaration", "\(kind) '\(name.value)' is declared twice", at: name.location, length: name.length,
+                    .duplicateDeclaration, "\(kind) '\(name.value)' is declared twice", at: name.location, length: name.length,
                     notes: [(first[keyPath: id].location, "first declared here")])
                 continue
             }

@@ -17,8 +17,10 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     public var severity: Severity
+    /// What kind of problem this is; its registry entry has the one-line summary.
+    public var kind: DiagnosticCode
     /// Stable kebab-case code such as `unknown-tier`; CI filters and docs key on it.
-    public var code: String
+    public var code: String { kind.rawValue }
     public var message: String
     public var location: SourceLocation?
     /// How many columns the caret underline spans (at least 1).
@@ -29,11 +31,11 @@ public struct Diagnostic: Sendable, Hashable {
     public var notes: [(SourceLocation?, String)]
 
     public init(
-        _ severity: Severity, _ code: String, _ message: String, at location: SourceLocation?, length: Int = 1,
+        _ severity: Severity, _ kind: DiagnosticCode, _ message: String, at location: SourceLocation?, length: Int = 1,
         help: [String] = [], notes: [(SourceLocation?, String)] = []
     ) {
         self.severity = severity
-        self.code = code
+        self.kind = kind
         self.message = message
         self.location = location
         self.length = max(1, length)
@@ -42,13 +44,13 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     public static func == (a: Diagnostic, b: Diagnostic) -> Bool {
-        a.severity == b.severity && a.code == b.code && a.message == b.message && a.location == b.location
+        a.severity == b.severity && a.kind == b.kind && a.message == b.message && a.location == b.location
             && a.length == b.length && a.help == b.help && a.notes.map(\.1) == b.notes.map(\.1)
             && a.notes.map(\.0) == b.notes.map(\.0)
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
+        hasher.combine(kind)
         hasher.combine(message)
         hasher.combine(location)
     }

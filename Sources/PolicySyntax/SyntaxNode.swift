@@ -112,19 +112,19 @@ public enum YAMLLoader {
         let start = SourceLocation(file: path, line: 1, column: 1)
         guard bytes.count <= limits.maxFileBytes else {
             return (nil, nil, [Diagnostic(
-                .error, "file-too-large", "policy file is \(bytes.count) bytes, over the \(limits.maxFileBytes)-byte limit",
+                .error, .fileTooLarge, "policy file is \(bytes.count) bytes, over the \(limits.maxFileBytes)-byte limit",
                 at: start, help: ["split the policy set into several files"])])
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             let (line, column) = firstInvalidUTF8(bytes)
             return (nil, nil, [Diagnostic(
-                .error, "invalid-utf8", "policy file is not valid UTF-8",
+                .error, .invalidUTF8, "policy file is not valid UTF-8",
                 at: SourceLocation(file: path, line: line, column: column),
                 help: ["save the file as UTF-8"])])
         }
         let file = SourceFile(path: path, text: text)
         if bytes.contains(0) {  // in valid UTF-8 a zero byte is only ever U+0000
-            return (file, nil, [Diagnostic(.error, "invalid-utf8", "policy file contains a NUL character", at: start)])
+            return (file, nil, [Diagnostic(.error, .invalidUTF8, "policy file contains a NUL character", at: start)])
         }
         let unsafe = YAMLSafetyScanner.scan(file, limits: limits)
         if !unsafe.isEmpty { return (file, nil, unsafe) }
@@ -138,7 +138,7 @@ public enum YAMLLoader {
         } catch let error as YamlError {
             return (file, nil, [diagnostic(for: error, path: path)])
         } catch {
-            return (file, nil, [Diagnostic(.error, "yaml-syntax", "could not read YAML: \(error)", at: start)])
+            return (file, nil, [Diagnostic(.error, .yamlSyntax, "could not read YAML: \(error)", at: start)])
         }
         guard let root else {
             return (file, SyntaxNode(.mapping([]), at: start), [])
@@ -157,14 +157,14 @@ public enum YAMLLoader {
         if budget < 0 || depth > limits.maxDepth {
             if diagnostics.isEmpty {
                 diagnostics.append(Diagnostic(
-                    .error, budget < 0 ? "yaml-too-large" : "yaml-too-deep",
+                    .error, budget < 0 ? .yamlTooLarge : .yamlTooDeep,
                     budget < 0 ? "policy file has more than \(limits.maxNodes) YAML nodes" : "nesting is deeper than \(limits.maxDepth) levels",
                     at: location))
             }
             return SyntaxNode(.scalar("", quoted: false), at: location)
         }
         if node.anchor != nil, diagnostics.isEmpty {
-            diagnostics.append(Diagnostic(.error, "yaml-alias", "YAML anchors are not allowed in policy files", at: location))
+            diagnostics.append(Diagnostic(.error, .yamlAlias, "YAML anchors are not allowed in policy files", at: location))
         }
         switch node {
         case .scalar(let scalar):
@@ -210,7 +210,7 @@ public enum YAMLLoader {
                     value: convert(value, file: file, depth: depth + 1, limits: limits, budget: &budget, diagnostics: &diagnostics))
             }), at: location)
         case .alias:
-            diagnostics.append(Diagnostic(.error, "yaml-alias", "YAML aliases are not allowed in policy files", at: location))
+            diagnostics.append(Diagnostic(.error, .yamlAlias, "YAML aliases are not allowed in policy files", at: location))
             return SyntaxNode(.scalar("", quoted: false), at: location)
         }
     }
@@ -221,16 +221,16 @@ public enum YAMLLoader {
         case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
             var message = problem
             if let context { message = "\(problem) (\(context.text))" }
-            return Diagnostic(.error, "yaml-syntax", "invalid YAML: \(message)", at: at(mark))
+            return Diagnostic(.error, .yamlSyntax, "invalid YAML: \(message)", at: at(mark))
         case let .duplicatedKeysInMapping(duplicates, context):
             let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
             return Diagnostic(
-                .error, "duplicate-key", "duplicate key \(names) in one mapping", at: at(context.mark),
+                .error, .duplicateKey, "duplicate key \(names) in one mapping", at: at(context.mark),
                 help: ["each key may appear once in a mapping; merge the two entries"])
         case let .reader(problem, offset, _, _):
-            return Diagnostic(.error, "yaml-syntax", "invalid YAML: \(problem)\(offset.map { " at byte \($0)" } ?? "")", at: SourceLocation(file: path, line: 1, column: 1))
+            return Diagnostic(.error, .yamlSyntax, "invalid YAML: \(problem)\(offset.map { " at byte \($0)" } ?? "")", at: SourceLocation(file: path, line: 1, column: 1))
         default:
-            return Diagnostic(.error, "yaml-syntax", "invalid YAML: \(error)", at: SourceLocation(file: path, line: 1, column: 1))
+            return Diagnostic(.error, .yamlSyntax, "invalid YAML: \(error)", at: SourceLocation(file: path, line: 1, column: 1))
         }
     }
 

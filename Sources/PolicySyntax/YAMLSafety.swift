@@ -41,7 +41,7 @@ enum YAMLSafetyScanner {
         var lineNumber = 0
         var reportedDepth = false
 
-        func report(_ code: String, _ message: String, line: Int, column: Int, help: [String] = []) {
+        func report(_ code: DiagnosticCode, _ message: String, line: Int, column: Int, help: [String] = []) {
             guard diagnostics.count < 20 else { return }
             diagnostics.append(Diagnostic(.error, code, message, at: file.location(line: line, column: column), help: help))
         }
@@ -88,13 +88,13 @@ enum YAMLSafetyScanner {
                     case "&", "*":
                         let kind = c == "&" ? "anchors" : "aliases"
                         report(
-                            "yaml-alias", "YAML \(kind) are not allowed in policy files", line: lineNumber, column: i + 1,
+                            .yamlAlias, "YAML \(kind) are not allowed in policy files", line: lineNumber, column: i + 1,
                             help: ["write the value out in full; anchors and aliases can expand a small file without bound"])
                         i += 1
                         atNodeStart = false
                         continue
                     case "!":
-                        report("yaml-tag", "YAML tags are not allowed in policy files", line: lineNumber, column: i + 1,
+                        report(.yamlTag, "YAML tags are not allowed in policy files", line: lineNumber, column: i + 1,
                                help: ["remove the tag; quote the value if it should be a string"])
                         while i < line.count, line[i] != " " { i += 1 }
                         continue
@@ -143,7 +143,7 @@ enum YAMLSafetyScanner {
             if depth > limits.maxDepth, !reportedDepth {
                 reportedDepth = true
                 report(
-                    "yaml-too-deep", "nesting is deeper than \(limits.maxDepth) levels", line: lineNumber,
+                    .yamlTooDeep, "nesting is deeper than \(limits.maxDepth) levels", line: lineNumber,
                     column: indent + 1, help: ["policy files need only a few levels; flatten the structure"])
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import PolicyCompiler
 import PolicyEngine
 import PolicyModel
@@ -56,7 +57,7 @@ import FoundationXML
             ],
             diagnostics: [
                 Diagnostic(
-                    .warning, "invariant-selects-nothing", "invariant 'nobody' selects no request",
+                    .warning, .invariantSelectsNothing, "invariant 'nobody' selects no request",
                     at: SourceLocation(file: "projects/app.yaml", line: 18, column: 5), help: ["check its subject and action"])
             ],
             spaceSize: 12)
@@ -71,11 +72,7 @@ import FoundationXML
         #expect(report.outcome == .failures)
         let actual = report.rendered(as: format)
         let url = Self.goldenFolder.appendingPathComponent("invariants.\(format.rawValue).txt")
-        if ProcessInfo.processInfo.environment["POLICY_UPDATE_GOLDEN"] == "1" {
-            try FileManager.default.createDirectory(at: Self.goldenFolder, withIntermediateDirectories: true)
-            try actual.write(to: url, atomically: true, encoding: .utf8)
-        }
-        #expect(actual == (try String(contentsOf: url, encoding: .utf8)))
+        #expect(actual == (try Golden.expected(for: actual, at: url)))
         switch format {
         case .text: #expect(actual.contains("projects/app.yaml:18:5: error: invariant 'viewer never edit' does not hold [invariant-failed]"))
         case .json: #expect(actual.contains(#""expected": "deny""#) && actual.contains(#""trace": ["#))

@@ -18,7 +18,7 @@ package enum ExpressionChecker {
         let checked = checker.check(expr)
         if let checked, checked.type != .bool {
             checker.diagnostics.error(
-                "expression-type", "a condition must be bool, but this is \(checked.type)", at: expr.span.location, length: expr.span.length,
+                .expressionType, "a condition must be bool, but this is \(checked.type)", at: expr.span.location, length: expr.span.length,
                 help: ["compare the value with something, e.g. `... == ...` or `... > 0`"])
         }
         guard let checked, !checker.diagnostics.hasErrors else {
@@ -94,7 +94,7 @@ indirect enum ExpressionType: Hashable, CustomStringConvertible {
 
 /// The closed set of strings a value may take (tiers, roles, ...), for checking literals against it.
 struct ValueDomain {
-    var code: String
+    var code: DiagnosticCode
     /// "tier", "auth method", "value".
     var noun: String
     /// Said after the value in the message: "" or " for subject.attributes.sharing".
@@ -125,7 +125,7 @@ struct ExpressionTypeChecker {
 
     init(schema: ExpressionSchema) { self.schema = schema }
 
-    mutating func error(_ code: String, _ message: String, at span: ExpressionSpan, help: [String] = []) {
+    mutating func error(_ code: DiagnosticCode, _ message: String, at span: ExpressionSpan, help: [String] = []) {
         diagnostics.error(code, message, at: span.location, length: span.length, help: help)
     }
 
@@ -159,13 +159,13 @@ struct ExpressionTypeChecker {
             switch op {
             case .not:
                 guard o.type == .bool else {
-                    error("expression-type", "'!' needs a bool, but this is \(o.type)", at: span)
+                    error(.expressionType, "'!' needs a bool, but this is \(o.type)", at: span)
                     return nil
                 }
                 return CheckedExpression(node: folded(.not(o.node)), type: .bool)
             case .negate:
                 guard o.type == .int || o.type == .double || o.type == .duration else {
-                    error("expression-type", "'-' needs an int, double or duration, but this is \(o.type)", at: span)
+                    error(.expressionType, "'-' needs an int, double or duration, but this is \(o.type)", at: span)
                     return nil
                 }
                 return CheckedExpression(node: folded(.negate(o.node)), type: o.type)
@@ -186,7 +186,7 @@ struct ExpressionTypeChecker {
                 continue
             }
             guard let unified = elementType.unified(with: c.type) else {
-                error("expression-type", "list elements must share one type, but this is \(c.type) after \(elementType)", at: element.span)
+                error(.expressionType, "list elements must share one type, but this is \(c.type) after \(elementType)", at: element.span)
                 failed = true
                 continue
             }
@@ -210,18 +210,18 @@ struct ExpressionTypeChecker {
         switch b.type {
         case .map:
             guard k.type == .string else {
-                error("expression-type", "a map<string, string> is indexed by a string, but this is \(k.type)", at: key.span)
+                error(.expressionType, "a map<string, string> is indexed by a string, but this is \(k.type)", at: key.span)
                 return nil
             }
             return CheckedExpression(node: folded(.index(b.node, k.node)), type: .string, domain: b.domain)
         case .list(let element):
             guard k.type == .int else {
-                error("expression-type", "a list is indexed by an int, but this is \(k.type)", at: key.span)
+                error(.expressionType, "a list is indexed by an int, but this is \(k.type)", at: key.span)
                 return nil
             }
             return CheckedExpression(node: folded(.index(b.node, k.node)), type: element, domain: b.domain)
         default:
-            error("expression-type", "only lists and maps can be indexed, but this is \(b.type)", at: span)
+            error(.expressionType, "only lists and maps can be indexed, but this is \(b.type)", at: span)
             return nil
         }
     }
@@ -253,11 +253,11 @@ struct ExpressionTypeChecker {
         guard case .identifier(let root, let rootSpan) = base else {
             // A field of a computed value, e.g. `[1].x` or `size(x).y`.
             guard let c = check(base), let (name, span) = names.first else { return nil }
-            error("unknown-field", "\(c.type) has no field '\(name)'", at: span)
+            error(.unknownField, "\(c.type) has no field '\(name)'", at: span)
             return nil
         }
         guard Self.roots.contains(root) else {
-            error("unknown-field", "unknown name '\(root)'", at: rootSpan,
+            error(.unknownField, "unknown name '\(root)'", at: rootSpan,
                   help: Suggestion.help(for: root, kind: "names", known: Self.roots))
             return nil
         }
@@ -270,7 +270,7 @@ struct ExpressionTypeChecker {
         }
         func notAValue(_ fields: [String]) -> ResolvedPath? {
             let choices = fields.map { "\(path).\($0)" }.joined(separator: ", ")
-            error("expression-type", "'\(path)' is not a value", at: expr.span, help: ["use one of its fields: \(choices)"])
+            error(.expressionType, "'\(path)' is not a value", at: expr.span, help: ["use one of its fields: \(choices)"])
             return nil
         }
 
@@ -281,15 +281,15 @@ struct ExpressionTypeChecker {
             path += ".\(name)"
             switch name {
             case "id": result = field(.subjectId, .string)
-            case "tier": result = field(.subjectTier, .string, domain: ValueDomain(code: "unknown-tier", noun: "tier", plural: "tiers", values: schema.tiers))
+            case "tier": result = field(.subjectTier, .string, domain: ValueDomain(code: .unknownTier, noun: "tier", plural: "tiers", values: schema.tiers))
             case "signedIn": result = field(.subjectSignedIn, .bool)
-            case "roles": result = field(.subjectRoles, .list(.string), domain: ValueDomain(code: "unknown-role", noun: "role", plural: "roles", values: schema.appRoles))
+            case "roles": result = field(.subjectRoles, .list(.string), domain: ValueDomain(code: .unknownRole, noun: "role", plural: "roles", values: schema.appRoles))
             case "subscriptionExpiry": result = field(.subscriptionExpiry, .timestamp)
             case "auth":
                 guard let (name, span) = nextName() else { return notAValue(Self.authFields) }
                 path += ".\(name)"
                 switch name {
-                case "method": result = field(.authMethod, .string, domain: ValueDomain(code: "unknown-method", noun: "auth method", plural: "auth methods", values: AuthMethod.all))
+                case "method": result = field(.authMethod, .string, domain: ValueDomain(code: .unknownMethod, noun: "auth method", plural: "auth methods", values: AuthMethod.all))
                 case "verifiedAt": result = field(.authVerifiedAt, .timestamp)
                 default: return unknownField(name, on: "subject.auth", span: span, known: Self.authFields)
                 }
@@ -303,9 +303,9 @@ struct ExpressionTypeChecker {
         case "resource":
             guard let (name, span) = nextName() else { return notAValue(Self.resourceFields) }
             path += ".\(name)"
-            let roleDomain = ValueDomain(code: "unknown-role", noun: "resource role", plural: "resource roles", values: schema.resourceRoles)
+            let roleDomain = ValueDomain(code: .unknownRole, noun: "resource role", plural: "resource roles", values: schema.resourceRoles)
             switch name {
-            case "type": result = field(.resourceType, .string, domain: ValueDomain(code: "unknown-resource-type", noun: "resource type", plural: "resource types", values: schema.resourceTypes))
+            case "type": result = field(.resourceType, .string, domain: ValueDomain(code: .unknownResourceType, noun: "resource type", plural: "resource types", values: schema.resourceTypes))
             case "id": result = field(.resourceId, .string)
             case "ownerId": result = field(.resourceOwnerId, .string)
             case "role": result = field(.resourceRole, .string, domain: roleDomain)
@@ -336,7 +336,7 @@ struct ExpressionTypeChecker {
             }
         }
         if let (name, span) = nextName() {
-            error("unknown-field", "'\(path)' is a \(result.checked.type) and has no field '\(name)'", at: span)
+            error(.unknownField, "'\(path)' is a \(result.checked.type) and has no field '\(name)'", at: span)
             return nil
         }
         return result
@@ -353,7 +353,7 @@ struct ExpressionTypeChecker {
         _ scope: AttributeOwner, _ name: String, _ span: ExpressionSpan, _ declared: [String: AttributeType]
     ) -> ResolvedPath? {
         guard let type = declared[name] else {
-            error("unknown-attribute", "unknown attribute '\(name)' on \(scope.rawValue)", at: span,
+            error(.unknownAttribute, "unknown attribute '\(name)' on \(scope.rawValue)", at: span,
                   help: Suggestion.help(for: name, kind: "\(scope.rawValue) attributes", known: declared.keys.sorted()))
             return nil
         }
@@ -363,7 +363,7 @@ struct ExpressionTypeChecker {
         var base = type
         while case .list(let element) = base { base = element }
         if case .enumeration(let values) = base {
-            domain = ValueDomain(code: "unknown-value", noun: "value", owner: " for \(path)", plural: "values", values: values)
+            domain = ValueDomain(code: .unknownValue, noun: "value", owner: " for \(path)", plural: "values", values: values)
         }
         return ResolvedPath(
             checked: CheckedExpression(node: .attribute(scope, name, type.conditionType), type: ExpressionType(type), domain: domain, comparedPath: path),
@@ -371,7 +371,7 @@ struct ExpressionTypeChecker {
     }
 
     private mutating func unknownField(_ name: String, on owner: String, span: ExpressionSpan, known: [String]) -> ResolvedPath? {
-        error("unknown-field", "unknown field '\(name)' on \(owner)", at: span,
+        error(.unknownField, "unknown field '\(name)' on \(owner)", at: span,
               help: Suggestion.help(for: name, kind: "fields of \(owner)", known: known))
         return nil
     }
@@ -385,23 +385,23 @@ struct ExpressionTypeChecker {
         guard Self.functions.contains(name) else {
             var help = Suggestion.help(for: name, kind: "functions", known: Self.functions)
             if Self.methods.contains(name) { help = ["'\(name)' is a method: write text.\(name)(\"...\")"] }
-            error("unknown-function", "unknown function '\(name)'", at: nameSpan, help: help)
+            error(.unknownFunction, "unknown function '\(name)'", at: nameSpan, help: help)
             return nil
         }
         guard arguments.count == 1, let argument = arguments.first else {
-            error("expression-type", "\(name)() takes 1 argument, but \(arguments.count) are given", at: span)
+            error(.expressionType, "\(name)() takes 1 argument, but \(arguments.count) are given", at: span)
             return nil
         }
         switch name {
         case "has":
             guard argument.dottedPath != nil else {
-                error("expression-type", "has() takes a path such as subject.attributes.name or resource.ownerId", at: argument.span,
+                error(.expressionType, "has() takes a path such as subject.attributes.name or resource.ownerId", at: argument.span,
                       help: ["to test membership, write `subject.id in resource.members`"])
                 return nil
             }
             guard let resolved = checkPath(argument) else { return nil }
             guard let presence = resolved.presence else {
-                error("expression-type", "'\(argument.dottedPath ?? "")' is always present, so has() would always be true", at: argument.span)
+                error(.expressionType, "'\(argument.dottedPath ?? "")' is always present, so has() would always be true", at: argument.span)
                 return nil
             }
             return CheckedExpression(node: .has(presence), type: .bool)
@@ -410,20 +410,20 @@ struct ExpressionTypeChecker {
             return checkSize(c, argument.span)
         default:
             guard case .literal(.string(let text), let literalSpan) = argument else {
-                error("expression-type", "\(name)() takes a string literal", at: argument.span,
+                error(.expressionType, "\(name)() takes a string literal", at: argument.span,
                       help: [name == "duration" ? "e.g. duration(\"5m\")" : "e.g. timestamp(\"2026-11-22T12:00:00Z\")"])
                 return nil
             }
             if name == "duration" {
                 guard let seconds = DurationText.seconds(text) else {
-                    error("expression-syntax", "invalid duration '\(text)'", at: literalSpan,
+                    error(.expressionSyntax, "invalid duration '\(text)'", at: literalSpan,
                           help: ["a duration is numbers with units h, m, s or ms, such as \"5m\", \"1h30m\" or \"250ms\""])
                     return nil
                 }
                 return CheckedExpression(node: .constant(.duration(seconds)), type: .duration)
             }
             guard let date = Timestamp.parse(text) else {
-                error("expression-syntax", "invalid timestamp '\(text)'", at: literalSpan,
+                error(.expressionSyntax, "invalid timestamp '\(text)'", at: literalSpan,
                       help: ["a timestamp is RFC 3339, such as \"2026-11-22T12:00:00Z\""])
                 return nil
             }
@@ -435,7 +435,7 @@ struct ExpressionTypeChecker {
         switch c.type {
         case .string, .list, .map: return CheckedExpression(node: folded(.size(c.node)), type: .int)
         default:
-            error("expression-type", "size() needs a string, list or map, but this is \(c.type)", at: span)
+            error(.expressionType, "size() needs a string, list or map, but this is \(c.type)", at: span)
             return nil
         }
     }
@@ -446,28 +446,28 @@ struct ExpressionTypeChecker {
         guard Self.methods.contains(name) else {
             var help = Suggestion.help(for: name, kind: "methods", known: Self.methods)
             if Self.functions.contains(name) { help = ["'\(name)' is a function: write \(name)(...)"] }
-            error("unknown-function", "unknown method '\(name)'", at: nameSpan, help: help)
+            error(.unknownFunction, "unknown method '\(name)'", at: nameSpan, help: help)
             return nil
         }
         guard let r = check(receiver) else { return nil }
         if name == "size" {
             guard arguments.isEmpty else {
-                error("expression-type", "size() as a method takes no arguments", at: span)
+                error(.expressionType, "size() as a method takes no arguments", at: span)
                 return nil
             }
             return checkSize(r, receiver.span)
         }
         guard r.type == .string else {
-            error("expression-type", "\(name)() needs a string, but this is \(r.type)", at: receiver.span)
+            error(.expressionType, "\(name)() needs a string, but this is \(r.type)", at: receiver.span)
             return nil
         }
         guard arguments.count == 1, let argument = arguments.first else {
-            error("expression-type", "\(name)() takes 1 argument, but \(arguments.count) are given", at: span)
+            error(.expressionType, "\(name)() takes 1 argument, but \(arguments.count) are given", at: span)
             return nil
         }
         guard let a = check(argument) else { return nil }
         guard a.type == .string else {
-            error("expression-type", "\(name)() takes a string, but this is \(a.type)", at: argument.span)
+            error(.expressionType, "\(name)() takes a string, but this is \(a.type)", at: argument.span)
             return nil
         }
         let test: StringTest = name == "startsWith" ? .startsWith : name == "endsWith" ? .endsWith : .contains
@@ -486,7 +486,7 @@ struct ExpressionTypeChecker {
         case .and, .or:
             guard l.type == .bool, r.type == .bool else {
                 let bad = l.type != .bool ? (left, l.type) : (right, r.type)
-                error("expression-type", "'\(op.rawValue)' needs bool operands, but this is \(bad.1)", at: bad.0.span)
+                error(.expressionType, "'\(op.rawValue)' needs bool operands, but this is \(bad.1)", at: bad.0.span)
                 return nil
             }
             return CheckedExpression(node: op == .and ? foldedAnd(l.node, r.node) : foldedOr(l.node, r.node), type: .bool)
@@ -500,7 +500,7 @@ struct ExpressionTypeChecker {
                 } else if case .list(let element) = r.type, element.isComparable(with: l.type) {
                     help = ["to test membership, write `x in list`"]
                 }
-                error("expression-type", "cannot compare \(l.type) with \(r.type) using '\(op.rawValue)'", at: span, help: help)
+                error(.expressionType, "cannot compare \(l.type) with \(r.type) using '\(op.rawValue)'", at: span, help: help)
                 return nil
             }
             checkDomain(of: l, against: right)
@@ -512,7 +512,7 @@ struct ExpressionTypeChecker {
             let orderable = (l.type.isNumeric && r.type.isNumeric)
                 || (l.type == r.type && [.string, .timestamp, .duration].contains(l.type))
             guard orderable else {
-                error("expression-type", "cannot order \(l.type) and \(r.type) with '\(op.rawValue)'", at: span,
+                error(.expressionType, "cannot order \(l.type) and \(r.type) with '\(op.rawValue)'", at: span,
                       help: ["'<', '<=', '>', '>=' compare numbers, strings, timestamps or durations of the same kind"])
                 return nil
             }
@@ -533,7 +533,7 @@ struct ExpressionTypeChecker {
             default: type = nil
             }
             guard let type else {
-                error("expression-type", "cannot \(op == .add ? "add" : "subtract") \(l.type) and \(r.type)", at: span,
+                error(.expressionType, "cannot \(op == .add ? "add" : "subtract") \(l.type) and \(r.type)", at: span,
                       help: ["'+' and '-' work on numbers, timestamp +/- duration, timestamp - timestamp, and durations"])
                 return nil
             }
@@ -552,16 +552,16 @@ struct ExpressionTypeChecker {
         switch r.type {
         case .list(let element):
             guard element.isComparable(with: l.type) else {
-                error("expression-type", "cannot look for \(l.type) in \(r.type)", at: span)
+                error(.expressionType, "cannot look for \(l.type) in \(r.type)", at: span)
                 return nil
             }
         case .map:
             guard l.type == .string else {
-                error("expression-type", "map keys are strings, but this is \(l.type)", at: left.span)
+                error(.expressionType, "map keys are strings, but this is \(l.type)", at: left.span)
                 return nil
             }
         default:
-            error("expression-type", "'in' needs a list or map on its right, but this is \(r.type)", at: right.span)
+            error(.expressionType, "'in' needs a list or map on its right, but this is \(r.type)", at: right.span)
             return nil
         }
         // Literals against a known domain: `subject.tier in ["pro"]`, `"admin" in subject.roles`.

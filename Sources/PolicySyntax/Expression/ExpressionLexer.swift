@@ -55,7 +55,7 @@ struct ExpressionLexer {
     }
 
     private func error(_ message: String, line: Int, column: Int, length: Int = 1, help: [String] = []) -> ExpressionSyntaxError {
-        ExpressionSyntaxError(diagnostic: Diagnostic(.error, "expression-syntax", message, at: location(line, column), length: length, help: help))
+        ExpressionSyntaxError(diagnostic: Diagnostic(.error, .expressionSyntax, message, at: location(line, column), length: length, help: help))
     }
 
     private func peek(_ offset: Int = 0) -> UInt8? {

@@ -13,7 +13,7 @@ package enum ExpressionParser {
         let byteCount = text.utf8.count
         guard byteCount <= maximumLength else {
             return .failure(ExpressionDiagnostics([Diagnostic(
-                .error, "expression-too-long", "condition is \(byteCount) bytes long; the limit is \(maximumLength)", at: origin,
+                .error, .expressionTooLong, "condition is \(byteCount) bytes long; the limit is \(maximumLength)", at: origin,
                 help: ["split the rule into several rules, or move long lists into attributes"])]))
         }
         var lexer = ExpressionLexer(text, origin: origin, continuationColumn: continuationColumn ?? origin.column)
@@ -74,7 +74,7 @@ private struct ExpressionParserState {
     func end(of token: ExpressionToken) -> (Int, Int) { (token.line, token.column + token.length) }
 
     func syntaxError(_ message: String, at token: ExpressionToken, help: [String] = []) -> ExpressionSyntaxError {
-        ExpressionSyntaxError(diagnostic: Diagnostic(.error, "expression-syntax", message, at: location(of: token), length: token.length, help: help))
+        ExpressionSyntaxError(diagnostic: Diagnostic(.error, .expressionSyntax, message, at: location(of: token), length: token.length, help: help))
     }
 
     func describe(_ token: ExpressionToken) -> String {
@@ -107,7 +107,7 @@ private struct ExpressionParserState {
 
     func tooDeep(at location: SourceLocation, length: Int) -> ExpressionSyntaxError {
         ExpressionSyntaxError(diagnostic: Diagnostic(
-            .error, "expression-too-deep", "condition nests deeper than \(ExpressionParser.maximumDepth) levels", at: location, length: length,
+            .error, .expressionTooDeep, "condition nests deeper than \(ExpressionParser.maximumDepth) levels", at: location, length: length,
             help: ["split the condition into several rules"]))
     }
 

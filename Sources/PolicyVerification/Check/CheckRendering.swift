@@ -212,7 +212,7 @@ enum CheckGitHub {
         var lines = set.diagnostics.map(DiagnosticRenderer.github)
         for test in set.failedTests {
             let d = Diagnostic(
-                .error, "test-failed", visible("policy test '\(test.name)' failed: " + test.failures.joined(separator: "; ")), at: test.location)
+                .error, .testFailed, visible("policy test '\(test.name)' failed: " + test.failures.joined(separator: "; ")), at: test.location)
             lines.append(DiagnosticRenderer.github(d))
         }
         for invariant in set.failedInvariants {
@@ -224,15 +224,15 @@ enum CheckGitHub {
                 help.append("counterexample: \(c.request.json.rendered())")
                 if let location = d.policy { help.append("decided by \(location)") }
             }
-            lines.append(DiagnosticRenderer.github(Diagnostic(.error, "invariant-failed", message, at: invariant.location, help: help)))
+            lines.append(DiagnosticRenderer.github(Diagnostic(.error, .invariantFailed, message, at: invariant.location, help: help)))
         }
         if let coverage = set.coverage {
             for item in coverage.uncovered {
-                lines.append(DiagnosticRenderer.github(Diagnostic(.note, "uncovered", "\(item.name): not exercised by any policy test", at: item.location)))
+                lines.append(DiagnosticRenderer.github(Diagnostic(.note, .uncovered, "\(item.name): not exercised by any policy test", at: item.location)))
             }
             if set.coverageBelowMinimum, let minimum = set.minCoverage {
                 lines.append(DiagnosticRenderer.github(Diagnostic(
-                    .error, "coverage-below-minimum",
+                    .error, .coverageBelowMinimum,
                     "\(set.path): coverage \(Coverage.format(coverage.percent)) is below the minimum of \(formatMinimum(minimum))", at: nil)))
             }
         }

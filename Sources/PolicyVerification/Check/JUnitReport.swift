@@ -85,7 +85,7 @@ enum JUnitReport {
                     var body = test.failures.joined(separator: "\n")
                     if let decision = test.decision { body += "\ndecision: " + decision.json.rendered() }
                     if let request = test.request { body += "\nrequest: " + request.json.rendered() }
-                    outcome = .failure(message: test.failures.joined(separator: "; "), type: "test-failed", body: body)
+                    outcome = .failure(message: test.failures.joined(separator: "; "), type: DiagnosticCode.testFailed.rawValue, body: body)
                 }
                 cases.append(TestCase(name: test.name, classname: "\(set.name).tests", location: test.location, outcome: outcome))
             }
@@ -108,7 +108,7 @@ enum JUnitReport {
                     body = message + "\ncounterexample: " + c.request.json.rendered() + "\n"
                         + ExplanationText.lines(c.explanation).joined(separator: "\n")
                 }
-                outcome = .failure(message: message, type: "invariant-failed", body: body)
+                outcome = .failure(message: message, type: DiagnosticCode.invariantFailed.rawValue, body: body)
             }
             cases.append(TestCase(name: invariant.name, classname: "\(set.name).invariants", location: invariant.location, outcome: outcome))
         }
@@ -118,7 +118,7 @@ enum JUnitReport {
             if set.coverageBelowMinimum {
                 let message = "coverage \(Coverage.format(coverage.percent)) is below the minimum of \(formatMinimum(minimum))"
                 let body = ([message] + CheckText.coverageLines(coverage, tests: set.tests.count)).joined(separator: "\n")
-                outcome = .failure(message: message, type: "coverage-below-minimum", body: body)
+                outcome = .failure(message: message, type: DiagnosticCode.coverageBelowMinimum.rawValue, body: body)
             }
             cases.append(TestCase(
                 name: "coverage of at least \(formatMinimum(minimum))", classname: "\(set.name).coverage", location: nil, outcome: outcome))

@@ -81,13 +81,13 @@ public enum PolicyDiffer {
         let count = space.count
         guard count <= InvariantProver.maxRequestsPerAction else {
             part.diagnostics.append(Diagnostic(
-                .warning, "space-too-large",
+                .warning, .spaceTooLarge,
                 "the request space of '\(space.type).\(space.action)' holds \(count) requests: its decisions were not compared", at: nil))
             return part
         }
         for gap in space.gaps {
             part.diagnostics.append(Diagnostic(
-                .warning, "space-not-exhaustive",
+                .warning, .spaceNotExhaustive,
                 "'\(space.type).\(space.action)' depends on \(gap.construct): the diff samples it, other requests may change too",
                 at: gap.location))
         }

@@ -9,8 +9,8 @@ public enum InvariantProver {
     /// Spaces of one (resource type, action) larger than this are not enumerated; the report says so.
     public static let maxRequestsPerAction = 2_000_000
 
-    /// The codes of the lints the request space finds, with a line each on what they find.
-    public static var lintCodes: [(code: String, summary: String)] { SpaceLint.codes }
+    /// The codes of the lints the request space finds, with the registry's line on what each finds.
+    public static var lintCodes: [(code: String, summary: String)] { SpaceLint.codes.map { ($0.rawValue, $0.summary) } }
 
     public static func prove(_ result: PolicyLoadResult) -> InvariantReport {
         guard let policy = result.policy else { return InvariantReport() }
@@ -49,12 +49,12 @@ public enum InvariantProver {
         for (i, invariant) in invariants.enumerated() {
             if results[i].checked == 0 {
                 diagnostics.append(Diagnostic(
-                    .warning, "invariant-selects-nothing", "invariant '\(invariant.name)' selects no request, so it proves nothing",
+                    .warning, .invariantSelectsNothing, "invariant '\(invariant.name)' selects no request, so it proves nothing",
                     at: invariant.location, help: ["check its 'when': an action of that resource type, a role of that type ..."]))
             }
             if let notes = sampled[i], results[i].passed {
                 diagnostics.append(Diagnostic(
-                    .warning, "invariant-not-proved",
+                    .warning, .invariantNotProved,
                     "invariant '\(invariant.name)' held on all \(results[i].checked) requests tried, but the space only samples "
                         + notes.joined(separator: ", "), at: invariant.location))
             }
@@ -83,7 +83,7 @@ public enum InvariantProver {
         let count = space.count
         if count > maxRequestsPerAction {
             part.diagnostics.append(Diagnostic(
-                .warning, "space-too-large",
+                .warning, .spaceTooLarge,
                 "the request space of '\(space.type).\(space.action)' holds \(count) requests, over \(maxRequestsPerAction): "
                     + "its invariants and lints are not checked", at: action.location,
                 help: ["split conditions that compare many different literals, or fewer attributes per action"]))
@@ -93,7 +93,7 @@ public enum InvariantProver {
         part.enumerated = count
         for gap in space.gaps {
             part.diagnostics.append(Diagnostic(
-                .warning, "space-not-exhaustive",
+                .warning, .spaceNotExhaustive,
                 "'\(space.type).\(space.action)' depends on \(gap.construct), which the request space only samples: "
                     + "its invariants are checked, not proved", at: gap.location ?? action.location,
                 help: ["compare request values with literals (==, <, in ...) so every boundary can be tried"]))
@@ -141,7 +141,7 @@ struct CheckedInvariant {
             for value in values where !known.contains(value.value) {
                 ok = false
                 diagnostics.append(Diagnostic(
-                    .error, "unknown-name", "unknown \(kind) '\(value.value)' in invariant '\(decl.name)'", at: value.location,
+                    .error, .unknownName, "unknown \(kind) '\(value.value)' in invariant '\(decl.name)'", at: value.location,
                     length: value.length, help: Suggestion.help(for: value.value, kind: kind + "s", known: known)))
             }
             return Set(values.map(\.value))

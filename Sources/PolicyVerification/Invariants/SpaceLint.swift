@@ -8,14 +8,9 @@ import PolicyModel
 /// `condition-always-true`, `condition-always-false`, `allow-wider-than-deny`.
 struct SpaceLint {
     /// Every code this lint reports, with what it finds: for `--help`, docs and the corpus.
-    static let codes: [(code: String, summary: String)] = [
-        ("action-never-allowed", "no request of an action's space is allowed"),
-        ("deny-without-message", "a deny carries no message"),
-        ("rule-shadowed", "a rule never decides: another rule decides first every request it matches"),
-        ("rule-never-fires", "a rule never decides: it matches nothing, or the requirements already allow what it matches"),
-        ("condition-always-true", "a rule's condition is true for every request"),
-        ("condition-always-false", "a rule's condition is false for every request"),
-        ("allow-wider-than-deny", "an allow rule matches every request the deny rule beside it matches, and more"),
+    static let codes: [DiagnosticCode] = [
+        .actionNeverAllowed, .denyWithoutMessage, .ruleShadowed, .ruleNeverFires, .conditionAlwaysTrue, .conditionAlwaysFalse,
+        .allowWiderThanDeny,
     ]
 
     private let policy: CompiledPolicy
@@ -194,14 +189,14 @@ struct SpaceLint {
         if total > 0, allowed == 0, !deliberate {
             let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
             findings.append(Diagnostic(
-                .warning, "action-never-allowed",
+                .warning, .actionNeverAllowed,
                 "no request can take '\(action.name)' on '\(space.type)': all \(total) requests of its space are denied"
                     + (top.map { ", most with \($0.rawValue)" } ?? ""), at: action.location,
                 help: ["if nobody should take it, say so with a deny rule; otherwise check its requirements and tiers"]))
         }
         if let (location, request) = missingMessage {
             findings.append(Diagnostic(
-                .warning, "deny-without-message", "'\(space.type).\(action.name)' denies with no message, e.g. for \(request.json.rendered(pretty: false))",
+                .warning, .denyWithoutMessage, "'\(space.type).\(action.name)' denies with no message, e.g. for \(request.json.rendered(pretty: false))",
                 at: location ?? action.location, help: ["give the rule a 'message', or the set a message for its reason"]))
         }
         self.space = nil
@@ -217,14 +212,14 @@ struct SpaceLint {
             if let condition = rule.condition {
                 if stats.isTrue == 0, stats.isFalse > 0 || condition.constantValue == false {
                     result.append(Diagnostic(
-                        .warning, "condition-always-false",
+                        .warning, .conditionAlwaysFalse,
                         "the condition of \(kind) rule '\(rule.name)' is false for every request\(proof), so the rule never applies",
                         at: condition.location, help: ["fix the condition, or delete the rule"]))
                     continue
                 }
                 if stats.isFalse == 0, stats.isTrue == stats.evaluated {
                     result.append(Diagnostic(
-                        .warning, "condition-always-true",
+                        .warning, .conditionAlwaysTrue,
                         "the condition of \(kind) rule '\(rule.name)' is true for every request\(proof): it restricts nothing",
                         at: condition.location, help: ["drop the condition, or fix it to say what it means"]))
                 }
@@ -234,19 +229,19 @@ struct SpaceLint {
             if let top, let location = top.key {
                 let other = policy.rules.first { $0.location == location }
                 result.append(Diagnostic(
-                    .warning, "rule-shadowed",
+                    .warning, .ruleShadowed,
                     "\(kind) rule '\(rule.name)' never decides\(proof): "
                         + "\(other.map { "\($0.effect == Effect.deny ? "deny" : "allow") rule '\($0.name)'" } ?? "another rule") decides first every request it matches",
                     at: rule.location, help: ["delete it, or narrow or reorder the rule that decides first"],
                     notes: [(location, "the rule that decides instead")]))
             } else if top != nil {
                 result.append(Diagnostic(
-                    .warning, "rule-never-fires",
+                    .warning, .ruleNeverFires,
                     "allow rule '\(rule.name)' never decides\(proof): the action's requirements already allow every request it matches",
                     at: rule.location, help: ["delete it, or widen it to the requests the requirements refuse"]))
             } else {
                 result.append(Diagnostic(
-                    .warning, "rule-never-fires", "\(kind) rule '\(rule.name)' matches no request\(proof)", at: rule.location,
+                    .warning, .ruleNeverFires, "\(kind) rule '\(rule.name)' matches no request\(proof)", at: rule.location,
                     help: ["fix its condition or the actions it names"]))
             }
         }
@@ -254,7 +249,7 @@ struct SpaceLint {
             guard let stats = pairStats[p], stats.both > 0, stats.denyOnly == 0, stats.allowOnly > 0 else { continue }
             let allow = policy.rules[pair.allow], deny = policy.rules[pair.deny]
             result.append(Diagnostic(
-                .warning, "allow-wider-than-deny",
+                .warning, .allowWiderThanDeny,
                 "allow rule '\(allow.name)' is wider than deny rule '\(deny.name)' beside it: it matches every request the deny matches "
                     + "and \(stats.allowOnly) more" + (stats.example.map { ", e.g. \($0)" } ?? ""),
                 at: allow.location, help: ["check that the allow is meant to reach past the deny's exception, or narrow it"],

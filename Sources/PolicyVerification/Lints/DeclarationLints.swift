@@ -11,38 +11,36 @@ enum DeclarationLints {
         unusedFeature, unusedLimit, unusedMessage, unusedAppRole, unusedResourceRole, unusedAttribute, unusedTier,
     ]
 
-    static let unusedFeature = LintRule(code: "unused-feature", summary: "a feature no action names with `feature:`") { input in
+    static let unusedFeature = LintRule(code: .unusedFeature) { input in
         let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap(\.feature?.value) })
         return input.declarations.features.filter { !used.contains($0.id.value) }.map { feature in
             warning(
-                "unused-feature", "feature '\(feature.id.value)' is declared but no action needs it", at: feature.id,
+                .unusedFeature, "feature '\(feature.id.value)' is declared but no action needs it", at: feature.id,
                 help: "gate an action with `feature: \(feature.id.value)`, or remove the feature")
         }
     }
 
-    static let unusedLimit = LintRule(code: "unused-limit", summary: "a limit no action consumes with `limit:`") { input in
+    static let unusedLimit = LintRule(code: .unusedLimit) { input in
         let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap(\.limit?.value) })
         return input.declarations.limits.filter { !used.contains($0.id.value) }.map { limit in
             warning(
-                "unused-limit", "limit '\(limit.id.value)' is declared but no action consumes it", at: limit.id,
+                .unusedLimit, "limit '\(limit.id.value)' is declared but no action consumes it", at: limit.id,
                 help: "add `limit: \(limit.id.value)` to the action that uses it up, or remove the limit")
         }
     }
 
-    static let unusedAppRole = LintRule(code: "unused-app-role", summary: "an app role no action requires and no condition tests") { input in
+    static let unusedAppRole = LintRule(code: .unusedAppRole) { input in
         var used = Set(input.declarations.resourceTypes.flatMap { $0.actions.flatMap { $0.appRoles?.map(\.value) ?? [] } })
         guard let named = ConditionReads(input.policy).literals(on: ["subject.roles"]) else { return [] }
         used.formUnion(named)
         return input.declarations.appRoles.filter { !used.contains($0.id.value) }.map { role in
             warning(
-                "unused-app-role", "app role '\(role.id.value)' is declared but no action or condition needs it", at: role.id,
+                .unusedAppRole, "app role '\(role.id.value)' is declared but no action or condition needs it", at: role.id,
                 help: "require it with `appRoles: [\(role.id.value)]` on an action or test `\"\(role.id.value)\" in subject.roles` in a rule, or remove it")
         }
     }
 
-    static let unusedResourceRole = LintRule(
-        code: "unused-resource-role", summary: "a resource role that grants no action, is not the owner role and no condition tests"
-    ) { input in
+    static let unusedResourceRole = LintRule(code: .unusedResourceRole) { input in
         guard let named = ConditionReads(input.policy).literals(on: ["resource.role", "resource.members"]) else { return [] }
         var diagnostics: [Diagnostic] = []
         for type in input.declarations.resourceTypes where type.memberActions.isEmpty {
@@ -52,7 +50,7 @@ enum DeclarationLints {
                 if name == type.ownerRole?.value || named.contains(name) { continue }
                 if !grants(of: name, roles: roles).isEmpty { continue }
                 diagnostics.append(warning(
-                    "unused-resource-role", "role '\(name)' of '\(type.id.value)' grants no action, so a member holding it can do nothing",
+                    .unusedResourceRole, "role '\(name)' of '\(type.id.value)' grants no action, so a member holding it can do nothing",
                     at: role.id,
                     help: "give it `grants:` or `inherits:`, list actions every member may take in `memberActions:`, or remove the role"))
             }
@@ -60,7 +58,7 @@ enum DeclarationLints {
         return diagnostics
     }
 
-    static let unusedAttribute = LintRule(code: "unused-attribute", summary: "an attribute declaration no condition reads") { input in
+    static let unusedAttribute = LintRule(code: .unusedAttribute) { input in
         var read = ConditionReads(input.policy).readPaths
         for type in input.declarations.resourceTypes {
             if let owner = type.owner?.value, owner.hasPrefix("attributes.") { read.insert("resource." + owner) }
@@ -68,14 +66,12 @@ enum DeclarationLints {
         return input.declarations.attributes.filter { !read.contains("\($0.scope.rawValue).attributes.\($0.name.value)") }.map { attribute in
             let path = "\(attribute.scope.rawValue).attributes.\(attribute.name.value)"
             return warning(
-                "unused-attribute", "\(attribute.scope.rawValue) attribute '\(attribute.name.value)' is declared but no condition reads it",
+                .unusedAttribute, "\(attribute.scope.rawValue) attribute '\(attribute.name.value)' is declared but no condition reads it",
                 at: attribute.name, help: "read it as `\(path)` in a rule or consent condition, or remove the declaration")
         }
     }
 
-    static let unusedTier = LintRule(
-        code: "unused-tier", summary: "a tier no feature, limit, product, upgrade or condition names (checked when the set has no limits)"
-    ) { input in
+    static let unusedTier = LintRule(code: .unusedTier) { input in
         let d = input.declarations
         // A tier left out of a limit is unlimited there: with limits, leaving a tier unnamed says something.
         guard d.tiers.count > 1, d.limits.isEmpty, let compared = ConditionReads(input.policy).literals(on: ["subject.tier"]) else { return [] }
@@ -88,12 +84,12 @@ enum DeclarationLints {
         for tier in d.tiers where !tier.products.isEmpty { named.insert(tier.id.value) }
         return d.tiers.filter { !named.contains($0.id.value) }.map { tier in
             warning(
-                "unused-tier", "tier '\(tier.id.value)' is declared but no feature, product or condition names it, so it grants nothing",
+                .unusedTier, "tier '\(tier.id.value)' is declared but no feature, product or condition names it, so it grants nothing",
                 at: tier.id, help: "list it in a feature's `tiers:` or map a store product to it, or remove it")
         }
     }
 
-    static let unusedMessage = LintRule(code: "unused-message", summary: "a message for a reason no action in its scope can give, or always overridden") { input in
+    static let unusedMessage = LintRule(code: .unusedMessage) { input in
         let policy = input.policy
         var shown: Set<SourceLocation> = []
         if let location = policy.defaultDenyMessage.location { shown.insert(location) }
@@ -126,7 +122,7 @@ enum DeclarationLints {
                     why = "no action in \(scope) can be denied with '\(reason.rawValue)'"
                 }
                 diagnostics.append(warning(
-                    "unused-message", "message for '\(reason.rawValue)' is never shown", at: decl.reason, help: why + "; remove it"))
+                    .unusedMessage, "message for '\(reason.rawValue)' is never shown", at: decl.reason, help: why + "; remove it"))
             }
         }
         let all = reasonsOf.values.flatMap(\.values)
@@ -145,7 +141,7 @@ enum DeclarationLints {
 
     // MARK: Helpers
 
-    static func warning(_ code: String, _ message: String, at name: Located<String>, help: String) -> Diagnostic {
+    static func warning(_ code: DiagnosticCode, _ message: String, at name: Located<String>, help: String) -> Diagnostic {
         Diagnostic(.warning, code, message, at: name.location, length: name.length, help: [help])
     }
 

@@ -5,15 +5,16 @@ import PolicyModel
 /// One lint: a check over a set that loaded, reporting warnings with a stable code, at the declaration at fault,
 /// each with a help line. `policy check --strict` makes its warnings errors.
 public struct LintRule: Sendable {
-    /// Stable kebab-case code, e.g. `unused-feature`; docs/cli.md lists every code.
-    public let code: String
+    /// The code its warnings carry; docs/cli.md lists every code.
+    public let kind: DiagnosticCode
+    /// The code as text, e.g. `unused-feature`.
+    public var code: String { kind.rawValue }
     /// One line for docs and `--help`: what the lint finds.
-    public let summary: String
+    public var summary: String { kind.summary }
     package let run: @Sendable (LintInput) -> [Diagnostic]
 
-    package init(code: String, summary: String, run: @escaping @Sendable (LintInput) -> [Diagnostic]) {
-        self.code = code
-        self.summary = summary
+    package init(code: DiagnosticCode, run: @escaping @Sendable (LintInput) -> [Diagnostic]) {
+        self.kind = code
         self.run = run
     }
 }
