@@ -6,7 +6,7 @@ struct BuildPass {
     var diagnostics = DiagnosticCollector()
     private var reportedPlaceholders: Set<String> = []
     let declarations: PolicyDeclarations
-    let symbols: ResolvePass
+    let symbols: ResolvedSymbols
     /// The schema every condition shares; only `resourceRoles` differs between conditions.
     private let baseSchema: ExpressionSchema
     /// Per resource type name, the indexes of its declarations.
@@ -14,7 +14,7 @@ struct BuildPass {
     /// The roles of every resource type, once each, for rules that apply to every type.
     private let allResourceRoles: [String]
 
-    init(_ declarations: PolicyDeclarations, symbols: ResolvePass) {
+    init(_ declarations: PolicyDeclarations, symbols: ResolvedSymbols) {
         self.declarations = declarations
         self.symbols = symbols
         var schema = ExpressionSchema()

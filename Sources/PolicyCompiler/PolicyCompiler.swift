@@ -53,7 +53,7 @@ public enum PolicyCompiler {
         var resolve = ResolvePass(declarations)
         resolve.run()
         diagnostics += resolve.diagnostics.diagnostics
-        var build = BuildPass(declarations, symbols: resolve)
+        var build = BuildPass(declarations, symbols: resolve.symbols)
         let policy = build.run(name: name, contentHash: contentHash(of: ordered))
         diagnostics += build.diagnostics.diagnostics
         let sorted = diagnostics.uniqued().sortedForDisplay()

@@ -5,19 +5,24 @@ import PolicyModel
 ///
 /// Produces the symbol tables the build pass reads; reports duplicates, unknown references with a
 /// did-you-mean, role inheritance cycles, and conflicting declarations.
+/// The symbol tables resolving produces: the build pass's whole input besides the declarations.
+struct ResolvedSymbols {
+    var tierIDs: [String] = []
+    var defaultTier = 0
+    var features: [String: FeatureDecl] = [:]
+    var limits: [String: LimitDecl] = [:]
+    var appRoles: [String: AppRoleDecl] = [:]
+    var setMessages: [Reason: MessageDecl] = [:]
+    /// Per resource type, per role: every action the role grants, inheritance applied.
+    var roleGrants: [String: [String: Set<String>]] = [:]
+}
+
 struct ResolvePass {
     var diagnostics = DiagnosticCollector()
     let declarations: PolicyDeclarations
 
-    private(set) var tierIDs: [String] = []
-    private(set) var defaultTier = 0
-    private(set) var features: [String: FeatureDecl] = [:]
-    private(set) var limits: [String: LimitDecl] = [:]
-    private(set) var appRoles: [String: AppRoleDecl] = [:]
-    private(set) var types: [String: ResourceTypeDecl] = [:]
-    private(set) var setMessages: [Reason: MessageDecl] = [:]
-    /// Per resource type, per role: every action the role grants, inheritance applied.
-    private(set) var roleGrants: [String: [String: Set<String>]] = [:]
+    /// What the build pass reads; complete once `run()` returns.
+    private(set) var symbols = ResolvedSymbols()
 
     /// Declared names in declaration order (for did-you-mean) with a set beside each (for the check itself),
     /// built once so checking a reference costs a hash lookup, not a scan of every declaration.
@@ -36,10 +41,10 @@ struct ResolvePass {
 
     mutating func run() {
         resolveTiers()
-        features = unique(declarations.features, \.id, "feature")
-        limits = unique(declarations.limits, \.id, "limit")
-        appRoles = unique(declarations.appRoles, \.id, "app role")
-        types = unique(declarations.resourceTypes, \.id, "resource type")
+        symbols.features = unique(declarations.features, \.id, "feature")
+        symbols.limits = unique(declarations.limits, \.id, "limit")
+        symbols.appRoles = unique(declarations.appRoles, \.id, "app role")
+        _ = unique(declarations.resourceTypes, \.id, "resource type")
         _ = unique(declarations.attributes.map { ScopedName(decl: $0) }, \.key, "attribute")
         for feature in declarations.features { resolveFeature(feature) }
         for limit in declarations.limits { resolveLimit(limit) }
@@ -51,7 +56,7 @@ struct ResolvePass {
         allActionNames = NameList(declarations.resourceTypes.flatMap { $0.actions.map(\.id.value) }.uniqued())
         for type in declarations.resourceTypes { resolveType(type) }
         for rule in declarations.rules { resolveRule(rule) }
-        setMessages = messages(declarations.messages)
+        symbols.setMessages = messages(declarations.messages)
         for test in declarations.tests { checkReason(test.expect.reason) }
     }
 
@@ -59,15 +64,15 @@ struct ResolvePass {
 
     private mutating func resolveTiers() {
         _ = unique(declarations.tiers, \.id, "tier")
-        tierIDs = declarations.tiers.map(\.id.value).uniqued()
-        if tierIDs.isEmpty { tierIDs = ["default"] }
+        symbols.tierIDs = declarations.tiers.map(\.id.value).uniqued()
+        if symbols.tierIDs.isEmpty { symbols.tierIDs = ["default"] }
         let defaults = declarations.tiers.filter { $0.isDefault?.value == true }
         if defaults.count > 1, let second = defaults.dropFirst().first?.isDefault {
             diagnostics.error(
                 .duplicateDefaultTier, "more than one tier is marked default", at: second.location, length: second.length,
                 notes: [(defaults[0].isDefault?.location, "'\(defaults[0].id.value)' is marked default here")])
         }
-        defaultTier = defaults.first.flatMap { tierIDs.firstIndex(of: $0.id.value) } ?? 0
+        symbols.defaultTier = defaults.first.flatMap { symbols.tierIDs.firstIndex(of: $0.id.value) } ?? 0
         var products: [String: Located<String>] = [:]
         for tier in declarations.tiers {
             for product in tier.products {
@@ -139,7 +144,7 @@ struct ResolvePass {
             var visiting: [String] = []
             grants[role.id.value] = closure(of: role.id.value, roles: roles, visiting: &visiting)
         }
-        roleGrants[type.id.value] = grants
+        symbols.roleGrants[type.id.value] = grants
 
         for action in type.actions { resolveAction(action, in: type) }
         _ = messages(type.messages)
