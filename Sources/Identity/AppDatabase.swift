@@ -227,5 +227,10 @@ enum Schema {
             CREATE TRIGGER decisionLog_noDelete BEFORE DELETE ON decisionLog
                 BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
             """),
+        // Issue 12: refresh successors are keyed with a per-session secret that never leaves the server.
+        ("v6-refresh-key", """
+            ALTER TABLE session ADD COLUMN refreshKey BLOB;  -- 32 random bytes; keys the successor derivation
+            UPDATE session SET refreshKey = randomblob(32);
+            """),
     ]
 }

@@ -94,6 +94,8 @@ public struct SessionRow: StoredRow, Hashable {
     public var expiresAt: Date
     public var revokedAt: Date?
     public var revokedReason: String?
+    /// Keys the derivation of refresh successors; never leaves the server.
+    public var refreshKey: Data?
 }
 
 public struct RefreshTokenRow: StoredRow, Hashable {

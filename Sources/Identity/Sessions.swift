@@ -23,7 +23,8 @@ extension IdentityService {
             id: newId(), userId: userId, accessTokenHash: SecretCoding.sha256(access),
             accessExpiresAt: t.addingTimeInterval(configuration.accessTokenLifetime), authMethod: method,
             authLevel: AuthLevel.of(method), verifiedAt: t, createdAt: t, lastSeenAt: t,
-            expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil)
+            expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil,
+            refreshKey: Data(random.bytes(32)))
         try tx.insert(session)
         try tx.insert(RefreshTokenRow(tokenHash: SecretCoding.sha256(refresh), sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
         return SessionTokens(sessionId: session.id, userId: userId, accessToken: access, accessExpiresAt: session.accessExpiresAt, refreshToken: refresh)
@@ -86,12 +87,14 @@ extension IdentityService {
 
     // MARK: - Refreshing
 
-    /// The successor refresh token and access token of a refresh token, derived from it so that
-    /// racing refreshes within the grace window can be answered identically without storing either.
-    static func successors(of refreshToken: String) -> (refresh: String, access: String) {
-        let key = SymmetricKey(data: Data(refreshToken.utf8))
-        let r = HMAC<SHA256>.authenticationCode(for: Data("gatehouse.refresh.successor".utf8), using: key)
-        let a = HMAC<SHA256>.authenticationCode(for: Data("gatehouse.refresh.access".utf8), using: key)
+    /// The successor refresh token and access token of a refresh token: HMAC-SHA256 keyed with the
+    /// session's random `refreshKey` (which never leaves the server) over the presented token, so
+    /// racing refreshes within the grace window get the same answer without storing it, and a copied
+    /// refresh token alone predicts nothing.
+    static func successors(of refreshToken: String, sessionKey: Data) -> (refresh: String, access: String) {
+        let key = SymmetricKey(data: sessionKey)
+        let r = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.refresh.successor|" + refreshToken).utf8), using: key)
+        let a = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.refresh.access|" + refreshToken).utf8), using: key)
         return (TokenKind.refresh.rawValue + SecretCoding.base64URL(r), TokenKind.access.rawValue + SecretCoding.base64URL(a))
     }
 
@@ -105,14 +108,15 @@ extension IdentityService {
             throw IdentityError(.unauthenticated, field: "refreshToken", "unknown refresh token")
         }
         let t = now()
-        let (nextRefresh, nextAccess) = IdentityService.successors(of: refreshToken)
         let config = configuration
         return try await commit { tx in
             let unknown = IdentityError(.unauthenticated, field: "refreshToken", "unknown, expired or revoked refresh token")
             guard var row = try tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(hash)),
                 var session = try tx.fetchOne(SessionRow.self, "id", .text(row.sessionId)),
-                session.revokedAt == nil, t < session.expiresAt, t.timeIntervalSince(session.lastSeenAt) <= config.idleTimeout
+                session.revokedAt == nil, t < session.expiresAt, t.timeIntervalSince(session.lastSeenAt) <= config.idleTimeout,
+                let sessionKey = session.refreshKey, sessionKey.count == 32
             else { return .failure(unknown) }
+            let (nextRefresh, nextAccess) = IdentityService.successors(of: refreshToken, sessionKey: sessionKey)
             let tokens = SessionTokens(
                 sessionId: session.id, userId: session.userId, accessToken: nextAccess,
                 accessExpiresAt: t.addingTimeInterval(config.accessTokenLifetime), refreshToken: nextRefresh)
