@@ -55,18 +55,21 @@ extension IdentityService {
         }
     }
 
-    /// Gives the signed-in account a username, for username + PIN sign-in later.
+    /// Gives the signed-in account a username, for username + PIN sign-in later. An account with a
+    /// credential needs a verification by it within `reverificationWindow`.
     public func setUsername(accessToken: String, username: String) async throws {
         try Self.validateUsername(username)
         let t = now()
         try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "setting the username")
             if let other = try tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
                 throw IdentityError(.conflict, field: "username", "is taken")
             }
             var user = try self.user(tx, s.userId)
             user.username = username
             try tx.update(user)
+            try self.audit(tx, .usernameSet, outcome: .success, user: user, at: t)
         }
     }
 

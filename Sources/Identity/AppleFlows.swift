@@ -102,7 +102,12 @@ extension IdentityService {
         }
     }
 
-    /// Links a Sign in with Apple identity to the signed-in (typically anonymous) account, without a web view.
+    /// Links a Sign in with Apple identity to the signed-in account, without a web view.
+    ///
+    /// An account with a credential (PIN, device key) needs a verification by it within
+    /// `reverificationWindow`, and the session keeps that verification: the new Apple id does not
+    /// vouch for itself. An account with no credential (anonymous) is raised to the `apple` level.
+    /// Other sessions of the account end.
     public func linkApple(accessToken: String, identityToken: String, rawNonce: String, fullName: String? = nil) async throws -> StepUp {
         let name = try Self.validateDisplayName(fullName)
         _ = try await validate(accessToken: accessToken)
@@ -111,12 +116,14 @@ extension IdentityService {
         return try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
             guard try self.consumeNonce(tx, nonceHash, at: t) else { throw IdentityError.rejected("rawNonce", "unknown, used or expired nonce") }
+            try self.requireRecentVerification(tx, s, at: t, action: "linking an Apple id")
             if try tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) != nil {
                 throw IdentityError(.conflict, field: "identityToken.sub", "this Apple id is linked to an account already")
             }
             if try !tx.fetchAll(AppleIdentityRow.self, "userId", .text(s.userId)).isEmpty {
                 throw IdentityError(.conflict, field: "accessToken", "this account has an Apple id linked already")
             }
+            let hadCredential = try self.hasCredential(tx, s.userId)
             var user = try self.user(tx, s.userId)
             try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
             if user.displayName == nil { user.displayName = name }
@@ -125,8 +132,27 @@ extension IdentityService {
                 user.isPrivateRelayEmail = claims.isPrivateEmail
             }
             try tx.update(user)
+            try self.revokeOtherSessions(tx, of: user.id, except: s.id, reason: "credential_changed", at: t)
             try self.audit(tx, .appleLinked, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+            if hadCredential { return StepUp(accessToken: accessToken, rotated: false, method: s.authMethod) }
             return try self.stepUp(tx, s, method: AuthMethod.apple, presented: accessToken, at: t)
+        }
+    }
+
+    /// Unlinks the account's Apple id. Needs a verification within `reverificationWindow` and
+    /// another credential (PIN or device key) to remain; other sessions of the account end.
+    public func unlinkApple(accessToken: String) async throws {
+        let t = now()
+        try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "unlinking the Apple id")
+            let removed = try tx.deleteAll(AppleIdentityRow.self, ["userId": .text(s.userId)])
+            guard removed > 0 else { throw IdentityError(.notFound, field: "accessToken", "no Apple id is linked to this account") }
+            guard try self.hasCredential(tx, s.userId) else {
+                throw IdentityError(.conflict, field: "accessToken", "set a PIN first: the Apple id is this account's only credential")
+            }
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
+            try self.audit(tx, .appleUnlinked, method: AuthMethod.apple, outcome: .success, user: try self.user(tx, s.userId), at: t)
         }
     }
 

@@ -12,6 +12,9 @@ public struct IdentityConfiguration: Sendable {
     public var refreshGracePeriod: TimeInterval = 10
     /// `lastSeenAt` is written at most this often per session, so validation is mostly a read.
     public var lastSeenGranularity: TimeInterval = 60
+    /// Changing a credential, the username, exporting or deleting needs a verification by a
+    /// credential the account already had (PIN, device key, its Apple id) this recently.
+    public var reverificationWindow: TimeInterval = 300
     /// Device-key challenges expire after this long.
     public var challengeLifetime: TimeInterval = 60
     /// Failed device-key signatures before the key is locked and a PIN is required.

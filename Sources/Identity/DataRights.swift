@@ -87,11 +87,13 @@ struct UserExport: Codable {
 }
 
 extension IdentityService {
-    /// One JSON document of everything held on the signed-in user (GDPR access and portability).
+    /// One JSON document of everything held on the signed-in user (GDPR access and portability);
+    /// an account with a credential needs a verification by it within `reverificationWindow`.
     public func exportData(accessToken: String) async throws -> Data {
         let t = now()
         let export: UserExport = try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "a data export")
             let u = try self.user(tx, s.userId)
             try self.audit(tx, .dataExport, outcome: .success, user: u, at: t)
             var memberships: [UserExport.Membership] = []
@@ -137,11 +139,13 @@ extension IdentityService {
         return try encoder.encode(export)
     }
 
-    /// Deletes the signed-in user and everything held on them (GDPR erasure).
+    /// Deletes the signed-in user and everything held on them (GDPR erasure); an account with a
+    /// credential needs a verification by it within `reverificationWindow`.
     public func deleteAccount(accessToken: String) async throws {
         let t = now()
         try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "deleting the account")
             try self.deleteUser(tx, s.userId, at: t)
         }
     }

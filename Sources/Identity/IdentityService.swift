@@ -101,6 +101,8 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case signOutEverywhere = "sign_out_everywhere"
     case sessionsRevoked = "sessions_revoked"
     case appleLinked = "apple_linked"
+    case appleUnlinked = "apple_unlinked"
+    case usernameSet = "username_set"
     case credentialState = "credential_state_changed"
     case spaceCreated = "space_created"
     case spaceJoined = "space_joined"

@@ -49,52 +49,66 @@ extension IdentityService {
         })
     }
 
-    /// Sets the first PIN of an account that has none (e.g. after anonymous sign-in); verifies the session at `pin`.
+    /// Sets the first PIN of an account that has none (e.g. after anonymous sign-in).
+    ///
+    /// An account with another credential (an Apple id, a device key) needs a verification by it in
+    /// the last `reverificationWindow`, and the session keeps its verification: a new PIN does not
+    /// vouch for itself. An account with no credential at all is raised to the `pin` level. Other
+    /// sessions of the account end.
     public func setPIN(accessToken: String, pin: String) async throws -> StepUp {
         try PINHasher.validate(pin)
-        let t = now()
+        // The session is checked before the KDF, so a caller without one costs no KDF time.
+        _ = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
+        let t = now()
         return try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
             if try tx.fetchOne(PINCredentialRow.self, "userId", .text(s.userId)) != nil {
                 throw IdentityError(.conflict, field: "pin", "already set; change it with the current PIN")
             }
+            let hadCredential = try self.hasCredential(tx, s.userId)
+            try self.requireRecentVerification(tx, s, at: t, action: "setting a PIN")
             try tx.insert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
             try self.audit(tx, .pinSet, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            if hadCredential { return StepUp(accessToken: accessToken, rotated: false, method: s.authMethod) }
             return try self.stepUp(tx, s, method: AuthMethod.pin, presented: accessToken, at: t)
         }
     }
 
     /// Replaces the PIN after checking the current one (a wrong current PIN counts as a failure).
+    /// Other sessions of the account end.
     public func changePIN(accessToken: String, currentPIN: String, newPIN: String) async throws {
         try PINHasher.validate(currentPIN, field: "currentPIN")
         try PINHasher.validate(newPIN, field: "newPIN")
-        let userId = try await validate(accessToken: accessToken).userId
+        let session = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
-        _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(userId)) }, onSuccess: { tx, user, t in
+        _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(session.userId)) }, onSuccess: { tx, user, t in
             try tx.upsert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try self.revokeOtherSessions(tx, of: user.id, except: session.sessionId, reason: "credential_changed", at: t)
             try self.audit(tx, .pinChanged, outcome: .success, user: user, at: t)
             return true
         })
     }
 
-    /// Sets a new PIN and lifts a lockout, for a session verified by Apple or a device key in the last 5 minutes.
+    /// Sets a new PIN and lifts a lockout, for a session verified by Sign in with Apple or a device
+    /// key within `reverificationWindow`. Other sessions of the account end.
     public func resetPIN(accessToken: String, newPIN: String) async throws {
         try PINHasher.validate(newPIN, field: "newPIN")
-        let t = now()
+        _ = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
+        let t = now()
         try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
-            guard [AuthMethod.apple, AuthMethod.biometric].contains(s.authMethod), t.timeIntervalSince(s.verifiedAt) <= 300 else {
-                throw IdentityError(.forbidden, field: "accessToken", "a PIN reset needs a Sign in with Apple or device-key verification in the last 5 minutes")
-            }
+            try self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.apple, AuthMethod.biometric], action: "a PIN reset")
             try tx.upsert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
             try self.audit(tx, .pinReset, method: s.authMethod, outcome: .success, user: try self.user(tx, s.userId), at: t)
         }
     }

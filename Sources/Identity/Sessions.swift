@@ -49,6 +49,48 @@ extension IdentityService {
         return StepUp(accessToken: token, rotated: rotated, method: method)
     }
 
+    // MARK: - Re-verification for account changes
+
+    /// Whether the account has a credential besides its sessions: a PIN, an Apple id or a device key.
+    func hasCredential(_ tx: any IdentityTransaction, _ userId: String) throws -> Bool {
+        try tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) != nil
+            || !tx.fetchAll(AppleIdentityRow.self, "userId", .text(userId)).isEmpty
+            || !tx.fetchAll(DeviceKeyRow.self, "userId", .text(userId)).isEmpty
+    }
+
+    /// Throws `forbidden` unless the session was verified within `reverificationWindow` by a
+    /// credential the account already had (`methods`, when given, narrows which).
+    ///
+    /// An account with no credential at all (anonymous) has nothing to verify against: its live
+    /// session is the only proof there is. `verifiedAt` only ever moves on a verification by an
+    /// existing credential: linking Apple or setting a PIN on an account that has a credential
+    /// leaves it where it was, so a new credential never vouches for itself.
+    func requireRecentVerification(
+        _ tx: any IdentityTransaction, _ s: SessionRow, at t: Date, methods: Set<String>? = nil, action: String
+    ) throws {
+        if methods == nil, try !hasCredential(tx, s.userId) { return }
+        let allowed = methods ?? [AuthMethod.pin, AuthMethod.biometric, AuthMethod.apple]
+        guard allowed.contains(s.authMethod), t.timeIntervalSince(s.verifiedAt) <= configuration.reverificationWindow else {
+            let names = allowed.sorted().map { $0 == AuthMethod.biometric ? "device key" : $0 == AuthMethod.apple ? "Sign in with Apple" : "PIN" }
+            throw IdentityError(
+                .forbidden, field: "accessToken",
+                "\(action) needs a verification (\(names.joined(separator: ", "))) in the last \(Int(configuration.reverificationWindow / 60)) minutes")
+        }
+    }
+
+    /// Revokes every other live session of the user (a credential changed: ASVS 3.3.3); returns how many.
+    @discardableResult
+    func revokeOtherSessions(_ tx: any IdentityTransaction, of userId: String, except sessionId: String, reason: String, at t: Date) throws -> Int {
+        var count = 0
+        for var other in try tx.fetchAll(SessionRow.self, "userId", .text(userId)) where other.revokedAt == nil && other.id != sessionId {
+            other.revokedAt = t
+            other.revokedReason = reason
+            try tx.update(other)
+            count += 1
+        }
+        return count
+    }
+
     // MARK: - Validating
 
     func isLive(_ s: SessionRow, at t: Date) -> Bool {

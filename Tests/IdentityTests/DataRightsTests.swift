@@ -22,7 +22,9 @@ import Testing
         let (token, nonce) = try await h.appleToken(sub: "apple.owner")
         let owner = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce, fullName: "Dora Dias")
         try await h.service.setUsername(accessToken: owner.accessToken, username: "dora")
-        let up = try await h.service.setPIN(accessToken: owner.accessToken, pin: pin)
+        _ = try await h.service.setPIN(accessToken: owner.accessToken, pin: pin)
+        // A PIN set on an Apple account does not vouch for itself: it is verified once before enrolment.
+        let up = try await h.service.verifyPIN(accessToken: owner.accessToken, pin: pin)
         let key = P256.Signing.PrivateKey()
         try await h.service.enrollDeviceKey(accessToken: up.accessToken, deviceId: "pixel", publicKey: key.publicKey.x963Representation)
         let challenge = try await h.service.deviceChallenge(accessToken: up.accessToken, deviceId: "pixel")

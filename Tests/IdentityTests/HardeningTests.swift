@@ -37,7 +37,7 @@ import Testing
 
     // MARK: 2. Step-up for account changes
 
-    @Test(.disabled("issue 12: pending")) func aStaleSessionCannotLinkAnotherAppleId() async throws {
+    @Test func aStaleSessionCannotLinkAnotherAppleId() async throws {
         let h = try Harness()
         let alice = try await h.pinUser()
         h.clock.advance(10 * 60)  // the access token is still live, the PIN verification is not recent
@@ -46,7 +46,7 @@ import Testing
         #expect(e?.code == .forbidden)
     }
 
-    @Test(.disabled("issue 12: pending")) func linkingAppleDoesNotCountAsAnAppleVerification() async throws {
+    @Test func linkingAppleDoesNotCountAsAnAppleVerification() async throws {
         let h = try Harness()
         let alice = try await h.pinUser()
         let (token, nonce) = try await h.appleToken(sub: "alice.apple.id")
@@ -56,7 +56,7 @@ import Testing
         #expect(e?.code == .forbidden)
     }
 
-    @Test(.disabled("issue 12: pending")) func staleSessionsCannotChangeUsernameExportOrDelete() async throws {
+    @Test func staleSessionsCannotChangeUsernameExportOrDelete() async throws {
         let h = try Harness()
         let alice = try await h.pinUser()
         h.clock.advance(10 * 60)
@@ -65,7 +65,7 @@ import Testing
         #expect(await identityError { try await h.service.deleteAccount(accessToken: alice.accessToken) }?.code == .forbidden)
     }
 
-    @Test(.disabled("issue 12: pending")) func changingThePINEndsTheOtherSessions() async throws {
+    @Test func changingThePINEndsTheOtherSessions() async throws {
         let h = try Harness()
         let phone = try await h.pinUser()
         let tablet = try await h.service.signIn(username: "alice", pin: "2468")
@@ -178,7 +178,7 @@ import Testing
 
     // MARK: 10. Small items
 
-    @Test(.disabled("issue 12: pending")) func setUsernameIsAudited() async throws {
+    @Test func setUsernameIsAudited() async throws {
         let h = try Harness()
         let anon = try await h.service.signInAnonymously()
         try await h.service.setUsername(accessToken: anon.accessToken, username: "carol")
