@@ -56,20 +56,22 @@ extension IdentityService {
     }
 
     /// Gives the signed-in account a username, for username + PIN sign-in later. An account with a
-    /// credential needs a verification by it within `reverificationWindow`.
+    /// credential needs a verification by it within `reverificationWindow`; "is taken" answers count
+    /// against the user (`AbuseLimits.usernameProbes` per window).
     public func setUsername(accessToken: String, username: String) async throws {
         try Self.validateUsername(username)
         let t = now()
-        try await store.write { tx in
+        try await commit { tx -> Result<Void, IdentityError> in
             let s = try self.liveSession(tx, accessToken, at: t)
             try self.requireRecentVerification(tx, s, at: t, action: "setting the username")
             if let other = try tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
-                throw IdentityError(.conflict, field: "username", "is taken")
+                return .failure(try self.takenAnswer(tx, scope: "username-probe-user:" + s.userId, at: t))
             }
             var user = try self.user(tx, s.userId)
             user.username = username
             try tx.update(user)
             try self.audit(tx, .usernameSet, outcome: .success, user: user, at: t)
+            return .success(())
         }
     }
 

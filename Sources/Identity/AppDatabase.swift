@@ -232,5 +232,12 @@ enum Schema {
             ALTER TABLE session ADD COLUMN refreshKey BLOB;  -- 32 random bytes; keys the successor derivation
             UPDATE session SET refreshKey = randomblob(32);
             """),
+        ("v7-pin-throttle", """
+            CREATE TABLE pinThrottle (
+                scope TEXT PRIMARY KEY,                  -- digest of an unknown username or a user id without a PIN
+                failures INTEGER NOT NULL,
+                lastFailureAt DATETIME NOT NULL
+            );
+            """),
     ]
 }

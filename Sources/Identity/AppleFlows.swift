@@ -160,7 +160,10 @@ extension IdentityService {
     ///
     /// `revoked` and `notFound` end every session of the user; `transferred` moves the account to
     /// `transferredTo`, the user's id under the new team, keeping sessions.
-    public func updateAppleCredentialState(appleUserId: String, state: AppleCredentialState, transferredTo: String? = nil) async throws {
+    public func updateAppleCredentialState(
+        appleUserId: String, state: AppleCredentialState, transferredTo: String? = nil, operator credential: OperatorCredential
+    ) async throws {
+        try authorizeOperator(credential)
         guard !appleUserId.isEmpty, appleUserId.utf8.count <= 255 else { throw IdentityError.invalid("appleUserId", "must be 1 to 255 bytes") }
         if state == .transferred {
             guard let to = transferredTo, !to.isEmpty, to.utf8.count <= 255, to != appleUserId else {

@@ -151,7 +151,8 @@ extension IdentityService {
     }
 
     /// Deletes a user by id (an operator action, e.g. a request received by mail).
-    public func deleteUser(userId: String) async throws {
+    public func deleteUser(userId: String, operator credential: OperatorCredential) async throws {
+        try authorizeOperator(credential)
         let t = now()
         try await store.write { tx in try self.deleteUser(tx, userId, at: t) }
     }

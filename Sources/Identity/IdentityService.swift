@@ -12,6 +12,8 @@ public final class IdentityService: Sendable {
     public let appleVerifier: AppleTokenVerifier
     let now: Now
     let random: any RandomSource
+    /// Security event counters since start, for the server's metrics.
+    public let counters = SecurityCounters()
 
     public init(
         store: any IdentityStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
@@ -45,6 +47,14 @@ public final class IdentityService: Sendable {
         async throws -> T
     {
         try await store.write(body).get()
+    }
+
+    /// Throws `forbidden` unless `credential` is one of the configured operator tokens (constant-time).
+    func authorizeOperator(_ credential: OperatorCredential) throws(IdentityError) {
+        let digest = SecretCoding.sha256(credential.token)
+        var match = false
+        for known in configuration.operatorTokenDigests { match = SecretCoding.constantTimeEqual(known, digest) || match }
+        guard match else { throw IdentityError(.forbidden, field: "operator", "not an operator credential") }
     }
 
     func newId() -> String { UUID().uuidString.lowercased() }
@@ -93,6 +103,8 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case pinChanged = "pin_changed"
     case pinReset = "pin_reset"
     case pinRehashed = "pin_rehashed"
+    case pinUnlocked = "pin_unlocked"
+    case failureRateAlarm = "failure_rate_alarm"
     case deviceEnrolled = "device_enrolled"
     case deviceVerify = "device_verify"
     case deviceLocked = "device_locked"

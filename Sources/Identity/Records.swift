@@ -170,6 +170,16 @@ public struct GuessLimitRow: StoredRow, Hashable {
     public var failures: Int
 }
 
+/// Consecutive PIN failures under a username (or user id) that has no PIN: throttled exactly like a
+/// real account's, so the answers do not reveal which usernames exist. `scope` is a digest.
+public struct PINThrottleRow: StoredRow, Hashable {
+    public static let table = "pinThrottle"
+    public static let primaryKey = ["scope"]
+    public var scope: String
+    public var failures: Int
+    public var lastFailureAt: Date
+}
+
 public struct UsageCounterRow: StoredRow, Hashable {
     public static let table = "usageCounter"
     public static let primaryKey = ["resourceId", "name"]

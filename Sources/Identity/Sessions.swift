@@ -227,18 +227,24 @@ extension IdentityService {
 
     // MARK: - Housekeeping
 
+    /// How long failures under an unknown username are remembered after the last one.
+    static let unknownThrottleMemory: TimeInterval = 180 * 86400
+
     /// Deletes what can no longer be used: expired nonces, challenges and share codes, sessions past
-    /// their absolute lifetime (with their refresh tokens), and stale guess counters. Run it periodically.
+    /// their absolute lifetime (with their refresh tokens), stale guess counters, and failures under
+    /// unknown usernames 180 days after the last one. Run it periodically.
     @discardableResult
     public func purgeExpired() async throws -> Int {
         let t = now()
-        let window = configuration.shareCodeGuessWindow
+        let a = configuration.abuse
+        let window = [configuration.shareCodeGuessWindow, a.sourcePINWindow, a.usernameProbeWindow, a.sourceShareCodeWindow, a.alarmWindow].max()!
         return try await store.write { tx in
             try tx.deleteAll(AppleNonceRow.self, "expiresAt", before: t)
                 + tx.deleteAll(DeviceChallengeRow.self, "expiresAt", before: t)
                 + tx.deleteAll(ShareCodeRow.self, "expiresAt", before: t)
                 + tx.deleteAll(SessionRow.self, "expiresAt", before: t)
                 + tx.deleteAll(GuessLimitRow.self, "windowStart", before: t.addingTimeInterval(-window))
+                + tx.deleteAll(PINThrottleRow.self, "lastFailureAt", before: t.addingTimeInterval(-Self.unknownThrottleMemory))
         }
     }
 }

@@ -7,7 +7,7 @@ import Testing
 @Suite struct TrustedFactsTests {
     @Test(.disabled("issue 12: pending")) func aCallersPastTimeDoesNotReviveAStaleVerification() async throws {
         let f = try Facade(policySet: "contacasal")
-        let owner = try await f.identity.register(username: "ana", pin: "739154")
+        let owner = try await f.identity.register(username: "ana", pin: "739154", source: .inProcess)
         let space = try await f.identity.createSpace(accessToken: owner.accessToken, name: "Casa", type: "space", inviteRole: "partner")
         let room = Resource(type: "space", id: space.resourceId)
         let signedInAt = f.clock.now
@@ -18,7 +18,7 @@ import Testing
 
     @Test(.disabled("issue 12: pending")) func aCallersUsageDoesNotLiftALimit() async throws {
         let f = try Facade(policySet: "research-crawler")
-        let user = try await f.identity.register(username: "rita", pin: "739154")
+        let user = try await f.identity.register(username: "rita", pin: "739154", source: .inProcess)
         let claimedZero = try await f.gate.decide(token: user.accessToken, action: "add_source", resource: Resource(type: "app", usage: ["sources": 0]))
         let claimedFull = try await f.gate.decide(token: user.accessToken, action: "add_source", resource: Resource(type: "app", usage: ["sources": 50]))
         #expect(claimedZero == claimedFull)
@@ -26,7 +26,7 @@ import Testing
 
     @Test(.disabled("issue 12: pending")) func anUnknownResourceIsNotOwnedByWhoeverClaimsIt() async throws {
         let f = try Facade(policySet: "research-crawler")
-        let user = try await f.identity.register(username: "rita", pin: "739154")
+        let user = try await f.identity.register(username: "rita", pin: "739154", source: .inProcess)
         let claimed = Resource(type: "project", id: "not-in-the-store", ownerId: user.userId)
         #expect(try await !f.gate.decide(token: user.accessToken, action: "delete", resource: claimed).isAllowed)
     }

@@ -68,21 +68,21 @@ import Testing
     @Test func changingThePINEndsTheOtherSessions() async throws {
         let h = try Harness()
         let phone = try await h.pinUser()
-        let tablet = try await h.service.signIn(username: "alice", pin: "2468")
-        try await h.service.changePIN(accessToken: phone.accessToken, currentPIN: "2468", newPIN: "739154")
+        let tablet = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
+        try await h.service.changePIN(accessToken: phone.accessToken, currentPIN: "4826", newPIN: "739154")
         #expect(await identityError { try await h.service.validate(accessToken: tablet.accessToken) }?.code == .unauthenticated)
         _ = try await h.service.validate(accessToken: phone.accessToken)
     }
 
     // MARK: 3. Lockout and enumeration
 
-    @Test(.disabled("issue 12: pending")) func knownAndUnknownUsernamesGetTheSameAnswers() async throws {
+    @Test func knownAndUnknownUsernamesGetTheSameAnswers() async throws {
         let h = try Harness()
         _ = try await h.pinUser()
         func answers(_ username: String) async -> [String] {
             var seen: [String] = []
             for _ in 0..<5 {
-                let e = await identityError { try await h.service.signIn(username: username, pin: "1357") }
+                let e = await identityError { try await h.service.signIn(username: username, pin: "1357", source: .inProcess) }
                 seen.append("\(e?.code.rawValue ?? "-") \(e?.retryAfter.map { Int($0) } ?? -1)")
             }
             return seen
@@ -92,24 +92,57 @@ import Testing
         #expect(known == unknown)
     }
 
-    @Test(.disabled("issue 12: pending")) func strangersCannotLockAnAccountForGood() async throws {
+    @Test func strangersCannotLockAnAccountForGood() async throws {
         let h = try Harness()
         _ = try await h.pinUser()
         for _ in 0..<12 {
-            _ = await identityError { try await h.service.signIn(username: "alice", pin: "1357") }
+            _ = await identityError { try await h.service.signIn(username: "alice", pin: "1357", source: .inProcess) }
             h.clock.advance(2 * 86400)
         }
         // Past the delay, the owner's PIN works again: no permanent lock from guesses alone.
-        _ = try await h.service.signIn(username: "alice", pin: "2468")
+        _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
     }
 
     // MARK: 4. Blocklist and spraying
 
-    @Test(.disabled("issue 12: pending"), arguments: ["1234", "0000", "1111", "123456", "1212", "2580"])
+    @Test(arguments: ["1234", "0000", "1111", "123456", "1212", "2580"])
     func commonPINsAreRefused(pin: String) async throws {
         let h = try Harness()
-        let e = await identityError { try await h.service.register(username: "bob", pin: pin) }
+        let e = await identityError { try await h.service.register(username: "bob", pin: pin, source: .inProcess) }
         #expect(e?.code == .invalidInput && e?.field == "pin")
+    }
+
+    @Test func sprayingOneGuessPerAccountHitsTheSourceLimit() async throws {
+        let h = try Harness { $0.abuse.sourcePINFailures = 5 }
+        for i in 0..<8 { _ = try await h.service.register(username: "user\(i)", pin: "739154", source: ClientSource("10.0.0.\(i)")) }
+        let attacker = ClientSource("203.0.113.7")
+        var codes: [IdentityError.Code] = []
+        for i in 0..<8 {
+            if let e = await identityError({ try await h.service.signIn(username: "user\(i)", pin: "4826", source: attacker) }) { codes.append(e.code) }
+        }
+        #expect(codes == Array(repeating: .invalidCredentials, count: 5) + Array(repeating: .throttled, count: 3))
+        // Another client is not affected.
+        _ = try await h.service.signIn(username: "user7", pin: "739154", source: ClientSource("10.0.0.7"))
+    }
+
+    @Test func aBurstOfFailuresRaisesTheAlarm() async throws {
+        let h = try Harness { $0.abuse.alarmFailures = 6 }
+        for i in 0..<8 {
+            _ = await identityError { try await h.service.signIn(username: "ghost\(i)", pin: "4826", source: ClientSource("198.51.100.\(i)")) }
+        }
+        #expect(try h.auditRows().filter { $0.kind == "failure_rate_alarm" }.count == 1)
+        #expect(h.service.counters.value(.failureRateAlarms) == 1 && h.service.counters.value(.pinFailures) == 8)
+    }
+
+    @Test func takenAnswersAreRateLimited() async throws {
+        let h = try Harness { $0.abuse.usernameProbes = 3 }
+        _ = try await h.pinUser()
+        let prober = ClientSource("192.0.2.1")
+        var codes: [IdentityError.Code] = []
+        for _ in 0..<5 {
+            if let e = await identityError({ try await h.service.register(username: "alice", pin: "739154", source: prober) }) { codes.append(e.code) }
+        }
+        #expect(codes == [.conflict, .conflict, .conflict, .throttled, .throttled])
     }
 
     // MARK: 5. Apple credential state
@@ -154,7 +187,7 @@ import Testing
     @Test(.disabled("issue 12: pending")) func deletedDataDoesNotSurviveInTheDatabaseFiles() async throws {
         let h = try Harness()
         let marker = "zebulonmarker"
-        let tokens = try await h.service.register(username: marker, pin: "739154")
+        let tokens = try await h.service.register(username: marker, pin: "739154", source: .inProcess)
         try await h.service.deleteAccount(accessToken: tokens.accessToken)
         for name in try FileManager.default.contentsOfDirectory(atPath: h.dir.path) {
             let bytes = try Data(contentsOf: h.dir.appendingPathComponent(name))
@@ -165,7 +198,7 @@ import Testing
     @Test(.disabled("issue 12: pending")) func aDeletedUsersRowsNoLongerLinkToEachOther() async throws {
         let h = try Harness()
         let tokens = try await h.pinUser()
-        _ = try await h.service.verifyPIN(accessToken: tokens.accessToken, pin: "2468")
+        _ = try await h.service.verifyPIN(accessToken: tokens.accessToken, pin: "4826")
         try await h.service.logDecision(
             userId: tokens.userId, action: "view", resourceType: "project", resourceId: "p-secret", effect: "allow", reason: "allowed", policyHash: "h",
             policyLocation: nil)
@@ -197,6 +230,6 @@ import Testing
 extension Harness {
     /// Revokes an Apple id the way the server will: an operator call (on a7aae14: the unauthenticated one).
     func revokeApple(_ sub: String) async throws {
-        try await service.updateAppleCredentialState(appleUserId: sub, state: .revoked)
+        try await service.updateAppleCredentialState(appleUserId: sub, state: .revoked, operator: .testOperator)
     }
 }
