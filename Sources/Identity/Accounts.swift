@@ -145,6 +145,32 @@ extension IdentityService {
         }
     }
 
+    /// Adds `delta` to one of a user's own usage counters (those app-wide limits consume, e.g.
+    /// `sources`) atomically and returns the new value (never below 0). A server-side call: apps must
+    /// not reach it, or they could lower their own usage.
+    @discardableResult
+    public func incrementUserUsage(userId: String, counter: String, by delta: Int = 1) async throws -> Int {
+        try Self.validateCounterName(counter)
+        return try await store.write { tx in
+            _ = try self.user(tx, userId)
+            var row = try tx.fetchOne(UserUsageCounterRow.self, ["userId": .text(userId), "name": .text(counter)]) ?? UserUsageCounterRow(userId: userId, name: counter, value: 0)
+            let (sum, overflow) = row.value.addingReportingOverflow(delta)
+            guard !overflow, sum >= 0 else { throw IdentityError.invalid("delta", "would take the counter below 0 or overflow") }
+            row.value = sum
+            try tx.upsert(row)
+            return sum
+        }
+    }
+
+    /// A user's own usage counters, by name.
+    public func userUsage(userId: String) async throws -> [String: Int] {
+        try await store.read { tx in
+            var usage: [String: Int] = [:]
+            for u in try tx.fetchAll(UserUsageCounterRow.self, "userId", .text(userId)) { usage[u.name] = u.value }
+            return usage
+        }
+    }
+
     // MARK: - What the facade joins
 
     /// The `Subject` of a valid session: id, stored tier and expiry (the engine applies expiry),

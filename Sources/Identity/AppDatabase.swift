@@ -239,5 +239,13 @@ enum Schema {
                 lastFailureAt DATETIME NOT NULL
             );
             """),
+        ("v8-user-usage", """
+            CREATE TABLE userUsageCounter (
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                value INTEGER NOT NULL CHECK (value >= 0),
+                PRIMARY KEY (userId, name)
+            );
+            """),
     ]
 }

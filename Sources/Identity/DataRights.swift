@@ -72,6 +72,8 @@ struct UserExport: Codable {
     var devices: [Device]
     var memberships: [Membership]
     var subscription: Subscription?
+    /// The user's own usage counters (app-wide limits).
+    var usage: [String: Int]
     var privacy: PrivacySettings
     var securityEvents: [Event]
     var decisions: [Decision]
@@ -125,6 +127,7 @@ extension IdentityService {
                 },
                 memberships: memberships.sorted { $0.joinedAt < $1.joinedAt },
                 subscription: sub,
+                usage: Dictionary(uniqueKeysWithValues: try tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
                 privacy: try self.privacy(tx, u.id),
                 securityEvents: try tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
                     .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason)

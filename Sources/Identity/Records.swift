@@ -180,6 +180,15 @@ public struct PINThrottleRow: StoredRow, Hashable {
     public var lastFailureAt: Date
 }
 
+/// A usage counter of a user (consumed by app-wide limits), kept by the server.
+public struct UserUsageCounterRow: StoredRow, Hashable {
+    public static let table = "userUsageCounter"
+    public static let primaryKey = ["userId", "name"]
+    public var userId: String
+    public var name: String
+    public var value: Int
+}
+
 public struct UsageCounterRow: StoredRow, Hashable {
     public static let table = "usageCounter"
     public static let primaryKey = ["resourceId", "name"]

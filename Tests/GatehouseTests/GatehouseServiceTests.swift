@@ -91,7 +91,8 @@ struct Facade {
     @Test func tiersLimitsAndConsentFromTheStore() async throws {
         let f = try Facade(policySet: "research-crawler")
         let user = try await f.identity.register(username: "rita", pin: "4826", source: .inProcess)
-        let app = Resource(type: "app", usage: ["sources": 50])
+        let app = Resource(type: "app")
+        try await f.identity.incrementUserUsage(userId: user.userId, counter: "sources", by: 50)
         let free = try await f.gate.decide(token: user.accessToken, action: "add_source", resource: app)
         #expect(free.reason == .limitExceeded && free.limit == 50 && free.upgradeTo == "pro")
         let product = try #require(f.gate.policy.productTiers.first { $0.value == "pro" }?.key)

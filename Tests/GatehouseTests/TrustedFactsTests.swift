@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 12, finding 6 and 7: with a token, the server's clock and the store's facts decide.
 @Suite struct TrustedFactsTests {
-    @Test(.disabled("issue 12: pending")) func aCallersPastTimeDoesNotReviveAStaleVerification() async throws {
+    @Test func aCallersPastTimeDoesNotReviveAStaleVerification() async throws {
         let f = try Facade(policySet: "contacasal")
         let owner = try await f.identity.register(username: "ana", pin: "739154", source: .inProcess)
         let space = try await f.identity.createSpace(accessToken: owner.accessToken, name: "Casa", type: "space", inviteRole: "partner")
@@ -16,7 +16,7 @@ import Testing
         #expect(backdated.reason == .stepUpRequired)
     }
 
-    @Test(.disabled("issue 12: pending")) func aCallersUsageDoesNotLiftALimit() async throws {
+    @Test func aCallersUsageDoesNotLiftALimit() async throws {
         let f = try Facade(policySet: "research-crawler")
         let user = try await f.identity.register(username: "rita", pin: "739154", source: .inProcess)
         let claimedZero = try await f.gate.decide(token: user.accessToken, action: "add_source", resource: Resource(type: "app", usage: ["sources": 0]))
@@ -24,14 +24,27 @@ import Testing
         #expect(claimedZero == claimedFull)
     }
 
-    @Test(.disabled("issue 12: pending")) func anUnknownResourceIsNotOwnedByWhoeverClaimsIt() async throws {
+    @Test func appWideLimitsCountTheStoredUsage() async throws {
+        let f = try Facade(policySet: "research-crawler")
+        let user = try await f.identity.register(username: "rita", pin: "739154", source: .inProcess)
+        let app = Resource(type: "app")
+        #expect(try await f.gate.decide(token: user.accessToken, action: "add_source", resource: app).isAllowed)
+        try await f.identity.incrementUserUsage(userId: user.userId, counter: "sources", by: 50)
+        let full = try await f.gate.decide(token: user.accessToken, action: "add_source", resource: Resource(type: "app", usage: ["sources": 0]))
+        #expect(full.reason == .limitExceeded && full.used == 50)
+        // In-process code holding every fact still decides a full request as given.
+        let subject = try await f.identity.subject(accessToken: user.accessToken)
+        #expect(f.gate.decide(Request(subject: subject, action: "add_source", resource: Resource(type: "app", usage: ["sources": 3]))).isAllowed)
+    }
+
+    @Test func anUnknownResourceIsNotOwnedByWhoeverClaimsIt() async throws {
         let f = try Facade(policySet: "research-crawler")
         let user = try await f.identity.register(username: "rita", pin: "739154", source: .inProcess)
         let claimed = Resource(type: "project", id: "not-in-the-store", ownerId: user.userId)
         #expect(try await !f.gate.decide(token: user.accessToken, action: "delete", resource: claimed).isAllowed)
     }
 
-    @Test(.disabled("issue 12: pending")) func unauthenticatedRequestsWriteBoundedRows() async throws {
+    @Test func unauthenticatedRequestsWriteBoundedRows() async throws {
         let f = try Facade(policySet: "research-crawler", log: .all)
         let huge = String(repeating: "x", count: 100_000)
         _ = try await f.gate.decide(token: nil, action: huge, resource: Resource(type: huge, id: huge))
