@@ -247,5 +247,9 @@ enum Schema {
                 PRIMARY KEY (userId, name)
             );
             """),
+        ("v9-apple-state-time", """
+            ALTER TABLE appleIdentity ADD COLUMN stateChangedAt DATETIME;
+            UPDATE appleIdentity SET stateChangedAt = updatedAt;
+            """),
     ]
 }

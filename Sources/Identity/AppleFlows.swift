@@ -1,6 +1,18 @@
 import Foundation
 import PolicyModel
 
+/// What `handleAppleNotification` did with a verified notification.
+public enum AppleNotificationOutcome: Sendable, Hashable {
+    /// The Apple id's state changed to this (and its sessions ended).
+    case applied(AppleCredentialState)
+    /// An email event, audited only.
+    case recorded
+    /// Older than the identity's last state change: ignored.
+    case stale
+    /// No account holds this Apple id: ignored.
+    case unknownSubject
+}
+
 /// Apple's credential states for a user id (`ASAuthorizationAppleIDProvider.CredentialState`).
 public enum AppleCredentialState: String, Sendable, CaseIterable {
     case authorized, revoked, notFound, transferred
@@ -49,9 +61,11 @@ extension IdentityService {
             return (try await appleVerifier.verify(identityToken, expectedNonceHash: nonceHash), nonceHash)
         } catch {
             let t = now()
+            counters.add(.appleTokenRejections)
             try await store.write { tx in
                 _ = try self.consumeNonce(tx, nonceHash, at: t)
-                try self.audit(tx, kind, method: AuthMethod.apple, outcome: .failure, reason: error.field, at: t)
+                // Coalesced: a flood of junk tokens writes one row per minute per failing part.
+                try self.auditRefusal(tx, kind, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple", at: t)
             }
             throw error
         }
@@ -77,9 +91,15 @@ extension IdentityService {
                     return .failure(.rejected("identityToken.sub", "this Apple id was transferred to another team"))
                 }
                 if identity.credentialState != AppleCredentialState.authorized.rawValue {
-                    // A fresh token from Apple means the user authorized the app again.
+                    // A token Apple issued after the revocation means the user authorized the app
+                    // again; one issued before it (replayed, or held back) does not undo it.
+                    if let changed = identity.stateChangedAt, claims.issuedAt <= changed {
+                        try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "issued_before_\(identity.credentialState)", user: user, at: t)
+                        return .failure(.rejected("identityToken.iat", "issued before this Apple id was revoked; sign in with Apple again"))
+                    }
                     try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
                     identity.credentialState = AppleCredentialState.authorized.rawValue
+                    identity.stateChangedAt = t
                 }
                 if let email = claims.email, email != identity.email {
                     identity.email = email
@@ -95,7 +115,7 @@ extension IdentityService {
                 return .success(tokens)
             }
             let user = try self.insertUser(tx, displayName: name, email: claims.email, privateRelay: claims.isPrivateEmail, at: t)
-            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
             try self.audit(tx, .signUp, method: AuthMethod.apple, outcome: .success, user: user, at: t)
             return .success(tokens)
@@ -125,7 +145,7 @@ extension IdentityService {
             }
             let hadCredential = try self.hasCredential(tx, s.userId)
             var user = try self.user(tx, s.userId)
-            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             if user.displayName == nil { user.displayName = name }
             if let email = claims.email {
                 user.email = email
@@ -156,10 +176,59 @@ extension IdentityService {
         }
     }
 
-    /// Records a credential state Apple reported (from the app's check or a server notification).
+    /// Applies a Sign in with Apple server-to-server notification: `signedPayload` is the `payload`
+    /// JWS of Apple's POST, verified like an identity token (Apple's keys, RS256, `iss`, `aud`, `iat`).
+    ///
+    /// `consent-revoked` sets the Apple id `revoked` and `account-delete` sets it `notFound`; both end
+    /// every session of the user. Email events are recorded only. An event older than the identity's
+    /// last state change (a replay, or one overtaken by a newer sign-in) changes nothing; so does one
+    /// about an Apple id no account holds. Returns what was applied.
+    @discardableResult
+    public func handleAppleNotification(signedPayload: String) async throws -> AppleNotificationOutcome {
+        let event: AppleNotification
+        do {
+            event = try await appleVerifier.verifyNotification(signedPayload)
+        } catch {
+            let t = now()
+            counters.add(.appleTokenRejections)
+            try await store.write { tx in
+                try self.auditRefusal(tx, .appleNotification, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple-notification", at: t)
+            }
+            throw error
+        }
+        let t = now()
+        return try await store.write { tx in
+            guard var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(event.subject)) else { return .unknownSubject }
+            let user = try self.user(tx, identity.userId)
+            if let changed = identity.stateChangedAt, event.eventTime <= changed {
+                try self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .failure, reason: "stale:\(event.kind.rawValue)", user: user, at: t)
+                return .stale
+            }
+            let state: AppleCredentialState
+            switch event.kind {
+            case .consentRevoked: state = .revoked
+            case .accountDelete: state = .notFound
+            case .emailDisabled, .emailEnabled:
+                try self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .success, reason: event.kind.rawValue, user: user, at: t)
+                return .recorded
+            }
+            let old = identity.credentialState
+            identity.credentialState = state.rawValue
+            identity.updatedAt = t
+            identity.stateChangedAt = event.eventTime
+            try tx.update(identity)
+            let count = try self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
+            try self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
+            try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+            return .applied(state)
+        }
+    }
+
+    /// Records a credential state reported out of band: an operator action, never an app's.
     ///
     /// `revoked` and `notFound` end every session of the user; `transferred` moves the account to
-    /// `transferredTo`, the user's id under the new team, keeping sessions.
+    /// `transferredTo`, the user's id under the new team (from Apple's user-migration endpoint),
+    /// keeping sessions. Apple's own revocations arrive through `handleAppleNotification`.
     public func updateAppleCredentialState(
         appleUserId: String, state: AppleCredentialState, transferredTo: String? = nil, operator credential: OperatorCredential
     ) async throws {
@@ -179,6 +248,7 @@ extension IdentityService {
             let old = identity.credentialState
             identity.credentialState = state.rawValue
             identity.updatedAt = t
+            identity.stateChangedAt = t
             switch state {
             case .authorized:
                 break
@@ -191,7 +261,7 @@ extension IdentityService {
                     throw IdentityError(.conflict, field: "transferredTo", "is linked to an account already")
                 }
                 identity.transferredTo = to
-                try tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+                try tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             }
             try tx.update(identity)
             try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)

@@ -135,6 +135,7 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case appleUnlinked = "apple_unlinked"
     case usernameSet = "username_set"
     case credentialState = "credential_state_changed"
+    case appleNotification = "apple_notification"
     case spaceCreated = "space_created"
     case spaceJoined = "space_joined"
     case shareCodeRejected = "share_code_rejected"

@@ -32,6 +32,8 @@ public struct AppleIdentityRow: StoredRow, Hashable {
     public var transferredTo: String?
     public var createdAt: Date
     public var updatedAt: Date
+    /// When `credentialState` last changed: a token or notification issued before it cannot undo it.
+    public var stateChangedAt: Date?
 }
 
 public struct AppleNonceRow: StoredRow, Hashable {

@@ -147,7 +147,7 @@ import Testing
 
     // MARK: 5. Apple credential state
 
-    @Test(.disabled("issue 12: pending")) func aStaleAppleTokenDoesNotUndoARevocation() async throws {
+    @Test func aStaleAppleTokenDoesNotUndoARevocation() async throws {
         let h = try Harness()
         let (token, nonce) = try await h.appleToken()
         let oldNonce = try await h.service.beginAppleSignIn()
@@ -159,6 +159,41 @@ import Testing
         // A token Apple issued before the revocation must not set the identity back to authorized.
         let e = await identityError { try await h.service.signInWithApple(identityToken: old, rawNonce: oldNonce) }
         #expect(e?.code == .tokenRejected)
+    }
+
+    @Test func credentialStatesNeedAnOperatorOrASignedNotification() async throws {
+        let h = try Harness()
+        let (token, nonce) = try await h.appleToken(sub: "victim.apple.id")
+        let victim = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
+        // No operator token, or a wrong one: refused, and nothing changes.
+        for credential in [OperatorCredential(token: "guess"), OperatorCredential(token: "")] {
+            let e = await identityError {
+                try await h.service.updateAppleCredentialState(appleUserId: "victim.apple.id", state: .transferred, transferredTo: "attacker.sub", operator: credential)
+            }
+            #expect(e?.code == .forbidden)
+        }
+        #expect(try await h.service.store.read { tx in try tx.fetchOne(AppleIdentityRow.self, "subject", .text("attacker.sub")) } == nil)
+        // A notification signed by someone else: refused.
+        let forger = try AppleFixture(kid: h.apple.kid)
+        let forged = forger.token(Self.notificationClaims(type: "consent-revoked", sub: "victim.apple.id", at: h.clock.now))
+        #expect(await identityError { try await h.service.handleAppleNotification(signedPayload: forged) }?.field == "payload.signature")
+        _ = try await h.service.validate(accessToken: victim.accessToken)
+        // Apple's own notification: applied, sessions end.
+        h.clock.advance(10)
+        let revoked = h.apple.token(Self.notificationClaims(type: "consent-revoked", sub: "victim.apple.id", at: h.clock.now))
+        #expect(try await h.service.handleAppleNotification(signedPayload: revoked) == .applied(.revoked))
+        #expect(await identityError { try await h.service.validate(accessToken: victim.accessToken) }?.code == .unauthenticated)
+        // The user authorizes the app again; replaying the old notification changes nothing.
+        h.clock.advance(60)
+        let (again, againNonce) = try await h.appleToken(sub: "victim.apple.id")
+        let back = try await h.service.signInWithApple(identityToken: again, rawNonce: againNonce)
+        #expect(try await h.service.handleAppleNotification(signedPayload: revoked) == .stale)
+        _ = try await h.service.validate(accessToken: back.accessToken)
+    }
+
+    static func notificationClaims(type: String, sub: String, at now: Date) -> [String: Any] {
+        let event = String(decoding: try! JSONSerialization.data(withJSONObject: ["type": type, "sub": sub, "event_time": Int(now.timeIntervalSince1970 * 1000)]), as: UTF8.self)
+        return ["iss": "https://appleid.apple.com", "aud": AppleFixture.clientId, "iat": Int(now.timeIntervalSince1970), "jti": UUID().uuidString, "events": event]
     }
 
     // MARK: 8. JWKS fetch storm
@@ -218,7 +253,7 @@ import Testing
         #expect(try h.auditRows().contains { $0.kind == "username_set" })
     }
 
-    @Test(.disabled("issue 12: pending")) func anUnverifiedEmailIsNotKept() async throws {
+    @Test func anUnverifiedEmailIsNotKept() async throws {
         let h = try Harness()
         let (token, nonce) = try await h.appleToken(overrides: ["email": "someone@example.com", "is_private_email": "false", "email_verified": "false"])
         let s = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
