@@ -65,6 +65,11 @@ extension Value: Decodable {
 public enum Timestamp {
     public static func parse(_ text: String) -> Date? {
         guard text.count >= 20, text.count <= 40 else { return nil }
+        // Foundation's parser stops at the end of a valid prefix; anything after it (found by
+        // schemathesis: "2077-12-02T20:37:56.714-02:38*") must not be taken for a timestamp.
+        guard text.utf8.allSatisfy({ (0x30...0x3A).contains($0) || $0 == 0x2D || $0 == 0x2E || $0 == 0x2B || $0 == 0x54 || $0 == 0x5A }),
+            text.last == "Z" || text.last?.isNumber == true
+        else { return nil }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: false)) {
             return date
         }
