@@ -176,21 +176,9 @@ public enum MatrixHTML {
         })();
         """
 
-    /// Text safe inside HTML content and attribute values.
+    /// Text safe inside HTML content and double-quoted attribute values (the XML escaping JUnit reports use).
     public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
+        JUnitReport.escape(text, inAttribute: true)
     }
 
     /// JSON safe inside a `<script>` element: every `<` (only ever inside a JSON string) as `\u003c`, so no
