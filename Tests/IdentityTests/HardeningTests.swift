@@ -198,7 +198,7 @@ import Testing
 
     // MARK: 8. JWKS fetch storm
 
-    @Test(.disabled("issue 12: pending")) func junkTokensWithAnEmptyKeyCacheFetchOnce() async throws {
+    @Test func junkTokensWithAnEmptyKeyCacheFetchOnce() async throws {
         let h = try Harness()
         h.fetcher.set(Data("503 Service Unavailable".utf8))  // the key source is down: the cache stays empty
         let verifier = h.service.appleVerifier
@@ -215,6 +215,26 @@ import Testing
             _ = try? await verifier.verify(token, expectedNonceHash: Data(count: 32))
         }
         #expect(h.fetcher.fetches == 1)
+    }
+
+    @Test func concurrentTokensForANewKeyWaitForTheOneFetch() async throws {
+        let h = try Harness()
+        let fetcher = YieldingJWKSFetcher(try AppleFixture.jwks([h.apple]))
+        let cache = AppleKeyCache(fetcher: fetcher, configuration: h.service.configuration.apple, now: h.clock.source)
+        let verifier = AppleTokenVerifier(configuration: h.service.configuration.apple, keys: cache, now: h.clock.source)
+        let nonceHash = SecretCoding.sha256("n")
+        _ = try await verifier.verify(h.apple.token(AppleFixture.claims(rawNonce: "n", now: h.clock.now)), expectedNonceHash: nonceHash)
+        // Apple rotates in a new key; ten tokens naming it arrive at once.
+        let rotated = try AppleFixture(kid: "test-key-rotated")
+        fetcher.set(try AppleFixture.jwks([h.apple, rotated]))
+        h.clock.advance(120)
+        let token = rotated.token(AppleFixture.claims(rawNonce: "n", now: h.clock.now))
+        let accepted = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 { group.addTask { (try? await verifier.verify(token, expectedNonceHash: nonceHash)) != nil } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(accepted == 10)
+        #expect(fetcher.fetches == 2)
     }
 
     // MARK: 9. GDPR
@@ -259,6 +279,18 @@ import Testing
         let s = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
         let user = try await h.service.store.read { tx in try tx.fetchOne(UserRow.self, "id", .text(s.userId))! }
         #expect(user.email == nil)
+    }
+}
+
+/// A JWKS source that suspends while fetching, so concurrent callers overlap with the fetch.
+final class YieldingJWKSFetcher: JWKSFetcher {
+    private let inner: StaticJWKSFetcher
+    init(_ jwks: Data) { inner = StaticJWKSFetcher(jwks) }
+    func set(_ jwks: Data) { inner.set(jwks) }
+    var fetches: Int { inner.fetches }
+    func fetchJWKS() async throws -> Data {
+        for _ in 0..<50 { await Task.yield() }
+        return try await inner.fetchJWKS()
     }
 }
 
