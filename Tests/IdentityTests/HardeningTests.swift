@@ -239,7 +239,7 @@ import Testing
 
     // MARK: 9. GDPR
 
-    @Test(.disabled("issue 12: pending")) func deletedDataDoesNotSurviveInTheDatabaseFiles() async throws {
+    @Test func deletedDataDoesNotSurviveInTheDatabaseFiles() async throws {
         let h = try Harness()
         let marker = "zebulonmarker"
         let tokens = try await h.service.register(username: marker, pin: "739154", source: .inProcess)
@@ -250,7 +250,7 @@ import Testing
         }
     }
 
-    @Test(.disabled("issue 12: pending")) func aDeletedUsersRowsNoLongerLinkToEachOther() async throws {
+    @Test func aDeletedUsersRowsNoLongerLinkToEachOther() async throws {
         let h = try Harness()
         let tokens = try await h.pinUser()
         _ = try await h.service.verifyPIN(accessToken: tokens.accessToken, pin: "4826")
@@ -262,6 +262,26 @@ import Testing
         #expect(Set(actors).count == actors.count, "a deleted user's audit rows share a pseudonym")
         let resourceIds = try await h.database.pool.read { db in try String?.fetchAll(db, sql: "SELECT resourceId FROM decisionLog") }
         #expect(resourceIds.allSatisfy { $0 == nil })
+    }
+
+    // MARK: 7. Log retention
+
+    @Test func anOperatorExpiresOldLogRowsAndNothingElse() async throws {
+        let h = try Harness()
+        let alice = try await h.pinUser()
+        try await h.service.logDecision(userId: alice.userId, action: "view", resourceType: "app", resourceId: nil, effect: "deny", reason: "default_deny", policyHash: "h", policyLocation: nil)
+        let old = try h.count("auditEvent")
+        h.clock.advance(40 * 86400)
+        _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
+        #expect(await identityError { try await h.service.expireLogs(olderThan: 35 * 86400, operator: OperatorCredential(token: "x")) }?.code == .forbidden)
+        #expect(await identityError { try await h.service.expireLogs(olderThan: 86400, operator: .testOperator) }?.field == "maxAge")
+        let expired = try await h.service.expireLogs(olderThan: 35 * 86400, operator: .testOperator)
+        #expect(expired.audit == old && expired.decisions == 1)
+        #expect(try h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
+        // Younger rows are still append-only, whatever SQL tries.
+        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "DELETE FROM auditEvent") } }
+        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "UPDATE auditEvent SET reason = 'x'") } }
+        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "UPDATE auditEvent SET actor = 'x'") } }
     }
 
     // MARK: 10. Small items
