@@ -34,10 +34,10 @@ print("PBKDF2-SHA256 rounds: \(configuration.pin.rounds); synchronous = FULL; fi
 await measure("KDF only (one PIN check, PBKDF2)", runs: 15) {
     _ = try! KDF.Insecure.PBKDF2.deriveKey(from: Array("1234".utf8), salt: Array(repeating: 7, count: 16), using: .sha256, outputByteCount: 32, rounds: configuration.pin.rounds)
 }
-try await measure("sign-in anonymous", runs: 200) { _ = try await service.signInAnonymously() }
+try await measure("sign-in anonymous", runs: 200) { _ = try await service.signInAnonymously(source: .inProcess) }
 _ = try await service.register(username: "bench_user", pin: "482913", source: .inProcess)
 try await measure("sign-in username + PIN", runs: 15) { _ = try await service.signIn(username: "bench_user", pin: "482913", source: .inProcess) }
-let tokens = try await service.signInAnonymously()
+let tokens = try await service.signInAnonymously(source: .inProcess)
 try await measure("session-token validation (read path)", runs: 2000) { _ = try await service.validate(accessToken: tokens.accessToken) }
 try await measure("session token -> Subject", runs: 2000) { _ = try await service.subject(accessToken: tokens.accessToken) }
 var current = tokens.refreshToken

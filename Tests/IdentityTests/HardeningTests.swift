@@ -20,7 +20,7 @@ import Testing
 
     @Test func aSpentRefreshTokenPredictsNothing() async throws {
         let h = try Harness()
-        let first = try await h.service.signInAnonymously()
+        let first = try await h.service.signInAnonymously(source: .inProcess)
         let copied = first.refreshToken  // a backup, a log, a device image
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
         h.clock.advance(60)
@@ -143,6 +143,17 @@ import Testing
             if let e = await identityError({ try await h.service.register(username: "alice", pin: "739154", source: prober) }) { codes.append(e.code) }
         }
         #expect(codes == [.conflict, .conflict, .conflict, .throttled, .throttled])
+    }
+
+    @Test func oneSourceCannotCreateAccountsWithoutLimit() async throws {
+        let h = try Harness { $0.abuse.signUps = 3 }
+        let bot = ClientSource("203.0.113.9")
+        for _ in 0..<2 { _ = try await h.service.signInAnonymously(source: bot) }
+        _ = try await h.service.register(username: "bot1", pin: "739154", source: bot)
+        #expect(await identityError { try await h.service.signInAnonymously(source: bot) }?.code == .throttled)
+        #expect(await identityError { try await h.service.register(username: "bot2", pin: "739154", source: bot) }?.code == .throttled)
+        h.clock.advance(3600)
+        _ = try await h.service.signInAnonymously(source: bot)
     }
 
     // MARK: 5. Apple credential state
@@ -288,7 +299,7 @@ import Testing
 
     @Test func setUsernameIsAudited() async throws {
         let h = try Harness()
-        let anon = try await h.service.signInAnonymously()
+        let anon = try await h.service.signInAnonymously(source: .inProcess)
         try await h.service.setUsername(accessToken: anon.accessToken, username: "carol")
         #expect(try h.auditRows().contains { $0.kind == "username_set" })
     }
