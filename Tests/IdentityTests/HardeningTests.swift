@@ -74,6 +74,23 @@ import Testing
         _ = try await h.service.validate(accessToken: phone.accessToken)
     }
 
+    @Test func unlinkingAppleKeepsAnotherCredentialAndEndsOtherSessions() async throws {
+        let h = try Harness()
+        let (token, nonce) = try await h.appleToken(sub: "apple.only")
+        let apple = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
+        // The Apple id is the only credential: unlinking it would leave nothing to sign in with.
+        #expect(await identityError { try await h.service.unlinkApple(accessToken: apple.accessToken) }?.code == .conflict)
+        _ = try await h.service.setPIN(accessToken: apple.accessToken, pin: "739154")
+        let (token2, nonce2) = try await h.appleToken(sub: "apple.only")
+        let other = try await h.service.signInWithApple(identityToken: token2, rawNonce: nonce2)
+        h.clock.advance(10 * 60)
+        #expect(await identityError { try await h.service.unlinkApple(accessToken: apple.accessToken) }?.code == .forbidden)
+        let fresh = try await h.service.verifyPIN(accessToken: apple.accessToken, pin: "739154")
+        try await h.service.unlinkApple(accessToken: fresh.accessToken)
+        #expect(await identityError { try await h.service.validate(accessToken: other.accessToken) }?.code == .unauthenticated)
+        #expect(try h.count("appleIdentity") == 0)
+    }
+
     // MARK: 3. Lockout and enumeration
 
     @Test func knownAndUnknownUsernamesGetTheSameAnswers() async throws {
@@ -100,6 +117,19 @@ import Testing
             h.clock.advance(2 * 86400)
         }
         // Past the delay, the owner's PIN works again: no permanent lock from guesses alone.
+        _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
+    }
+
+    @Test func anOperatorLiftsALockForAPINOnlyAccount() async throws {
+        let h = try Harness { $0.pin.lockoutThreshold = 4 }
+        let alice = try await h.pinUser()
+        for _ in 0..<4 {
+            _ = await identityError { try await h.service.signIn(username: "alice", pin: "1357", source: .inProcess) }
+            h.clock.advance(2 * 86400)
+        }
+        #expect(await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }?.code == .locked)
+        #expect(await identityError { try await h.service.unlockPIN(userId: alice.userId, operator: OperatorCredential(token: "nope")) }?.code == .forbidden)
+        try await h.service.unlockPIN(userId: alice.userId, operator: .testOperator)
         _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
     }
 
