@@ -23,13 +23,23 @@ extension IdentityService {
         try Self.validateUsername(username)
         try PINHasher.validateNew(pin)
         let t = now()
+        let probe = "username-probe:" + source.digest
+        // Refusals (taken name, spent sign-up allowance) come before the KDF, so they cost no KDF time.
+        try await commit { tx -> Result<Void, IdentityError> in
+            try self.checkSignUps(tx, source, at: t)
+            if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
+                return .failure(try self.takenAnswer(tx, scope: probe, at: t))
+            }
+            return .success(())
+        }
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
         return try await commit { tx in
             if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
-                return .failure(try self.takenAnswer(tx, scope: "username-probe:" + source.digest, at: t))
+                return .failure(try self.takenAnswer(tx, scope: probe, at: t))
             }
+            try self.countGuess(tx, self.signUpWindow(source), at: t)
             let user = try self.insertUser(tx, username: username, at: t)
             try tx.insert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
             let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
