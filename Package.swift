@@ -25,6 +25,8 @@ let package = Package(
         .target(
             name: "PolicyCompiler",
             dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
+        // The JSON edge: the JSON Lines decision stream behind `policy decide --jsonl` (block reads, one write per block).
+        .target(name: "PolicyEdge", dependencies: ["PolicyModel", "PolicyEngine"]),
         // Policy tests, diagnostics rendering; later invariants and diffs.
         .target(name: "PolicyVerification", dependencies: ["PolicyModel", "PolicySyntax", "PolicyCompiler", "PolicyEngine"]),
         // Users, sessions, PIN, device keys, Apple tokens, audit; the Store protocol and its SQLite form.
@@ -44,16 +46,19 @@ let package = Package(
         .target(
             name: "PolicyCLI",
             dependencies: [
-                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
+                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(name: "policy", dependencies: ["PolicyCLI"]),
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
+        .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
         .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport"]),
+        .testTarget(
+            name: "PolicyEdgeTests",
+            dependencies: ["PolicyEdge", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification", "GatehouseTestSupport", "policy"]),
         .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
         .testTarget(
             name: "PolicyVerificationTests",

@@ -51,18 +51,31 @@ public final class GatehouseService: Sendable {
         }
     }
 
-    /// Decides whether the holder of `token` may take `action` on `resource`.
+    /// Decides whether the holder of `token` may take `action` on `resource`: the entry point for
+    /// requests from apps, which are not trusted with facts the server holds.
     ///
     /// - No token: decided for a signed-out subject (browsing without an account).
     /// - A token that is unknown, expired or revoked (or whose user was deleted): `unauthenticated`,
     ///   so the app knows to sign in again; never an error.
-    /// - A resource with an id the store knows gets its type, owner, members and usage from the store;
-    ///   what the caller passed for those is ignored. `context.now` defaults to the identity clock.
+    /// - Time is always the identity clock; `context.now` from the caller is ignored.
+    /// - A resource with an id the store knows gets its type, owner, members and usage from the store.
+    ///   Any other resource (an app-wide action, an id the store does not know) has no owner and no
+    ///   members, and its usage is the signed-in user's own counters from the store
+    ///   (`incrementUserUsage`); none for a signed-out caller.
+    /// - What the caller may assert: `action`, `resource.id`, `resource.type` (for resources the
+    ///   store does not know), `resource.attributes` and `context.attributes`. Policies must treat
+    ///   those as claims, e.g. an amount the app reports.
+    ///
+    /// In-process code that holds every fact itself can call `decide(_:)` with a full `Request`.
     public func decide(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> Decision {
         let policy = self.policy
         var context = context
-        if context.now == nil { context.now = identity.clock() }
+        context.now = identity.clock()
         var resource = resource
+        resource.ownerId = nil
+        resource.members = [:]
+        resource.usage = [:]
+        var stored = false
         if let id = resource.id {
             do {
                 let facts = try await identity.resourceFacts(resourceId: id)
@@ -70,12 +83,16 @@ public final class GatehouseService: Sendable {
                 resource.ownerId = facts.ownerId
                 resource.members = facts.members
                 resource.usage = facts.usage
+                stored = true
             } catch let error as IdentityError where error.code == .notFound {
-                // Not a stored resource (an app-wide action, say): decided on what the caller sent.
+                // Not a stored resource: decided with no owner or members, on the user's own counters.
             }
         }
         let decision: Decision
         let subject = try await self.subject(token: token)
+        if !stored, let userId = subject?.id {
+            resource.usage = try await identity.userUsage(userId: userId)
+        }
         if let subject {
             decision = policy.decide(Request(subject: subject, action: action, resource: resource, context: context))
         } else {
@@ -93,5 +110,11 @@ public final class GatehouseService: Sendable {
                 policyLocation: decision.policy?.description, at: context.now)
         }
         return decision
+    }
+
+    /// Decides a full request as given, trusting every fact in it (subject, owner, members, usage,
+    /// time): for in-process callers that hold those facts themselves. Nothing is logged.
+    public func decide(_ request: Request) -> Decision {
+        policy.decide(request)
     }
 }

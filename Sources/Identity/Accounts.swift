@@ -55,18 +55,23 @@ extension IdentityService {
         }
     }
 
-    /// Gives the signed-in account a username, for username + PIN sign-in later.
+    /// Gives the signed-in account a username, for username + PIN sign-in later. An account with a
+    /// credential needs a verification by it within `reverificationWindow`; "is taken" answers count
+    /// against the user (`AbuseLimits.usernameProbes` per window).
     public func setUsername(accessToken: String, username: String) async throws {
         try Self.validateUsername(username)
         let t = now()
-        try await store.write { tx in
+        try await commit { tx -> Result<Void, IdentityError> in
             let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "setting the username")
             if let other = try tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
-                throw IdentityError(.conflict, field: "username", "is taken")
+                return .failure(try self.takenAnswer(tx, scope: "username-probe-user:" + s.userId, at: t))
             }
             var user = try self.user(tx, s.userId)
             user.username = username
             try tx.update(user)
+            try self.audit(tx, .usernameSet, outcome: .success, user: user, at: t)
+            return .success(())
         }
     }
 
@@ -137,6 +142,32 @@ extension IdentityService {
             row.value = sum
             try tx.upsert(row)
             return sum
+        }
+    }
+
+    /// Adds `delta` to one of a user's own usage counters (those app-wide limits consume, e.g.
+    /// `sources`) atomically and returns the new value (never below 0). A server-side call: apps must
+    /// not reach it, or they could lower their own usage.
+    @discardableResult
+    public func incrementUserUsage(userId: String, counter: String, by delta: Int = 1) async throws -> Int {
+        try Self.validateCounterName(counter)
+        return try await store.write { tx in
+            _ = try self.user(tx, userId)
+            var row = try tx.fetchOne(UserUsageCounterRow.self, ["userId": .text(userId), "name": .text(counter)]) ?? UserUsageCounterRow(userId: userId, name: counter, value: 0)
+            let (sum, overflow) = row.value.addingReportingOverflow(delta)
+            guard !overflow, sum >= 0 else { throw IdentityError.invalid("delta", "would take the counter below 0 or overflow") }
+            row.value = sum
+            try tx.upsert(row)
+            return sum
+        }
+    }
+
+    /// A user's own usage counters, by name.
+    public func userUsage(userId: String) async throws -> [String: Int] {
+        try await store.read { tx in
+            var usage: [String: Int] = [:]
+            for u in try tx.fetchAll(UserUsageCounterRow.self, "userId", .text(userId)) { usage[u.name] = u.value }
+            return usage
         }
     }
 

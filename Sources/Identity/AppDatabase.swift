@@ -227,5 +227,29 @@ enum Schema {
             CREATE TRIGGER decisionLog_noDelete BEFORE DELETE ON decisionLog
                 BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
             """),
+        // Issue 12: refresh successors are keyed with a per-session secret that never leaves the server.
+        ("v6-refresh-key", """
+            ALTER TABLE session ADD COLUMN refreshKey BLOB;  -- 32 random bytes; keys the successor derivation
+            UPDATE session SET refreshKey = randomblob(32);
+            """),
+        ("v7-pin-throttle", """
+            CREATE TABLE pinThrottle (
+                scope TEXT PRIMARY KEY,                  -- digest of an unknown username or a user id without a PIN
+                failures INTEGER NOT NULL,
+                lastFailureAt DATETIME NOT NULL
+            );
+            """),
+        ("v8-user-usage", """
+            CREATE TABLE userUsageCounter (
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                value INTEGER NOT NULL CHECK (value >= 0),
+                PRIMARY KEY (userId, name)
+            );
+            """),
+        ("v9-apple-state-time", """
+            ALTER TABLE appleIdentity ADD COLUMN stateChangedAt DATETIME;
+            UPDATE appleIdentity SET stateChangedAt = updatedAt;
+            """),
     ]
 }

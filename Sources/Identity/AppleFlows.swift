@@ -1,6 +1,18 @@
 import Foundation
 import PolicyModel
 
+/// What `handleAppleNotification` did with a verified notification.
+public enum AppleNotificationOutcome: Sendable, Hashable {
+    /// The Apple id's state changed to this (and its sessions ended).
+    case applied(AppleCredentialState)
+    /// An email event, audited only.
+    case recorded
+    /// Older than the identity's last state change: ignored.
+    case stale
+    /// No account holds this Apple id: ignored.
+    case unknownSubject
+}
+
 /// Apple's credential states for a user id (`ASAuthorizationAppleIDProvider.CredentialState`).
 public enum AppleCredentialState: String, Sendable, CaseIterable {
     case authorized, revoked, notFound, transferred
@@ -49,9 +61,11 @@ extension IdentityService {
             return (try await appleVerifier.verify(identityToken, expectedNonceHash: nonceHash), nonceHash)
         } catch {
             let t = now()
+            counters.add(.appleTokenRejections)
             try await store.write { tx in
                 _ = try self.consumeNonce(tx, nonceHash, at: t)
-                try self.audit(tx, kind, method: AuthMethod.apple, outcome: .failure, reason: error.field, at: t)
+                // Coalesced: a flood of junk tokens writes one row per minute per failing part.
+                try self.auditRefusal(tx, kind, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple", at: t)
             }
             throw error
         }
@@ -77,9 +91,15 @@ extension IdentityService {
                     return .failure(.rejected("identityToken.sub", "this Apple id was transferred to another team"))
                 }
                 if identity.credentialState != AppleCredentialState.authorized.rawValue {
-                    // A fresh token from Apple means the user authorized the app again.
+                    // A token Apple issued after the revocation means the user authorized the app
+                    // again; one issued before it (replayed, or held back) does not undo it.
+                    if let changed = identity.stateChangedAt, claims.issuedAt <= changed {
+                        try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "issued_before_\(identity.credentialState)", user: user, at: t)
+                        return .failure(.rejected("identityToken.iat", "issued before this Apple id was revoked; sign in with Apple again"))
+                    }
                     try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
                     identity.credentialState = AppleCredentialState.authorized.rawValue
+                    identity.stateChangedAt = t
                 }
                 if let email = claims.email, email != identity.email {
                     identity.email = email
@@ -95,14 +115,19 @@ extension IdentityService {
                 return .success(tokens)
             }
             let user = try self.insertUser(tx, displayName: name, email: claims.email, privateRelay: claims.isPrivateEmail, at: t)
-            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
             try self.audit(tx, .signUp, method: AuthMethod.apple, outcome: .success, user: user, at: t)
             return .success(tokens)
         }
     }
 
-    /// Links a Sign in with Apple identity to the signed-in (typically anonymous) account, without a web view.
+    /// Links a Sign in with Apple identity to the signed-in account, without a web view.
+    ///
+    /// An account with a credential (PIN, device key) needs a verification by it within
+    /// `reverificationWindow`, and the session keeps that verification: the new Apple id does not
+    /// vouch for itself. An account with no credential (anonymous) is raised to the `apple` level.
+    /// Other sessions of the account end.
     public func linkApple(accessToken: String, identityToken: String, rawNonce: String, fullName: String? = nil) async throws -> StepUp {
         let name = try Self.validateDisplayName(fullName)
         _ = try await validate(accessToken: accessToken)
@@ -111,30 +136,103 @@ extension IdentityService {
         return try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
             guard try self.consumeNonce(tx, nonceHash, at: t) else { throw IdentityError.rejected("rawNonce", "unknown, used or expired nonce") }
+            try self.requireRecentVerification(tx, s, at: t, action: "linking an Apple id")
             if try tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) != nil {
                 throw IdentityError(.conflict, field: "identityToken.sub", "this Apple id is linked to an account already")
             }
             if try !tx.fetchAll(AppleIdentityRow.self, "userId", .text(s.userId)).isEmpty {
                 throw IdentityError(.conflict, field: "accessToken", "this account has an Apple id linked already")
             }
+            let hadCredential = try self.hasCredential(tx, s.userId)
             var user = try self.user(tx, s.userId)
-            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             if user.displayName == nil { user.displayName = name }
             if let email = claims.email {
                 user.email = email
                 user.isPrivateRelayEmail = claims.isPrivateEmail
             }
             try tx.update(user)
+            try self.revokeOtherSessions(tx, of: user.id, except: s.id, reason: "credential_changed", at: t)
             try self.audit(tx, .appleLinked, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+            if hadCredential { return StepUp(accessToken: accessToken, rotated: false, method: s.authMethod) }
             return try self.stepUp(tx, s, method: AuthMethod.apple, presented: accessToken, at: t)
         }
     }
 
-    /// Records a credential state Apple reported (from the app's check or a server notification).
+    /// Unlinks the account's Apple id. Needs a verification within `reverificationWindow` and
+    /// another credential (PIN or device key) to remain; other sessions of the account end.
+    public func unlinkApple(accessToken: String) async throws {
+        let t = now()
+        try await store.write { tx in
+            let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "unlinking the Apple id")
+            let removed = try tx.deleteAll(AppleIdentityRow.self, ["userId": .text(s.userId)])
+            guard removed > 0 else { throw IdentityError(.notFound, field: "accessToken", "no Apple id is linked to this account") }
+            guard try self.hasCredential(tx, s.userId) else {
+                throw IdentityError(.conflict, field: "accessToken", "set a PIN first: the Apple id is this account's only credential")
+            }
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
+            try self.audit(tx, .appleUnlinked, method: AuthMethod.apple, outcome: .success, user: try self.user(tx, s.userId), at: t)
+        }
+    }
+
+    /// Applies a Sign in with Apple server-to-server notification: `signedPayload` is the `payload`
+    /// JWS of Apple's POST, verified like an identity token (Apple's keys, RS256, `iss`, `aud`, `iat`).
+    ///
+    /// `consent-revoked` sets the Apple id `revoked` and `account-delete` sets it `notFound`; both end
+    /// every session of the user. Email events are recorded only. An event older than the identity's
+    /// last state change (a replay, or one overtaken by a newer sign-in) changes nothing; so does one
+    /// about an Apple id no account holds. Returns what was applied.
+    @discardableResult
+    public func handleAppleNotification(signedPayload: String) async throws -> AppleNotificationOutcome {
+        let event: AppleNotification
+        do {
+            event = try await appleVerifier.verifyNotification(signedPayload)
+        } catch {
+            let t = now()
+            counters.add(.appleTokenRejections)
+            try await store.write { tx in
+                try self.auditRefusal(tx, .appleNotification, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple-notification", at: t)
+            }
+            throw error
+        }
+        let t = now()
+        return try await store.write { tx in
+            guard var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(event.subject)) else { return .unknownSubject }
+            let user = try self.user(tx, identity.userId)
+            if let changed = identity.stateChangedAt, event.eventTime <= changed {
+                try self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .failure, reason: "stale:\(event.kind.rawValue)", user: user, at: t)
+                return .stale
+            }
+            let state: AppleCredentialState
+            switch event.kind {
+            case .consentRevoked: state = .revoked
+            case .accountDelete: state = .notFound
+            case .emailDisabled, .emailEnabled:
+                try self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .success, reason: event.kind.rawValue, user: user, at: t)
+                return .recorded
+            }
+            let old = identity.credentialState
+            identity.credentialState = state.rawValue
+            identity.updatedAt = t
+            identity.stateChangedAt = event.eventTime
+            try tx.update(identity)
+            let count = try self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
+            try self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
+            try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+            return .applied(state)
+        }
+    }
+
+    /// Records a credential state reported out of band: an operator action, never an app's.
     ///
     /// `revoked` and `notFound` end every session of the user; `transferred` moves the account to
-    /// `transferredTo`, the user's id under the new team, keeping sessions.
-    public func updateAppleCredentialState(appleUserId: String, state: AppleCredentialState, transferredTo: String? = nil) async throws {
+    /// `transferredTo`, the user's id under the new team (from Apple's user-migration endpoint),
+    /// keeping sessions. Apple's own revocations arrive through `handleAppleNotification`.
+    public func updateAppleCredentialState(
+        appleUserId: String, state: AppleCredentialState, transferredTo: String? = nil, operator credential: OperatorCredential
+    ) async throws {
+        try authorizeOperator(credential)
         guard !appleUserId.isEmpty, appleUserId.utf8.count <= 255 else { throw IdentityError.invalid("appleUserId", "must be 1 to 255 bytes") }
         if state == .transferred {
             guard let to = transferredTo, !to.isEmpty, to.utf8.count <= 255, to != appleUserId else {
@@ -150,6 +248,7 @@ extension IdentityService {
             let old = identity.credentialState
             identity.credentialState = state.rawValue
             identity.updatedAt = t
+            identity.stateChangedAt = t
             switch state {
             case .authorized:
                 break
@@ -162,7 +261,7 @@ extension IdentityService {
                     throw IdentityError(.conflict, field: "transferredTo", "is linked to an account already")
                 }
                 identity.transferredTo = to
-                try tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t))
+                try tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             }
             try tx.update(identity)
             try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)

@@ -159,7 +159,23 @@ public struct AppleTokenVerifier: Sendable {
         var sub: String?
         var nonce: String?
         var email: String?
+        var email_verified: FlexibleBool?
         var is_private_email: FlexibleBool?
+        var jti: String?
+        var events: Events?
+    }
+
+    /// The `events` claim of a server-to-server notification: a JSON string (as Apple sends it) or an object.
+    private struct Events: Decodable {
+        var event: AppleNotification.Event?
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if let text = try? c.decode(String.self) {
+                event = try? JSONDecoder().decode(AppleNotification.Event.self, from: Data(text.utf8))
+            } else {
+                event = try? c.decode(AppleNotification.Event.self)
+            }
+        }
     }
 
     /// Any JSON value, skipped.
@@ -198,54 +214,113 @@ public struct AppleTokenVerifier: Sendable {
         }
     }
 
+    /// The payload of a compact JWS signed RS256 by one of Apple's keys, with `iss` and `aud`
+    /// checked; every failure names `field` or one of its parts.
+    private func verifiedPayload(_ token: String, field: String) async throws(IdentityError) -> (Payload, audience: String) {
+        guard token.utf8.count <= AppleTokenVerifier.maxTokenLength else { throw .rejected(field, "too long") }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .rejected(field, "not a compact JWS") }
+        guard let headerData = SecretCoding.fromBase64URL(parts[0]),
+            let payloadData = SecretCoding.fromBase64URL(parts[1]),
+            let signature = SecretCoding.fromBase64URL(parts[2])
+        else { throw .rejected(field, "not base64url") }
+        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
+            throw .rejected(field + ".header", "not a JOSE header")
+        }
+        // Pinned: RS256 and nothing else (no `none`, no HS256 keyed with the public key).
+        guard header.alg == "RS256" else { throw .rejected(field + ".alg", "must be RS256") }
+        guard header.typ == nil || header.typ == "JWT" else { throw .rejected(field + ".typ", "must be JWT") }
+        guard header.crit == nil, header.jku == nil, header.jwk == nil, header.x5u == nil, header.x5c == nil else {
+            throw .rejected(field + ".header", "key-selecting or critical parameters are not accepted")
+        }
+        guard let kid = header.kid, !kid.isEmpty else { throw .rejected(field + ".kid", "is required") }
+        let key: _RSA.Signing.PublicKey
+        do { key = try await keys.key(for: kid) } catch { throw .rejected(field + ".kid", error.reason) }
+        guard signature.count * 8 == key.keySizeInBits else { throw .rejected(field + ".signature", "wrong length") }
+        let signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
+        else { throw .rejected(field + ".signature", "does not verify") }
+
+        guard let claims = try? JSONDecoder().decode(Payload.self, from: payloadData) else {
+            throw .rejected(field + ".payload", "claims have the wrong types")
+        }
+        guard claims.iss == AppleSignInConfiguration.issuer else { throw .rejected(field + ".iss", "not Apple") }
+        guard let audience = claims.aud?.values.first(where: configuration.clientIds.contains) else {
+            throw .rejected(field + ".aud", "not one of the configured client ids")
+        }
+        return (claims, audience)
+    }
+
+    /// `iat` of a verified payload: present, not in the future, not older than `maxTokenAge`.
+    private func issuedAt(_ claims: Payload, field: String, at t: Date) throws(IdentityError) -> Date {
+        guard let iat = claims.iat, iat.isFinite else { throw .rejected(field + ".iat", "is required") }
+        let issuedAt = Date(timeIntervalSince1970: iat)
+        guard issuedAt <= t.addingTimeInterval(configuration.clockSkew) else { throw .rejected(field + ".iat", "in the future") }
+        guard t.timeIntervalSince(issuedAt) <= configuration.maxTokenAge else { throw .rejected(field + ".iat", "too old") }
+        return issuedAt
+    }
+
+    /// Checks a Sign in with Apple server-to-server notification (the `payload` JWS Apple posts to
+    /// the configured endpoint): signed by Apple's keys, `iss` Apple, `aud` a configured client id,
+    /// `iat` recent, and an `events` claim naming a known event type and a `sub`.
+    public func verifyNotification(_ token: String) async throws(IdentityError) -> AppleNotification {
+        let (claims, _) = try await verifiedPayload(token, field: "payload")
+        let t = now()
+        let issuedAt = try issuedAt(claims, field: "payload", at: t)
+        guard let event = claims.events?.event else { throw .rejected("payload.events", "is required") }
+        guard let kind = AppleNotification.Kind(rawValue: event.type) else { throw .rejected("payload.events.type", "unknown event type") }
+        guard !event.sub.isEmpty, event.sub.utf8.count <= 255 else { throw .rejected("payload.events.sub", "is required") }
+        // Apple documents `event_time` in milliseconds; seconds are accepted too.
+        let seconds = event.eventTime.map { $0 > 100_000_000_000 ? $0 / 1000 : $0 }
+        return AppleNotification(kind: kind, subject: event.sub, eventTime: seconds.map(Date.init(timeIntervalSince1970:)) ?? issuedAt, issuedAt: issuedAt)
+    }
+
     /// Checks the token and returns its claims; `expectedNonceHash` is SHA-256 of the raw nonce.
     ///
     /// Every failure is a `tokenRejected` error naming the part that failed (`identityToken.aud`).
     public func verify(_ token: String, expectedNonceHash: Data) async throws(IdentityError) -> AppleIdentityClaims {
-        guard token.utf8.count <= AppleTokenVerifier.maxTokenLength else { throw .rejected("identityToken", "too long") }
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .rejected("identityToken", "not a compact JWS") }
-        guard let headerData = SecretCoding.fromBase64URL(parts[0]),
-            let payloadData = SecretCoding.fromBase64URL(parts[1]),
-            let signature = SecretCoding.fromBase64URL(parts[2])
-        else { throw .rejected("identityToken", "not base64url") }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData) else {
-            throw .rejected("identityToken.header", "not a JOSE header")
-        }
-        // Pinned: RS256 and nothing else (no `none`, no HS256 keyed with the public key).
-        guard header.alg == "RS256" else { throw .rejected("identityToken.alg", "must be RS256") }
-        guard header.typ == nil || header.typ == "JWT" else { throw .rejected("identityToken.typ", "must be JWT") }
-        guard header.crit == nil, header.jku == nil, header.jwk == nil, header.x5u == nil, header.x5c == nil else {
-            throw .rejected("identityToken.header", "key-selecting or critical parameters are not accepted")
-        }
-        guard let kid = header.kid, !kid.isEmpty else { throw .rejected("identityToken.kid", "is required") }
-        let key = try await keys.key(for: kid)
-        guard signature.count * 8 == key.keySizeInBits else { throw .rejected("identityToken.signature", "wrong length") }
-        let signingInput = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
-        else { throw .rejected("identityToken.signature", "does not verify") }
-
-        guard let claims = try? JSONDecoder().decode(Payload.self, from: payloadData) else {
-            throw .rejected("identityToken.payload", "claims have the wrong types")
-        }
-        guard claims.iss == AppleSignInConfiguration.issuer else { throw .rejected("identityToken.iss", "not Apple") }
-        guard let audience = claims.aud?.values.first(where: configuration.clientIds.contains) else {
-            throw .rejected("identityToken.aud", "not one of the configured client ids")
-        }
+        let (claims, audience) = try await verifiedPayload(token, field: "identityToken")
         let t = now()
         guard let exp = claims.exp, exp.isFinite else { throw .rejected("identityToken.exp", "is required") }
-        guard let iat = claims.iat, iat.isFinite else { throw .rejected("identityToken.iat", "is required") }
-        let expiresAt = Date(timeIntervalSince1970: exp), issuedAt = Date(timeIntervalSince1970: iat)
+        let expiresAt = Date(timeIntervalSince1970: exp)
         guard expiresAt.addingTimeInterval(configuration.clockSkew) > t else { throw .rejected("identityToken.exp", "expired") }
-        guard issuedAt <= t.addingTimeInterval(configuration.clockSkew) else { throw .rejected("identityToken.iat", "in the future") }
-        guard t.timeIntervalSince(issuedAt) <= configuration.maxTokenAge else { throw .rejected("identityToken.iat", "too old") }
+        let issuedAt = try issuedAt(claims, field: "identityToken", at: t)
         guard let sub = claims.sub, !sub.isEmpty, sub.utf8.count <= 255 else { throw .rejected("identityToken.sub", "is required") }
         guard let nonce = claims.nonce else { throw .rejected("identityToken.nonce", "is required") }
         guard SecretCoding.constantTimeEqual(Array(nonce.utf8), Array(SecretCoding.hex(expectedNonceHash).utf8)) else {
             throw .rejected("identityToken.nonce", "does not match the session's nonce")
         }
+        // An address Apple does not vouch for is not kept.
+        let email = claims.email_verified?.value == false ? nil : claims.email
         return AppleIdentityClaims(
-            subject: sub, audience: audience, email: claims.email, isPrivateEmail: claims.is_private_email?.value ?? false,
+            subject: sub, audience: audience, email: email, isPrivateEmail: email != nil && (claims.is_private_email?.value ?? false),
             issuedAt: issuedAt, expiresAt: expiresAt)
     }
+}
+
+/// A verified Sign in with Apple server-to-server notification.
+public struct AppleNotification: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case emailDisabled = "email-disabled"
+        case emailEnabled = "email-enabled"
+        case consentRevoked = "consent-revoked"
+        case accountDelete = "account-delete"
+    }
+
+    struct Event: Decodable, Sendable, Hashable {
+        var type: String
+        var sub: String
+        var eventTime: Double?
+        enum CodingKeys: String, CodingKey {
+            case type, sub
+            case eventTime = "event_time"
+        }
+    }
+
+    public var kind: Kind
+    /// Apple's user id the event is about.
+    public var subject: String
+    /// When the event happened at Apple (`event_time`, else `iat`).
+    public var eventTime: Date
+    public var issuedAt: Date
 }

@@ -12,6 +12,9 @@ public struct IdentityConfiguration: Sendable {
     public var refreshGracePeriod: TimeInterval = 10
     /// `lastSeenAt` is written at most this often per session, so validation is mostly a read.
     public var lastSeenGranularity: TimeInterval = 60
+    /// Changing a credential, the username, exporting or deleting needs a verification by a
+    /// credential the account already had (PIN, device key, its Apple id) this recently.
+    public var reverificationWindow: TimeInterval = 300
     /// Device-key challenges expire after this long.
     public var challengeLifetime: TimeInterval = 60
     /// Failed device-key signatures before the key is locked and a PIN is required.
@@ -24,6 +27,11 @@ public struct IdentityConfiguration: Sendable {
     public var shareCodeGuessLimit = 5
     public var shareCodeGuessWindow: TimeInterval = 15 * 60
     public var pin = PINPolicy()
+    /// Limits per client and the global failure-rate alarm.
+    public var abuse = AbuseLimits()
+    /// SHA-256 digests of the operator tokens that may call operator actions (`OperatorCredential`).
+    /// Empty: no operator action is accepted.
+    public var operatorTokenDigests: [Data] = []
     public var apple: AppleSignInConfiguration
 
     public init(apple: AppleSignInConfiguration) {
@@ -39,10 +47,17 @@ public struct PINPolicy: Sendable {
     /// PBKDF2-SHA256 rounds for new hashes; a stored hash with fewer is re-hashed on the next success.
     public private(set) var rounds = PINPolicy.minimumRounds
     public var saltBytes = 16
-    /// Delay before the next attempt once this many consecutive failures have happened.
-    public var delays: [Int: TimeInterval] = [3: 30, 4: 60, 5: 300, 6: 900, 7: 1800, 8: 3600, 9: 4 * 3600]
-    /// Consecutive failures that lock the PIN until a reset through another credential.
-    public var lockoutThreshold = 10
+    /// Delay before the next attempt once this many consecutive failures have happened; the largest
+    /// key's delay applies to every later failure too (one guess a day from the tenth on).
+    public var delays: [Int: TimeInterval] = [3: 30, 4: 60, 5: 300, 6: 900, 7: 1800, 8: 3600, 9: 4 * 3600, 10: 86400]
+    /// Consecutive failures that lock the PIN until a reset through another credential or an
+    /// operator's `unlockPIN`. NIST SP 800-63B caps it at 100, which is used as is above 100. With the
+    /// default delays a stranger needs about 90 days of guessing to reach 100; a lower value lets
+    /// strangers lock accounts sooner.
+    public var lockoutThreshold = 100
+
+    /// `lockoutThreshold`, never above NIST's 100.
+    var effectiveLockoutThreshold: Int { min(max(lockoutThreshold, 1), 100) }
 
     public init() {}
 
@@ -62,7 +77,7 @@ public struct PINPolicy: Sendable {
     }
 
     func delay(afterFailures count: Int) -> TimeInterval {
-        if count >= lockoutThreshold { return 0 }
+        if count >= effectiveLockoutThreshold { return 0 }
         return delays.filter { $0.key <= count }.max { $0.key < $1.key }?.value ?? 0
     }
 }

@@ -72,6 +72,8 @@ struct UserExport: Codable {
     var devices: [Device]
     var memberships: [Membership]
     var subscription: Subscription?
+    /// The user's own usage counters (app-wide limits).
+    var usage: [String: Int]
     var privacy: PrivacySettings
     var securityEvents: [Event]
     var decisions: [Decision]
@@ -87,11 +89,13 @@ struct UserExport: Codable {
 }
 
 extension IdentityService {
-    /// One JSON document of everything held on the signed-in user (GDPR access and portability).
+    /// One JSON document of everything held on the signed-in user (GDPR access and portability);
+    /// an account with a credential needs a verification by it within `reverificationWindow`.
     public func exportData(accessToken: String) async throws -> Data {
         let t = now()
         let export: UserExport = try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "a data export")
             let u = try self.user(tx, s.userId)
             try self.audit(tx, .dataExport, outcome: .success, user: u, at: t)
             var memberships: [UserExport.Membership] = []
@@ -123,6 +127,7 @@ extension IdentityService {
                 },
                 memberships: memberships.sorted { $0.joinedAt < $1.joinedAt },
                 subscription: sub,
+                usage: Dictionary(uniqueKeysWithValues: try tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
                 privacy: try self.privacy(tx, u.id),
                 securityEvents: try tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
                     .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason)
@@ -137,17 +142,20 @@ extension IdentityService {
         return try encoder.encode(export)
     }
 
-    /// Deletes the signed-in user and everything held on them (GDPR erasure).
+    /// Deletes the signed-in user and everything held on them (GDPR erasure); an account with a
+    /// credential needs a verification by it within `reverificationWindow`.
     public func deleteAccount(accessToken: String) async throws {
         let t = now()
         try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
+            try self.requireRecentVerification(tx, s, at: t, action: "deleting the account")
             try self.deleteUser(tx, s.userId, at: t)
         }
     }
 
     /// Deletes a user by id (an operator action, e.g. a request received by mail).
-    public func deleteUser(userId: String) async throws {
+    public func deleteUser(userId: String, operator credential: OperatorCredential) async throws {
+        try authorizeOperator(credential)
         let t = now()
         try await store.write { tx in try self.deleteUser(tx, userId, at: t) }
     }

@@ -11,8 +11,9 @@ extension IdentityService {
 
     /// Enrols (or re-enrols, replacing the old key) a device's P-256 public key.
     ///
-    /// Needs a session verified at the `pin` level or above in the last 5 minutes. `publicKey` is
-    /// X9.63 (65 bytes, uncompressed), raw (64 bytes) or DER SubjectPublicKeyInfo.
+    /// Needs a session whose last verification was by the PIN or a device key within
+    /// `reverificationWindow`; other sessions of the account end. `publicKey` is X9.63 (65 bytes,
+    /// uncompressed), raw (64 bytes) or DER SubjectPublicKeyInfo.
     public func enrollDeviceKey(accessToken: String, deviceId: String, publicKey: Data) async throws {
         try Self.validateDeviceId(deviceId)
         let key: P256.Signing.PublicKey
@@ -28,9 +29,8 @@ extension IdentityService {
         let t = now()
         try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
-            guard s.authLevel >= AuthLevel.of(AuthMethod.pin), t.timeIntervalSince(s.verifiedAt) <= 300 else {
-                throw IdentityError(.forbidden, field: "accessToken", "enrolling a device key needs a PIN or device-key verification in the last 5 minutes")
-            }
+            try self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.pin, AuthMethod.biometric], action: "enrolling a device key")
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
             let replaced = try tx.deleteAll(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)])
             try tx.insert(DeviceKeyRow(id: self.newId(), userId: s.userId, deviceId: deviceId, publicKey: key.x963Representation, failedAttempts: 0, lockedAt: nil, createdAt: t))
             try self.audit(tx, .deviceEnrolled, method: AuthMethod.biometric, outcome: .success, reason: replaced > 0 ? "replaced" : "new", user: try self.user(tx, s.userId), at: t)

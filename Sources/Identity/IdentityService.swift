@@ -12,6 +12,8 @@ public final class IdentityService: Sendable {
     public let appleVerifier: AppleTokenVerifier
     let now: Now
     let random: any RandomSource
+    /// Security event counters since start, for the server's metrics.
+    public let counters = SecurityCounters()
 
     public init(
         store: any IdentityStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
@@ -28,15 +30,34 @@ public final class IdentityService: Sendable {
     /// The clock the service judges time by; the facade passes it to the engine as `context.now`.
     public var clock: Now { now }
 
-    /// Appends one decision to the decision log, recording the user by pseudonym only.
+    /// The longest string a log row keeps of a caller-supplied value (UTF-8 bytes); longer ones are cut.
+    public static let maxLoggedLength = 128
+
+    /// `text` cut to at most `maxLoggedLength` UTF-8 bytes on a character boundary.
+    static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maxLoggedLength else { return text }
+        var out = ""
+        for c in text {
+            if out.utf8.count + String(c).utf8.count > maxLoggedLength - 3 { break }
+            out.append(c)
+        }
+        return out + "..."
+    }
+
+    /// Appends one decision to the decision log, recording the user by pseudonym only. Strings the
+    /// caller chose (action, resource type and id) are cut to `maxLoggedLength` bytes.
     public func logDecision(
         userId: String?, action: String, resourceType: String, resourceId: String?, effect: String, reason: String,
         policyHash: String, policyLocation: String?, at: Date? = nil
     ) async throws {
         let t = at ?? now()
+        let row = DecisionLogRow(
+            id: nil, at: t, actor: nil, action: Self.bounded(action), resourceType: Self.bounded(resourceType), resourceId: resourceId.map(Self.bounded),
+            effect: Self.bounded(effect), reason: Self.bounded(reason), policyHash: Self.bounded(policyHash), policyLocation: policyLocation.map(Self.bounded))
         try await store.write { tx in
-            let actor = try userId.flatMap { try tx.fetchOne(UserRow.self, "id", .text($0))?.pseudonym }
-            try tx.insert(DecisionLogRow(id: nil, at: t, actor: actor, action: action, resourceType: resourceType, resourceId: resourceId, effect: effect, reason: reason, policyHash: policyHash, policyLocation: policyLocation))
+            var row = row
+            row.actor = try userId.flatMap { try tx.fetchOne(UserRow.self, "id", .text($0))?.pseudonym }
+            try tx.insert(row)
         }
     }
 
@@ -45,6 +66,14 @@ public final class IdentityService: Sendable {
         async throws -> T
     {
         try await store.write(body).get()
+    }
+
+    /// Throws `forbidden` unless `credential` is one of the configured operator tokens (constant-time).
+    func authorizeOperator(_ credential: OperatorCredential) throws(IdentityError) {
+        let digest = SecretCoding.sha256(credential.token)
+        var match = false
+        for known in configuration.operatorTokenDigests { match = SecretCoding.constantTimeEqual(known, digest) || match }
+        guard match else { throw IdentityError(.forbidden, field: "operator", "not an operator credential") }
     }
 
     func newId() -> String { UUID().uuidString.lowercased() }
@@ -93,6 +122,8 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case pinChanged = "pin_changed"
     case pinReset = "pin_reset"
     case pinRehashed = "pin_rehashed"
+    case pinUnlocked = "pin_unlocked"
+    case failureRateAlarm = "failure_rate_alarm"
     case deviceEnrolled = "device_enrolled"
     case deviceVerify = "device_verify"
     case deviceLocked = "device_locked"
@@ -101,7 +132,10 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case signOutEverywhere = "sign_out_everywhere"
     case sessionsRevoked = "sessions_revoked"
     case appleLinked = "apple_linked"
+    case appleUnlinked = "apple_unlinked"
+    case usernameSet = "username_set"
     case credentialState = "credential_state_changed"
+    case appleNotification = "apple_notification"
     case spaceCreated = "space_created"
     case spaceJoined = "space_joined"
     case shareCodeRejected = "share_code_rejected"

@@ -1,6 +1,12 @@
 import Foundation
 import PolicyModel
 
+/// A PIN attempt counted before its KDF runs: against a user's PIN, or under an unknown username.
+private enum ReservedAttempt: Sendable {
+    case known(UserRow, PINCredentialRow)
+    case unknown
+}
+
 extension IdentityService {
     static func validateUsername(_ username: String) throws(IdentityError) {
         let ok = (3...32).contains(username.utf8.count) && username.utf8.allSatisfy {
@@ -10,30 +16,34 @@ extension IdentityService {
     }
 
     /// Creates an account with a username and PIN and signs it in at the `pin` level.
-    public func register(username: String, pin: String) async throws -> SessionTokens {
+    ///
+    /// The PIN must not be on the blocklist. "Username is taken" answers count against `source`
+    /// (`AbuseLimits.usernameProbes` per window), so registration is not a free username oracle.
+    public func register(username: String, pin: String, source: ClientSource) async throws -> SessionTokens {
         try Self.validateUsername(username)
-        try PINHasher.validate(pin)
+        try PINHasher.validateNew(pin)
         let t = now()
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
-        return try await store.write { tx in
+        return try await commit { tx in
             if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
-                throw IdentityError(.conflict, field: "username", "is taken")
+                return .failure(try self.takenAnswer(tx, scope: "username-probe:" + source.digest, at: t))
             }
             let user = try self.insertUser(tx, username: username, at: t)
             try tx.insert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
             let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
             try self.audit(tx, .signUp, method: AuthMethod.pin, outcome: .success, user: user, at: t)
-            return tokens
+            return .success(tokens)
         }
     }
 
-    /// Signs in with username and PIN, subject to the throttling schedule and lockout.
-    public func signIn(username: String, pin: String) async throws -> SessionTokens {
+    /// Signs in with username and PIN, subject to the throttling schedule, the lockout and the
+    /// per-source failure limit. Known and unknown usernames get the same answers in the same time.
+    public func signIn(username: String, pin: String, source: ClientSource) async throws -> SessionTokens {
         try Self.validateUsername(username)
         try PINHasher.validate(pin)
-        return try await checkPIN(pin, kind: .signIn, locate: { tx in
+        return try await checkPIN(pin, kind: .signIn, source: source, unknownKey: "username:" + username.lowercased(), locate: { tx in
             try tx.fetchOne(UserRow.self, "username", .text(username))
         }, onSuccess: { tx, user, t in
             try self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
@@ -44,57 +54,71 @@ extension IdentityService {
     public func verifyPIN(accessToken: String, pin: String) async throws -> StepUp {
         try PINHasher.validate(pin)
         let userId = try await validate(accessToken: accessToken).userId
-        return try await checkPIN(pin, kind: .pinVerify, locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(userId)) }, onSuccess: { tx, _, t in
+        return try await checkPIN(pin, kind: .pinVerify, source: nil, unknownKey: "user:" + userId, locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(userId)) }, onSuccess: { tx, _, t in
             try self.stepUp(tx, try self.liveSession(tx, accessToken, at: t), method: AuthMethod.pin, presented: accessToken, at: t)
         })
     }
 
-    /// Sets the first PIN of an account that has none (e.g. after anonymous sign-in); verifies the session at `pin`.
+    /// Sets the first PIN of an account that has none (e.g. after anonymous sign-in).
+    ///
+    /// An account with another credential (an Apple id, a device key) needs a verification by it in
+    /// the last `reverificationWindow`, and the session keeps its verification: a new PIN does not
+    /// vouch for itself. An account with no credential at all is raised to the `pin` level. Other
+    /// sessions of the account end.
     public func setPIN(accessToken: String, pin: String) async throws -> StepUp {
-        try PINHasher.validate(pin)
-        let t = now()
+        try PINHasher.validateNew(pin)
+        // The session is checked before the KDF, so a caller without one costs no KDF time.
+        _ = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
+        let t = now()
         return try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
             if try tx.fetchOne(PINCredentialRow.self, "userId", .text(s.userId)) != nil {
                 throw IdentityError(.conflict, field: "pin", "already set; change it with the current PIN")
             }
+            let hadCredential = try self.hasCredential(tx, s.userId)
+            try self.requireRecentVerification(tx, s, at: t, action: "setting a PIN")
             try tx.insert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
             try self.audit(tx, .pinSet, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            if hadCredential { return StepUp(accessToken: accessToken, rotated: false, method: s.authMethod) }
             return try self.stepUp(tx, s, method: AuthMethod.pin, presented: accessToken, at: t)
         }
     }
 
     /// Replaces the PIN after checking the current one (a wrong current PIN counts as a failure).
+    /// Other sessions of the account end.
     public func changePIN(accessToken: String, currentPIN: String, newPIN: String) async throws {
         try PINHasher.validate(currentPIN, field: "currentPIN")
-        try PINHasher.validate(newPIN, field: "newPIN")
-        let userId = try await validate(accessToken: accessToken).userId
+        try PINHasher.validateNew(newPIN, field: "newPIN")
+        let session = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
-        _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(userId)) }, onSuccess: { tx, user, t in
+        _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", source: nil, unknownKey: "user:" + session.userId, locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(session.userId)) }, onSuccess: { tx, user, t in
             try tx.upsert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try self.revokeOtherSessions(tx, of: user.id, except: session.sessionId, reason: "credential_changed", at: t)
             try self.audit(tx, .pinChanged, outcome: .success, user: user, at: t)
             return true
         })
     }
 
-    /// Sets a new PIN and lifts a lockout, for a session verified by Apple or a device key in the last 5 minutes.
+    /// Sets a new PIN and lifts a lockout, for a session verified by Sign in with Apple or a device
+    /// key within `reverificationWindow`. Other sessions of the account end.
     public func resetPIN(accessToken: String, newPIN: String) async throws {
-        try PINHasher.validate(newPIN, field: "newPIN")
-        let t = now()
+        try PINHasher.validateNew(newPIN, field: "newPIN")
+        _ = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
+        let t = now()
         try await store.write { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
-            guard [AuthMethod.apple, AuthMethod.biometric].contains(s.authMethod), t.timeIntervalSince(s.verifiedAt) <= 300 else {
-                throw IdentityError(.forbidden, field: "accessToken", "a PIN reset needs a Sign in with Apple or device-key verification in the last 5 minutes")
-            }
+            try self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.apple, AuthMethod.biometric], action: "a PIN reset")
             try tx.upsert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
             try self.audit(tx, .pinReset, method: s.authMethod, outcome: .success, user: try self.user(tx, s.userId), at: t)
         }
     }
@@ -116,41 +140,64 @@ extension IdentityService {
     /// The PIN check shared by sign-in and verification.
     ///
     /// The attempt is counted before the KDF runs (so parallel guesses cannot slip past the delay),
-    /// the KDF runs outside any transaction, and success resets the count in a second transaction.
+    /// the KDF runs outside any transaction, and the outcome is settled in a second transaction.
+    /// A user without a PIN (an unknown username) is throttled the same way under `unknownKey`, runs
+    /// a KDF of the same cost and writes the same rows, so answers and timing do not tell them apart.
     func checkPIN<T: Sendable>(
-        _ pin: String, kind: AuditKind, field: String = "pin",
+        _ pin: String, kind: AuditKind, field: String = "pin", source: ClientSource?, unknownKey: String,
         locate: @escaping @Sendable (any IdentityTransaction) throws -> UserRow?,
         onSuccess: @escaping @Sendable (any IdentityTransaction, UserRow, Date) throws -> T
     ) async throws -> T {
         let policy = configuration.pin
+        let limits = configuration.abuse
         let t0 = now()
         let wrong = IdentityError(.invalidCredentials, field: field, "wrong PIN or unknown user")
+        let unknownScope = "pin-unknown:" + SecretCoding.hex(SecretCoding.sha256(unknownKey).prefix(16))
         // Phase 1: reserve the attempt.
-        let reserved: (UserRow, PINCredentialRow)? = try await commit { tx in
-            guard let user = try locate(tx), var cred = try tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else {
-                try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t0)
-                return .success(nil)
+        let reserved: ReservedAttempt = try await commit { tx in
+            if let source,
+                let wait = try self.retryAfter(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t0)
+            {
+                try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: "pin-source:" + source.digest, at: t0)
+                return .failure(IdentityError(.throttled, field: "source", "too many failed sign-ins from this client", retryAfter: wait))
             }
-            if cred.lockedAt != nil || cred.failedAttempts >= policy.lockoutThreshold {
-                try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "locked", user: user, at: t0)
+            let user = try locate(tx)
+            let cred = try user.flatMap { try tx.fetchOne(PINCredentialRow.self, "userId", .text($0.id)) }
+            var throttle = cred == nil ? try tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0) : nil
+            let failures = cred?.failedAttempts ?? throttle!.failures
+            let next = cred.map(\.nextAttemptAt) ?? (throttle!.failures > 0 ? throttle!.lastFailureAt.addingTimeInterval(policy.delay(afterFailures: throttle!.failures)) : nil)
+            let actor = cred == nil ? nil : user
+            if cred?.lockedAt != nil || failures >= policy.effectiveLockoutThreshold {
+                try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "locked", user: actor, scope: unknownScope, at: t0)
                 return .failure(IdentityError(.locked, field: field, "too many wrong PINs; reset the PIN with Sign in with Apple or a device key"))
             }
-            if let next = cred.nextAttemptAt, next > t0 {
-                try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "throttled", user: user, at: t0)
+            if let next, next > t0 {
+                try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "throttled", user: actor, scope: unknownScope, at: t0)
                 return .failure(IdentityError(.throttled, field: field, "too many wrong PINs", retryAfter: next.timeIntervalSince(t0)))
             }
-            cred.failedAttempts += 1
-            let delay = policy.delay(afterFailures: cred.failedAttempts)
-            cred.nextAttemptAt = delay > 0 ? t0.addingTimeInterval(delay) : nil
-            try tx.update(cred)
-            return .success((user, cred))
+            if let user, var cred {
+                cred.failedAttempts += 1
+                let delay = policy.delay(afterFailures: cred.failedAttempts)
+                cred.nextAttemptAt = delay > 0 ? t0.addingTimeInterval(delay) : nil
+                try tx.update(cred)
+                return .success(.known(user, cred))
+            }
+            throttle!.failures += 1
+            throttle!.lastFailureAt = t0
+            try tx.upsert(throttle!)
+            return .success(.unknown)
         }
-        guard let (user, cred) = reserved else {
-            // Spend the same KDF time for an unknown user so timing does not reveal which usernames exist.
+        guard case .known(let user, let cred) = reserved else {
+            // The same KDF cost as a real check, then the same settling write.
             _ = PINHasher.derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds)
+            let t = now()
+            try await store.write { tx in
+                try self.countPINFailure(tx, source: source, at: t)
+                try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t)
+            }
             throw wrong
         }
-        let ok = PINHasher.matches(pin, cred)
+        let ok = PINHasher.matches(pin, cred, policy: policy)
         let rehashed: PINCredentialRow? =
             ok && PINHasher.needsRehash(cred, policy: policy)
             ? PINHasher.makeCredential(userId: user.id, pin: pin, policy: policy, random: random, now: t0) : nil
@@ -158,16 +205,20 @@ extension IdentityService {
         // Phase 2: settle the attempt.
         return try await commit { tx in
             guard var current = try tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return .failure(wrong) }
-            guard ok, current.hash == cred.hash, current.lockedAt == nil else {
+            // A racing success may have re-hashed the PIN meanwhile (a double tap on a legacy hash):
+            // then the PIN is checked again against what is stored now.
+            let stillMatches = ok && (current.hash == cred.hash || PINHasher.matches(pin, current, policy: policy))
+            guard stillMatches, current.lockedAt == nil else {
                 try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t)
-                if current.failedAttempts >= policy.lockoutThreshold, current.lockedAt == nil {
+                try self.countPINFailure(tx, source: source, at: t)
+                if current.failedAttempts >= policy.effectiveLockoutThreshold, current.lockedAt == nil {
                     current.lockedAt = t
                     try tx.update(current)
                     try self.audit(tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t)
                 }
                 return .failure(wrong)
             }
-            if var fresh = rehashed {
+            if var fresh = rehashed, current.hash == cred.hash {
                 fresh.updatedAt = t
                 current = fresh
                 try self.audit(tx, .pinRehashed, method: AuthMethod.pin, outcome: .success, reason: cred.algorithm, user: user, at: t)
@@ -184,6 +235,24 @@ extension IdentityService {
             let result = try onSuccess(tx, user, t)
             try self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t)
             return .success(result)
+        }
+    }
+
+    /// Lifts a PIN lockout and its delays (an operator action, e.g. after the owner proved who they
+    /// are out of band); the owner's only way back when the PIN is the account's sole credential.
+    public func unlockPIN(userId: String, operator credential: OperatorCredential) async throws {
+        try authorizeOperator(credential)
+        let t = now()
+        try await store.write { tx in
+            let user = try self.user(tx, userId)
+            guard var cred = try tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) else {
+                throw IdentityError(.notFound, field: "userId", "this user has no PIN")
+            }
+            cred.failedAttempts = 0
+            cred.nextAttemptAt = nil
+            cred.lockedAt = nil
+            try tx.update(cred)
+            try self.audit(tx, .pinUnlocked, method: AuthMethod.pin, outcome: .success, reason: "operator", user: user, at: t)
         }
     }
 }

@@ -17,6 +17,14 @@ enum PINHasher {
         }
     }
 
+    /// Throws unless `pin` is well formed and not on the blocklist: for PINs being chosen.
+    static func validateNew(_ pin: String, field: String = "pin") throws(IdentityError) {
+        try validate(pin, field: field)
+        guard !PINBlocklist.contains(pin) else {
+            throw .invalid(field, "is too common (repeated or sequential digits, a year, a keypad pattern); choose another")
+        }
+    }
+
     static func derive(_ pin: String, salt: Data, rounds: Int) -> Data {
         // Rounds come from the policy (floor 600,000) or from a stored row; the unchecked form lets
         // tests run with fewer and lets old rows with other counts still verify (then be re-hashed).
@@ -36,17 +44,26 @@ enum PINHasher {
     }
 
     /// Whether `pin` matches the stored credential, compared in constant time.
-    static func matches(_ pin: String, _ credential: PINCredentialRow) -> Bool {
+    ///
+    /// Costs at least the policy's KDF rounds whatever is stored: a legacy hash or a row with fewer
+    /// rounds is padded with a throwaway derivation, so timing does not tell them from other accounts.
+    static func matches(_ pin: String, _ credential: PINCredentialRow, policy: PINPolicy) -> Bool {
+        let spent: Int
+        let ok: Bool
         switch credential.algorithm {
-        case pbkdf2:
-            guard credential.rounds > 0 else { return false }
-            return SecretCoding.constantTimeEqual(derive(pin, salt: credential.salt, rounds: credential.rounds), credential.hash)
+        case pbkdf2 where credential.rounds > 0:
+            ok = SecretCoding.constantTimeEqual(derive(pin, salt: credential.salt, rounds: credential.rounds), credential.hash)
+            spent = credential.rounds
         case legacy:
             let hex = SecretCoding.hex(SHA256.hash(data: Data((legacySalt + pin).utf8)))
-            return SecretCoding.constantTimeEqual(Data(hex.utf8), credential.hash)
+            ok = SecretCoding.constantTimeEqual(Data(hex.utf8), credential.hash)
+            spent = 0
         default:
-            return false
+            ok = false
+            spent = 0
         }
+        if spent < policy.rounds { _ = derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds - spent) }
+        return ok
     }
 
     /// Whether a matching credential should be re-hashed with the current policy.

@@ -32,6 +32,8 @@ public struct AppleIdentityRow: StoredRow, Hashable {
     public var transferredTo: String?
     public var createdAt: Date
     public var updatedAt: Date
+    /// When `credentialState` last changed: a token or notification issued before it cannot undo it.
+    public var stateChangedAt: Date?
 }
 
 public struct AppleNonceRow: StoredRow, Hashable {
@@ -94,6 +96,8 @@ public struct SessionRow: StoredRow, Hashable {
     public var expiresAt: Date
     public var revokedAt: Date?
     public var revokedReason: String?
+    /// Keys the derivation of refresh successors; never leaves the server.
+    public var refreshKey: Data?
 }
 
 public struct RefreshTokenRow: StoredRow, Hashable {
@@ -166,6 +170,25 @@ public struct GuessLimitRow: StoredRow, Hashable {
     public var scope: String
     public var windowStart: Date
     public var failures: Int
+}
+
+/// Consecutive PIN failures under a username (or user id) that has no PIN: throttled exactly like a
+/// real account's, so the answers do not reveal which usernames exist. `scope` is a digest.
+public struct PINThrottleRow: StoredRow, Hashable {
+    public static let table = "pinThrottle"
+    public static let primaryKey = ["scope"]
+    public var scope: String
+    public var failures: Int
+    public var lastFailureAt: Date
+}
+
+/// A usage counter of a user (consumed by app-wide limits), kept by the server.
+public struct UserUsageCounterRow: StoredRow, Hashable {
+    public static let table = "userUsageCounter"
+    public static let primaryKey = ["userId", "name"]
+    public var userId: String
+    public var name: String
+    public var value: Int
 }
 
 public struct UsageCounterRow: StoredRow, Hashable {

@@ -79,6 +79,20 @@ enum TokenKind: String {
     }
 }
 
+/// The bearer token of an operator (the server reads it from its own admin channel, never from an
+/// app): operator actions such as `unlockPIN`, `deleteUser`, Apple credential states and log expiry
+/// need one. The service stores only SHA-256 digests of the accepted tokens
+/// (`IdentityConfiguration.operatorTokenDigests`). Printing it shows no token.
+public struct OperatorCredential: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    let token: String
+    public init(token: String) { self.token = token }
+    /// The digest to put in `operatorTokenDigests` for `token`.
+    public static func digest(of token: String) -> Data { SecretCoding.sha256(token) }
+    public var description: String { "OperatorCredential(<redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}
+
 /// The bearer tokens of a session. Printing or dumping it shows no token.
 public struct SessionTokens: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let sessionId: String

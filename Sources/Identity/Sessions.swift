@@ -23,7 +23,8 @@ extension IdentityService {
             id: newId(), userId: userId, accessTokenHash: SecretCoding.sha256(access),
             accessExpiresAt: t.addingTimeInterval(configuration.accessTokenLifetime), authMethod: method,
             authLevel: AuthLevel.of(method), verifiedAt: t, createdAt: t, lastSeenAt: t,
-            expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil)
+            expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil,
+            refreshKey: Data(random.bytes(32)))
         try tx.insert(session)
         try tx.insert(RefreshTokenRow(tokenHash: SecretCoding.sha256(refresh), sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
         return SessionTokens(sessionId: session.id, userId: userId, accessToken: access, accessExpiresAt: session.accessExpiresAt, refreshToken: refresh)
@@ -46,6 +47,48 @@ extension IdentityService {
         s.lastSeenAt = t
         try tx.update(s)
         return StepUp(accessToken: token, rotated: rotated, method: method)
+    }
+
+    // MARK: - Re-verification for account changes
+
+    /// Whether the account has a credential besides its sessions: a PIN, an Apple id or a device key.
+    func hasCredential(_ tx: any IdentityTransaction, _ userId: String) throws -> Bool {
+        try tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) != nil
+            || !tx.fetchAll(AppleIdentityRow.self, "userId", .text(userId)).isEmpty
+            || !tx.fetchAll(DeviceKeyRow.self, "userId", .text(userId)).isEmpty
+    }
+
+    /// Throws `forbidden` unless the session was verified within `reverificationWindow` by a
+    /// credential the account already had (`methods`, when given, narrows which).
+    ///
+    /// An account with no credential at all (anonymous) has nothing to verify against: its live
+    /// session is the only proof there is. `verifiedAt` only ever moves on a verification by an
+    /// existing credential: linking Apple or setting a PIN on an account that has a credential
+    /// leaves it where it was, so a new credential never vouches for itself.
+    func requireRecentVerification(
+        _ tx: any IdentityTransaction, _ s: SessionRow, at t: Date, methods: Set<String>? = nil, action: String
+    ) throws {
+        if methods == nil, try !hasCredential(tx, s.userId) { return }
+        let allowed = methods ?? [AuthMethod.pin, AuthMethod.biometric, AuthMethod.apple]
+        guard allowed.contains(s.authMethod), t.timeIntervalSince(s.verifiedAt) <= configuration.reverificationWindow else {
+            let names = allowed.sorted().map { $0 == AuthMethod.biometric ? "device key" : $0 == AuthMethod.apple ? "Sign in with Apple" : "PIN" }
+            throw IdentityError(
+                .forbidden, field: "accessToken",
+                "\(action) needs a verification (\(names.joined(separator: ", "))) in the last \(Int(configuration.reverificationWindow / 60)) minutes")
+        }
+    }
+
+    /// Revokes every other live session of the user (a credential changed: ASVS 3.3.3); returns how many.
+    @discardableResult
+    func revokeOtherSessions(_ tx: any IdentityTransaction, of userId: String, except sessionId: String, reason: String, at t: Date) throws -> Int {
+        var count = 0
+        for var other in try tx.fetchAll(SessionRow.self, "userId", .text(userId)) where other.revokedAt == nil && other.id != sessionId {
+            other.revokedAt = t
+            other.revokedReason = reason
+            try tx.update(other)
+            count += 1
+        }
+        return count
     }
 
     // MARK: - Validating
@@ -86,12 +129,14 @@ extension IdentityService {
 
     // MARK: - Refreshing
 
-    /// The successor refresh token and access token of a refresh token, derived from it so that
-    /// racing refreshes within the grace window can be answered identically without storing either.
-    static func successors(of refreshToken: String) -> (refresh: String, access: String) {
-        let key = SymmetricKey(data: Data(refreshToken.utf8))
-        let r = HMAC<SHA256>.authenticationCode(for: Data("gatehouse.refresh.successor".utf8), using: key)
-        let a = HMAC<SHA256>.authenticationCode(for: Data("gatehouse.refresh.access".utf8), using: key)
+    /// The successor refresh token and access token of a refresh token: HMAC-SHA256 keyed with the
+    /// session's random `refreshKey` (which never leaves the server) over the presented token, so
+    /// racing refreshes within the grace window get the same answer without storing it, and a copied
+    /// refresh token alone predicts nothing.
+    static func successors(of refreshToken: String, sessionKey: Data) -> (refresh: String, access: String) {
+        let key = SymmetricKey(data: sessionKey)
+        let r = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.refresh.successor|" + refreshToken).utf8), using: key)
+        let a = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.refresh.access|" + refreshToken).utf8), using: key)
         return (TokenKind.refresh.rawValue + SecretCoding.base64URL(r), TokenKind.access.rawValue + SecretCoding.base64URL(a))
     }
 
@@ -105,14 +150,15 @@ extension IdentityService {
             throw IdentityError(.unauthenticated, field: "refreshToken", "unknown refresh token")
         }
         let t = now()
-        let (nextRefresh, nextAccess) = IdentityService.successors(of: refreshToken)
         let config = configuration
         return try await commit { tx in
             let unknown = IdentityError(.unauthenticated, field: "refreshToken", "unknown, expired or revoked refresh token")
             guard var row = try tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(hash)),
                 var session = try tx.fetchOne(SessionRow.self, "id", .text(row.sessionId)),
-                session.revokedAt == nil, t < session.expiresAt, t.timeIntervalSince(session.lastSeenAt) <= config.idleTimeout
+                session.revokedAt == nil, t < session.expiresAt, t.timeIntervalSince(session.lastSeenAt) <= config.idleTimeout,
+                let sessionKey = session.refreshKey, sessionKey.count == 32
             else { return .failure(unknown) }
+            let (nextRefresh, nextAccess) = IdentityService.successors(of: refreshToken, sessionKey: sessionKey)
             let tokens = SessionTokens(
                 sessionId: session.id, userId: session.userId, accessToken: nextAccess,
                 accessExpiresAt: t.addingTimeInterval(config.accessTokenLifetime), refreshToken: nextRefresh)
@@ -181,18 +227,24 @@ extension IdentityService {
 
     // MARK: - Housekeeping
 
+    /// How long failures under an unknown username are remembered after the last one.
+    static let unknownThrottleMemory: TimeInterval = 180 * 86400
+
     /// Deletes what can no longer be used: expired nonces, challenges and share codes, sessions past
-    /// their absolute lifetime (with their refresh tokens), and stale guess counters. Run it periodically.
+    /// their absolute lifetime (with their refresh tokens), stale guess counters, and failures under
+    /// unknown usernames 180 days after the last one. Run it periodically.
     @discardableResult
     public func purgeExpired() async throws -> Int {
         let t = now()
-        let window = configuration.shareCodeGuessWindow
+        let a = configuration.abuse
+        let window = [configuration.shareCodeGuessWindow, a.sourcePINWindow, a.usernameProbeWindow, a.sourceShareCodeWindow, a.alarmWindow].max()!
         return try await store.write { tx in
             try tx.deleteAll(AppleNonceRow.self, "expiresAt", before: t)
                 + tx.deleteAll(DeviceChallengeRow.self, "expiresAt", before: t)
                 + tx.deleteAll(ShareCodeRow.self, "expiresAt", before: t)
                 + tx.deleteAll(SessionRow.self, "expiresAt", before: t)
                 + tx.deleteAll(GuessLimitRow.self, "windowStart", before: t.addingTimeInterval(-window))
+                + tx.deleteAll(PINThrottleRow.self, "lastFailureAt", before: t.addingTimeInterval(-Self.unknownThrottleMemory))
         }
     }
 }

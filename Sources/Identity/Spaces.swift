@@ -45,8 +45,9 @@ extension IdentityService {
     }
 
     /// Creates a shared space owned by the signed-in user, with a share code for one member
-    /// joining as `inviteRole` (a role the policy set declares for `type`).
-    public func createSpace(accessToken: String, name: String, type: String = "space", inviteRole: String = "editor") async throws -> NewSpace {
+    /// joining as `inviteRole` (a role the policy set declares for `type`; no default, since the
+    /// right one differs per app: `partner` in ContaCasal, `editor` in the research crawler).
+    public func createSpace(accessToken: String, name: String, type: String = "space", inviteRole: String) async throws -> NewSpace {
         try Self.validateName(name, field: "name")
         try Self.validateInviteRole(inviteRole, field: "inviteRole")
         guard (1...32).contains(type.utf8.count), type.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
@@ -77,24 +78,25 @@ extension IdentityService {
     }
 
     /// Joins the space a share code belongs to; the code is spent. Wrong codes count against a
-    /// per-user guess limit (`shareCodeGuessLimit` per `shareCodeGuessWindow`).
-    public func joinSpace(accessToken: String, shareCode: String) async throws -> String {
+    /// per-user guess limit (`shareCodeGuessLimit` per `shareCodeGuessWindow`) and a per-source one
+    /// (`AbuseLimits.sourceShareCodeGuesses`), since anonymous accounts cost nothing to make.
+    public func joinSpace(accessToken: String, shareCode: String, source: ClientSource) async throws -> String {
         guard let code = Self.normalizeShareCode(shareCode) else { throw IdentityError.invalid("shareCode", "must be 10 characters of the share-code alphabet") }
         let t = now()
-        let limit = configuration.shareCodeGuessLimit, window = configuration.shareCodeGuessWindow
+        let userLimit = configuration.shareCodeGuessLimit, userWindow = configuration.shareCodeGuessWindow
+        let perSource = GuessWindow(
+            scope: "share-code-source:" + source.digest, limit: configuration.abuse.sourceShareCodeGuesses, window: configuration.abuse.sourceShareCodeWindow)
         return try await commit { tx in
             let s = try self.liveSession(tx, accessToken, at: t)
             let user = try self.user(tx, s.userId)
-            let scope = "share-code:" + s.userId
-            var guesses = try tx.fetchOne(GuessLimitRow.self, "scope", .text(scope)) ?? GuessLimitRow(scope: scope, windowStart: t, failures: 0)
-            if t.timeIntervalSince(guesses.windowStart) >= window { guesses = GuessLimitRow(scope: scope, windowStart: t, failures: 0) }
-            if guesses.failures >= limit {
-                try self.audit(tx, .shareCodeRejected, outcome: .failure, reason: "rate_limited", user: user, at: t)
-                return .failure(IdentityError(.throttled, field: "shareCode", "too many wrong share codes", retryAfter: guesses.windowStart.addingTimeInterval(window).timeIntervalSince(t)))
+            let perUser = GuessWindow(scope: "share-code:" + s.userId, limit: userLimit, window: userWindow)
+            if let wait = try self.retryAfter(tx, perUser, at: t) ?? self.retryAfter(tx, perSource, at: t) {
+                try self.auditRefusal(tx, .shareCodeRejected, method: nil, reason: "rate_limited", user: user, scope: perSource.scope, at: t)
+                return .failure(IdentityError(.throttled, field: "shareCode", "too many wrong share codes", retryAfter: wait))
             }
             guard var row = try tx.fetchOne(ShareCodeRow.self, "codeHash", .blob(SecretCoding.sha256(code))), row.usedAt == nil, row.expiresAt > t else {
-                guesses.failures += 1
-                try tx.upsert(guesses)
+                try self.countGuess(tx, perUser, at: t)
+                try self.countGuess(tx, perSource, at: t)
                 try self.audit(tx, .shareCodeRejected, outcome: .failure, reason: "unknown_used_or_expired", user: user, at: t)
                 return .failure(IdentityError(.invalidCredentials, field: "shareCode", "unknown, used or expired share code"))
             }

@@ -35,8 +35,8 @@ await measure("KDF only (one PIN check, PBKDF2)", runs: 15) {
     _ = try! KDF.Insecure.PBKDF2.deriveKey(from: Array("1234".utf8), salt: Array(repeating: 7, count: 16), using: .sha256, outputByteCount: 32, rounds: configuration.pin.rounds)
 }
 try await measure("sign-in anonymous", runs: 200) { _ = try await service.signInAnonymously() }
-_ = try await service.register(username: "bench_user", pin: "482913")
-try await measure("sign-in username + PIN", runs: 15) { _ = try await service.signIn(username: "bench_user", pin: "482913") }
+_ = try await service.register(username: "bench_user", pin: "482913", source: .inProcess)
+try await measure("sign-in username + PIN", runs: 15) { _ = try await service.signIn(username: "bench_user", pin: "482913", source: .inProcess) }
 let tokens = try await service.signInAnonymously()
 try await measure("session-token validation (read path)", runs: 2000) { _ = try await service.validate(accessToken: tokens.accessToken) }
 try await measure("session token -> Subject", runs: 2000) { _ = try await service.subject(accessToken: tokens.accessToken) }
@@ -49,8 +49,8 @@ try await measure("refresh (rotation)", runs: 200) {
 let policyDir = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "policies/research-crawler"
 if let policy = PolicyCompiler.load(directory: policyDir).policy {
     let gate = GatehouseService(policy: policy, identity: service)
-    let member = try await service.register(username: "bench_member", pin: "135790")
-    let project = try await service.createSpace(accessToken: member.accessToken, name: "Bench", type: "project")
+    let member = try await service.register(username: "bench_member", pin: "135792", source: .inProcess)
+    let project = try await service.createSpace(accessToken: member.accessToken, name: "Bench", type: "project", inviteRole: "editor")
     let resource = Resource(type: "project", id: project.resourceId)
     try await measure("decide by token (stored project, view)", runs: 2000) {
         _ = try await gate.decide(token: member.accessToken, action: "view", resource: resource)

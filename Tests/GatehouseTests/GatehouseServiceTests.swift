@@ -47,15 +47,15 @@ struct Facade {
         let room = Resource(type: "space", id: space.resourceId)
         // An anonymous session counts as signed out to the engine.
         #expect(try await f.gate.decide(token: owner.accessToken, action: "view_dashboard", resource: room).reason == .unauthenticated)
-        let ownerPIN = try await f.identity.setPIN(accessToken: owner.accessToken, pin: "1234").accessToken
+        let ownerPIN = try await f.identity.setPIN(accessToken: owner.accessToken, pin: "4172").accessToken
         #expect(try await f.gate.decide(token: ownerPIN, action: "view_dashboard", resource: room).isAllowed)
         // The old (anonymous-level) token died with the rise in level.
         #expect(try await f.gate.decide(token: owner.accessToken, action: "view_dashboard", resource: room).reason == .unauthenticated)
 
         let partner = try await f.identity.signInAnonymously()
-        let partnerPIN = try await f.identity.setPIN(accessToken: partner.accessToken, pin: "5678").accessToken
+        let partnerPIN = try await f.identity.setPIN(accessToken: partner.accessToken, pin: "5817").accessToken
         #expect(try await f.gate.decide(token: partnerPIN, action: "add_expense", resource: room).reason == .notMember)
-        _ = try await f.identity.joinSpace(accessToken: partnerPIN, shareCode: space.shareCode)
+        _ = try await f.identity.joinSpace(accessToken: partnerPIN, shareCode: space.shareCode, source: .inProcess)
         #expect(try await f.gate.decide(token: partnerPIN, action: "add_expense", resource: room).isAllowed)
         // What the caller claims about members is ignored for a stored resource.
         let forged = Resource(type: "space", id: space.resourceId, ownerId: partner.userId, members: [partner.userId: "owner"])
@@ -64,7 +64,7 @@ struct Facade {
         // 16 minutes later the PIN verification is stale; a device key brings it back.
         f.clock.advance(16 * 60)
         #expect(try await f.gate.decide(token: ownerPIN, action: "view_dashboard", resource: room).reason == .stepUpRequired)
-        let again = try await f.identity.verifyPIN(accessToken: ownerPIN, pin: "1234")
+        let again = try await f.identity.verifyPIN(accessToken: ownerPIN, pin: "4172")
         let key = P256.Signing.PrivateKey()
         try await f.identity.enrollDeviceKey(accessToken: again.accessToken, deviceId: "iphone", publicKey: key.publicKey.x963Representation)
         f.clock.advance(16 * 60)
@@ -90,8 +90,9 @@ struct Facade {
 
     @Test func tiersLimitsAndConsentFromTheStore() async throws {
         let f = try Facade(policySet: "research-crawler")
-        let user = try await f.identity.register(username: "rita", pin: "2468")
-        let app = Resource(type: "app", usage: ["sources": 50])
+        let user = try await f.identity.register(username: "rita", pin: "4826", source: .inProcess)
+        let app = Resource(type: "app")
+        try await f.identity.incrementUserUsage(userId: user.userId, counter: "sources", by: 50)
         let free = try await f.gate.decide(token: user.accessToken, action: "add_source", resource: app)
         #expect(free.reason == .limitExceeded && free.limit == 50 && free.upgradeTo == "pro")
         let product = try #require(f.gate.policy.productTiers.first { $0.value == "pro" }?.key)
@@ -100,7 +101,7 @@ struct Facade {
         #expect(try await f.gate.decide(token: user.accessToken, action: "ai_suggestions", resource: Resource(type: "app")).isAllowed)
         // The engine applies the stored expiry.
         f.clock.advance(86400 + 60)
-        let fresh = try await f.identity.signIn(username: "rita", pin: "2468")
+        let fresh = try await f.identity.signIn(username: "rita", pin: "4826", source: .inProcess)
         #expect(try await f.gate.decide(token: fresh.accessToken, action: "add_source", resource: app).reason == .limitExceeded)
         // Privacy settings arrive as attributes.
         #expect(try await f.gate.decide(token: fresh.accessToken, action: "send_analytics", resource: Resource(type: "app")).reason == .consentRequired)
@@ -108,10 +109,10 @@ struct Facade {
         #expect(try await f.gate.decide(token: fresh.accessToken, action: "send_analytics", resource: Resource(type: "app")).isAllowed)
         // Project roles come from memberships.
         let project = try await f.identity.createSpace(accessToken: fresh.accessToken, name: "Thesis", type: "project", inviteRole: "commenter")
-        let other = try await f.identity.register(username: "otto", pin: "1357")
+        let other = try await f.identity.register(username: "otto", pin: "3751", source: .inProcess)
         let p = Resource(type: "project", id: project.resourceId)
         #expect(try await f.gate.decide(token: other.accessToken, action: "view", resource: p).reason == .notMember)
-        _ = try await f.identity.joinSpace(accessToken: other.accessToken, shareCode: project.shareCode)
+        _ = try await f.identity.joinSpace(accessToken: other.accessToken, shareCode: project.shareCode, source: .inProcess)
         #expect(try await f.gate.decide(token: other.accessToken, action: "comment", resource: p).isAllowed)
         #expect(try await f.gate.decide(token: other.accessToken, action: "edit", resource: p).reason == .accessDenied)
         #expect(try await f.gate.decide(token: fresh.accessToken, action: "delete", resource: p).isAllowed)
@@ -119,10 +120,10 @@ struct Facade {
 
     @Test func decisionsAreLoggedWithThePolicyHash() async throws {
         let f = try Facade(policySet: "research-crawler", log: .denied)
-        let user = try await f.identity.register(username: "lou", pin: "8642")
+        let user = try await f.identity.register(username: "lou", pin: "8624", source: .inProcess)
         _ = try await f.gate.decide(token: user.accessToken, action: "ai_suggestions", resource: Resource(type: "app"))
         _ = try await f.gate.decide(token: nil, action: "no_such_action", resource: Resource(type: "app"))
-        let project = try await f.identity.createSpace(accessToken: user.accessToken, name: "P", type: "project")
+        let project = try await f.identity.createSpace(accessToken: user.accessToken, name: "P", type: "project", inviteRole: "editor")
         _ = try await f.gate.decide(token: user.accessToken, action: "view", resource: Resource(type: "project", id: project.resourceId))  // allowed: not logged
         let rows = try f.database.pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM decisionLog ORDER BY id") }
         #expect(rows.count == 2)

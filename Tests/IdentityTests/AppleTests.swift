@@ -105,7 +105,9 @@ import _CryptoExtras
         #expect(try h.count("user") == 0)
         #expect(try h.count("session") == 0)
         let failures = try h.auditRows().filter { $0.kind == "sign_in" && $0.outcome == "failure" }
-        #expect(failures.count == cases.count)
+        // One row per failing part per minute (repeats are coalesced); every rejection is counted.
+        #expect(failures.count == Set(cases.map(\.2)).count)
+        #expect(h.service.counters.value(.appleTokenRejections) == cases.count)
         #expect(failures.allSatisfy { $0.reason?.hasPrefix("identityToken") == true && $0.actor == nil })
     }
 
@@ -160,13 +162,14 @@ import _CryptoExtras
         let a = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         let (t2, n2) = try await h.appleToken()
         let b = try await h.service.signInWithApple(identityToken: t2, rawNonce: n2)
-        try await h.service.updateAppleCredentialState(appleUserId: "000123.apple.user", state: .revoked)
+        try await h.service.updateAppleCredentialState(appleUserId: "000123.apple.user", state: .revoked, operator: .testOperator)
         for s in [a, b] {
             #expect(await identityError { try await h.service.validate(accessToken: s.accessToken) }?.code == .unauthenticated)
             #expect(await identityError { try await h.service.refresh(refreshToken: s.refreshToken) }?.code == .unauthenticated)
         }
         #expect(try h.auditRows().contains { $0.kind == "credential_state_changed" && $0.reason == "authorized->revoked" })
-        // Authorizing again through Apple brings the state back.
+        // Authorizing again through Apple (a token issued after the revocation) brings the state back.
+        h.clock.advance(1)
         let (t3, n3) = try await h.appleToken()
         _ = try await h.service.signInWithApple(identityToken: t3, rawNonce: n3)
         #expect(try h.auditRows().contains { $0.reason == "revoked->authorized" })
@@ -176,17 +179,17 @@ import _CryptoExtras
         let h = try Harness()
         let (t1, n1) = try await h.appleToken()
         let a = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
-        try await h.service.updateAppleCredentialState(appleUserId: "000123.apple.user", state: .notFound)
+        try await h.service.updateAppleCredentialState(appleUserId: "000123.apple.user", state: .notFound, operator: .testOperator)
         #expect(await identityError { try await h.service.validate(accessToken: a.accessToken) }?.code == .unauthenticated)
-        #expect(await identityError { try await h.service.updateAppleCredentialState(appleUserId: "nobody", state: .revoked) }?.code == .notFound)
+        #expect(await identityError { try await h.service.updateAppleCredentialState(appleUserId: "nobody", state: .revoked, operator: .testOperator) }?.code == .notFound)
     }
 
     @Test func transferredMovesTheAccountToTheNewAppleId() async throws {
         let h = try Harness()
         let (t1, n1) = try await h.appleToken(sub: "old.team.id")
         let a = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
-        #expect(await identityError { try await h.service.updateAppleCredentialState(appleUserId: "old.team.id", state: .transferred) }?.field == "transferredTo")
-        try await h.service.updateAppleCredentialState(appleUserId: "old.team.id", state: .transferred, transferredTo: "new.team.id")
+        #expect(await identityError { try await h.service.updateAppleCredentialState(appleUserId: "old.team.id", state: .transferred, operator: .testOperator) }?.field == "transferredTo")
+        try await h.service.updateAppleCredentialState(appleUserId: "old.team.id", state: .transferred, transferredTo: "new.team.id", operator: .testOperator)
         _ = try await h.service.validate(accessToken: a.accessToken)  // sessions survive a transfer
         let (t2, n2) = try await h.appleToken(sub: "new.team.id")
         #expect(try await h.service.signInWithApple(identityToken: t2, rawNonce: n2).userId == a.userId)
@@ -195,23 +198,23 @@ import _CryptoExtras
     }
 
     @Test func aLockedPINIsResetAfterAppleVerification() async throws {
-        let h = try Harness()
+        let h = try Harness { $0.pin.lockoutThreshold = 10 }
         let (t1, n1) = try await h.appleToken()
         let s = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         try await h.service.setUsername(accessToken: s.accessToken, username: "carol")
-        _ = try await h.service.setPIN(accessToken: s.accessToken, pin: "7777")
+        _ = try await h.service.setPIN(accessToken: s.accessToken, pin: "7391")
         for i in 0..<10 {
-            _ = await identityError { try await h.service.signIn(username: "carol", pin: String(format: "%04d", i)) }
+            _ = await identityError { try await h.service.signIn(username: "carol", pin: String(format: "%04d", i), source: .inProcess) }
             h.clock.advance(5 * 3600)
         }
-        #expect(await identityError { try await h.service.signIn(username: "carol", pin: "7777") }?.code == .locked)
+        #expect(await identityError { try await h.service.signIn(username: "carol", pin: "7391", source: .inProcess) }?.code == .locked)
         let (t2, n2) = try await h.appleToken()
         let fresh = try await h.service.signInWithApple(identityToken: t2, rawNonce: n2)
-        try await h.service.resetPIN(accessToken: fresh.accessToken, newPIN: "8888")
-        _ = try await h.service.signIn(username: "carol", pin: "8888")
+        try await h.service.resetPIN(accessToken: fresh.accessToken, newPIN: "9371")
+        _ = try await h.service.signIn(username: "carol", pin: "9371", source: .inProcess)
         // A PIN-verified session is not enough to reset.
-        let pinSession = try await h.service.signIn(username: "carol", pin: "8888")
-        #expect(await identityError { try await h.service.resetPIN(accessToken: pinSession.accessToken, newPIN: "1212") }?.code == .forbidden)
+        let pinSession = try await h.service.signIn(username: "carol", pin: "9371", source: .inProcess)
+        #expect(await identityError { try await h.service.resetPIN(accessToken: pinSession.accessToken, newPIN: "6031") }?.code == .forbidden)
     }
 
     @Test func anExpiredNonceIsRefused() async throws {

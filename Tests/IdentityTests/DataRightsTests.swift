@@ -22,20 +22,22 @@ import Testing
         let (token, nonce) = try await h.appleToken(sub: "apple.owner")
         let owner = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce, fullName: "Dora Dias")
         try await h.service.setUsername(accessToken: owner.accessToken, username: "dora")
-        let up = try await h.service.setPIN(accessToken: owner.accessToken, pin: pin)
+        _ = try await h.service.setPIN(accessToken: owner.accessToken, pin: pin)
+        // A PIN set on an Apple account does not vouch for itself: it is verified once before enrolment.
+        let up = try await h.service.verifyPIN(accessToken: owner.accessToken, pin: pin)
         let key = P256.Signing.PrivateKey()
         try await h.service.enrollDeviceKey(accessToken: up.accessToken, deviceId: "pixel", publicKey: key.publicKey.x963Representation)
         let challenge = try await h.service.deviceChallenge(accessToken: up.accessToken, deviceId: "pixel")
         _ = try await h.service.verifyDeviceSignature(accessToken: up.accessToken, deviceId: "pixel", challenge: challenge, signature: try key.signature(for: challenge).derRepresentation)
-        let space = try await h.service.createSpace(accessToken: up.accessToken, name: "Casa")
-        let solo = try await h.service.createSpace(accessToken: up.accessToken, name: "Notes", type: "project")
+        let space = try await h.service.createSpace(accessToken: up.accessToken, name: "Casa", inviteRole: "editor")
+        let solo = try await h.service.createSpace(accessToken: up.accessToken, name: "Notes", type: "project", inviteRole: "editor")
         try await h.service.incrementUsage(resourceId: solo.resourceId, counter: "sources", by: 7)
         let partner = try await h.service.signInAnonymously()
-        _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode)
+        _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess)
         try await h.service.recordSubscription(userId: owner.userId, productId: "pro.yearly", expiresAt: h.clock.now.addingTimeInterval(86400), productTiers: ["pro.yearly": "pro"])
         try await h.service.setAppRoles(userId: owner.userId, roles: ["customer"])
         try await h.service.setPrivacySettings(accessToken: up.accessToken, PrivacySettings(crashReporting: true, dataSharing: .standard))
-        _ = await identityError { try await h.service.signIn(username: "dora", pin: "111111") }
+        _ = await identityError { try await h.service.signIn(username: "dora", pin: "111111", source: .inProcess) }
         let refreshed = try await h.service.refresh(refreshToken: owner.refreshToken)
         return Scenario(
             owner: owner, access: refreshed.accessToken, partner: partner, spaceId: space.resourceId, soloId: solo.resourceId,
@@ -47,7 +49,7 @@ import Testing
         let s = try await scenario(h)
         let data = try await h.service.exportData(accessToken: s.access)
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(json.keys) == ["exportedAt", "account", "appRoles", "appleIds", "pin", "sessions", "devices", "memberships", "subscription", "privacy", "securityEvents", "decisions"])
+        #expect(Set(json.keys) == ["exportedAt", "account", "appRoles", "appleIds", "pin", "sessions", "devices", "memberships", "subscription", "usage", "privacy", "securityEvents", "decisions"])
         let account = try #require(json["account"] as? [String: Any])
         #expect(account["displayName"] as? String == "Dora Dias" && account["username"] as? String == "dora")
         #expect((json["memberships"] as? [Any])?.count == 2 && (json["devices"] as? [Any])?.count == 1)
@@ -100,10 +102,10 @@ import Testing
         // Errors for bad secrets say which field, never the value.
         h.clock.advance(30)  // past the refresh grace window: reusing the first refresh token is a reuse
         let failures: [IdentityError?] = [
-            await identityError { try await h.service.signIn(username: "dora", pin: "902818") },
+            await identityError { try await h.service.signIn(username: "dora", pin: "902818", source: .inProcess) },
             await identityError { try await h.service.validate(accessToken: s.owner.accessToken + "x") },
             await identityError { try await h.service.refresh(refreshToken: s.owner.refreshToken) },
-            await identityError { try await h.service.joinSpace(accessToken: s.access, shareCode: "ZZZZZZZZZZ") },
+            await identityError { try await h.service.joinSpace(accessToken: s.access, shareCode: "ZZZZZZZZZZ", source: .inProcess) },
             await identityError { try await h.service.signInWithApple(identityToken: s.secrets[8], rawNonce: s.secrets[7]) },
         ]
         for e in failures { texts.append(String(describing: try #require(e))) }
@@ -125,7 +127,7 @@ import Testing
         _ = try await h.service.exportData(accessToken: s.access)
         let (token, nonce) = try await h.appleToken(sub: "apple.other")
         _ = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
-        try await h.service.updateAppleCredentialState(appleUserId: "apple.other", state: .revoked)
+        try await h.service.updateAppleCredentialState(appleUserId: "apple.other", state: .revoked, operator: .testOperator)
         try await h.service.signOutEverywhere(accessToken: s.partner.accessToken)
         try await h.service.deleteAccount(accessToken: s.access)
         let rows = try h.auditRows()

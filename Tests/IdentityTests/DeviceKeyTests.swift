@@ -67,7 +67,7 @@ import Testing
     @Test func aChallengeIsBoundToItsSession() async throws {
         let h = try Harness()
         let (s, key) = try await enrolled(h)
-        let other = try await h.service.signIn(username: "alice", pin: "2468")
+        let other = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         let challenge = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         let e = await identityError { try await h.service.verifyDeviceSignature(accessToken: other.accessToken, deviceId: "iphone-15", challenge: challenge, signature: try key.signature(for: challenge).derRepresentation) }
         #expect(e?.field == "challenge")
@@ -86,7 +86,7 @@ import Testing
         #expect(locked?.code == .locked)
         #expect(try h.auditRows().filter { $0.kind == "device_locked" }.count == 1)
         // The seed's fallback: the PIN.
-        _ = try await h.service.verifyPIN(accessToken: s.accessToken, pin: "2468")
+        _ = try await h.service.verifyPIN(accessToken: s.accessToken, pin: "4826")
         let c = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         _ = try await h.service.verifyDeviceSignature(accessToken: s.accessToken, deviceId: "iphone-15", challenge: c, signature: try key.signature(for: c).derRepresentation)
     }

@@ -9,7 +9,7 @@ import Testing
     @Test func registerAndSignIn() async throws {
         let h = try Harness()
         let a = try await h.pinUser("Alice", pin: "024680")
-        let b = try await h.service.signIn(username: "alice", pin: "024680")  // usernames ignore case
+        let b = try await h.service.signIn(username: "alice", pin: "024680", source: .inProcess)  // usernames ignore case
         #expect(a.userId == b.userId)
         #expect(try await h.service.validate(accessToken: b.accessToken).authMethod == AuthMethod.pin)
         let cred = try await h.database.pool.read { db in try PINCredentialRowFetch.one(db) }
@@ -19,14 +19,14 @@ import Testing
     @Test(arguments: ["", "123", "1234567", "12a4", "１２３４", "12 34", "-123"])
     func pinFormatIsChecked(pin: String) async throws {
         let h = try Harness()
-        let e = await identityError { try await h.service.register(username: "bob", pin: pin) }
+        let e = await identityError { try await h.service.register(username: "bob", pin: pin, source: .inProcess) }
         #expect(e?.code == .invalidInput && e?.field == "pin")
     }
 
     @Test func saltsDifferPerUser() async throws {
         let h = try Harness()
-        _ = try await h.pinUser("one", pin: "1111")
-        _ = try await h.pinUser("two", pin: "1111")
+        _ = try await h.pinUser("one", pin: "6152")
+        _ = try await h.pinUser("two", pin: "6152")
         let rows = try await h.database.pool.read { db in try PINCredentialRowFetch.all(db) }
         #expect(rows[0].salt != rows[1].salt && rows[0].hash != rows[1].hash)
     }
@@ -40,41 +40,43 @@ import Testing
     }
 
     @Test func bruteForceHitsGrowingDelaysThenLockout() async throws {
-        let h = try Harness()
+        let h = try Harness { $0.pin.lockoutThreshold = 10 }
         _ = try await h.pinUser()
         let expected: [Int: TimeInterval] = [3: 30, 4: 60, 5: 300, 6: 900, 7: 1800, 8: 3600, 9: 14400]
         for attempt in 1...10 {
-            let e = await identityError { try await h.service.signIn(username: "alice", pin: String(format: "%04d", attempt)) }
+            let e = await identityError { try await h.service.signIn(username: "alice", pin: String(format: "%04d", attempt), source: .inProcess) }
             #expect(e?.code == .invalidCredentials, "attempt \(attempt)")
             if let delay = expected[attempt] {
                 // Inside the delay even the right PIN is refused, without a KDF run or a count.
-                let early = await identityError { try await h.service.signIn(username: "alice", pin: "2468") }
+                let early = await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }
                 #expect(early?.code == .throttled && early?.retryAfter == delay, "attempt \(attempt)")
                 h.clock.advance(delay)
             }
         }
-        let locked = await identityError { try await h.service.signIn(username: "alice", pin: "2468") }
+        let locked = await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }
         #expect(locked?.code == .locked && locked?.field == "pin")
         h.clock.advance(30 * 86400)
-        #expect(await identityError { try await h.service.signIn(username: "alice", pin: "2468") }?.code == .locked)
+        #expect(await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }?.code == .locked)
         let rows = try h.auditRows()
         #expect(rows.filter { $0.kind == "pin_lockout" }.count == 1)
         #expect(rows.filter { $0.kind == "sign_in" && $0.reason == "wrong_pin" }.count == 10)
-        #expect(rows.filter { $0.reason == "throttled" }.count == 7)
+        // Seven throttled refusals; the one 30 s after another is coalesced (one row per minute per actor).
+        #expect(rows.filter { $0.reason == "throttled" }.count == 6)
+        #expect(h.service.counters.value(.refusals) == 9 && h.service.counters.value(.coalescedAuditRows) == 1)
     }
 
     @Test func aRightPINBeforeTheScheduleStartsResetsTheCount() async throws {
         let h = try Harness()
         _ = try await h.pinUser()
-        for _ in 0..<2 { _ = await identityError { try await h.service.signIn(username: "alice", pin: "9999") } }
-        _ = try await h.service.signIn(username: "alice", pin: "2468")
+        for _ in 0..<2 { _ = await identityError { try await h.service.signIn(username: "alice", pin: "9999", source: .inProcess) } }
+        _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         let cred = try await h.database.pool.read { db in try PINCredentialRowFetch.one(db) }
         #expect(cred.failedAttempts == 0 && cred.nextAttemptAt == nil)
     }
 
     @Test func unknownUsersGetTheSameAnswerAsWrongPINs() async throws {
         let h = try Harness()
-        let e = await identityError { try await h.service.signIn(username: "nobody", pin: "1234") }
+        let e = await identityError { try await h.service.signIn(username: "nobody", pin: "1234", source: .inProcess) }
         #expect(e?.code == .invalidCredentials && e?.field == "pin")
     }
 
@@ -83,7 +85,7 @@ import Testing
         _ = try await h.pinUser()
         let codes = await withTaskGroup(of: IdentityError.Code?.self) { group in
             for i in 0..<24 {
-                group.addTask { await identityErrorCode { try await h.service.signIn(username: "alice", pin: String(format: "%04d", 5000 + i)) } }
+                group.addTask { await identityErrorCode { try await h.service.signIn(username: "alice", pin: String(format: "%04d", 5000 + i), source: .inProcess) } }
             }
             return await group.reduce(into: [IdentityError.Code?]()) { $0.append($1) }
         }
@@ -102,12 +104,12 @@ import Testing
         try await h.service.setUsername(accessToken: anon.accessToken, username: "legacy")
         let legacy = SecretCoding.hex(SHA256.hash(data: Data("couple_pin_salt_v1_4321".utf8)))
         try await h.service.importLegacyPINHash(userId: anon.userId, hexHash: legacy.uppercased())
-        #expect(await identityError { try await h.service.signIn(username: "legacy", pin: "1234") }?.code == .invalidCredentials)
-        _ = try await h.service.signIn(username: "legacy", pin: "4321")
+        #expect(await identityError { try await h.service.signIn(username: "legacy", pin: "1234", source: .inProcess) }?.code == .invalidCredentials)
+        _ = try await h.service.signIn(username: "legacy", pin: "4321", source: .inProcess)
         let cred = try await h.database.pool.read { db in try PINCredentialRowFetch.one(db) }
         #expect(cred.algorithm == "pbkdf2-sha256" && cred.hash.count == 32 && cred.hash != Data(legacy.utf8))
         #expect(try h.auditRows().contains { $0.kind == "pin_rehashed" && $0.reason == "legacy-sha256" })
-        _ = try await h.service.signIn(username: "legacy", pin: "4321")
+        _ = try await h.service.signIn(username: "legacy", pin: "4321", source: .inProcess)
         #expect(try h.auditRows().filter { $0.kind == "pin_rehashed" }.count == 1)
         #expect(await identityError { try await h.service.importLegacyPINHash(userId: anon.userId, hexHash: "xyz") }?.field == "hexHash")
     }
@@ -118,27 +120,27 @@ import Testing
         var config = h.service.configuration
         config.pin = .unsafeForTesting(rounds: 2 * Harness.testRounds)
         let raised = IdentityService(store: h.service.store, configuration: config, jwksFetcher: h.fetcher, now: h.clock.source)
-        _ = try await raised.signIn(username: "alice", pin: "2468")
+        _ = try await raised.signIn(username: "alice", pin: "4826", source: .inProcess)
         let cred = try await h.database.pool.read { db in try PINCredentialRowFetch.one(db) }
         #expect(cred.rounds == 2 * Harness.testRounds)
-        _ = try await raised.signIn(username: "alice", pin: "2468")
+        _ = try await raised.signIn(username: "alice", pin: "4826", source: .inProcess)
     }
 
     @Test func changePINNeedsTheCurrentOne() async throws {
         let h = try Harness()
         let s = try await h.pinUser()
-        let e = await identityError { try await h.service.changePIN(accessToken: s.accessToken, currentPIN: "1111", newPIN: "5555") }
+        let e = await identityError { try await h.service.changePIN(accessToken: s.accessToken, currentPIN: "1111", newPIN: "5281") }
         #expect(e?.code == .invalidCredentials && e?.field == "currentPIN")
-        try await h.service.changePIN(accessToken: s.accessToken, currentPIN: "2468", newPIN: "5555")
-        _ = try await h.service.signIn(username: "alice", pin: "5555")
-        #expect(await identityError { try await h.service.signIn(username: "alice", pin: "2468") }?.code == .invalidCredentials)
+        try await h.service.changePIN(accessToken: s.accessToken, currentPIN: "4826", newPIN: "5281")
+        _ = try await h.service.signIn(username: "alice", pin: "5281", source: .inProcess)
+        #expect(await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }?.code == .invalidCredentials)
         #expect(try h.auditRows().contains { $0.kind == "pin_changed" })
     }
 
     @Test func setPINIsOnlyForAccountsWithoutOne() async throws {
         let h = try Harness()
         let s = try await h.pinUser()
-        #expect(await identityError { try await h.service.setPIN(accessToken: s.accessToken, pin: "1111") }?.code == .conflict)
+        #expect(await identityError { try await h.service.setPIN(accessToken: s.accessToken, pin: "6152") }?.code == .conflict)
     }
 }
 

@@ -98,8 +98,8 @@ import Testing
     @Test func signOutAndSignOutEverywhere() async throws {
         let h = try Harness()
         let a = try await h.pinUser()
-        let b = try await h.service.signIn(username: "alice", pin: "2468")
-        let c = try await h.service.signIn(username: "alice", pin: "2468")
+        let b = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
+        let c = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         try await h.service.signOut(accessToken: a.accessToken)
         #expect(await identityError { try await h.service.validate(accessToken: a.accessToken) }?.code == .unauthenticated)
         _ = try await h.service.validate(accessToken: b.accessToken)
@@ -113,14 +113,14 @@ import Testing
     @Test func aRiseInAuthLevelReplacesTheAccessToken() async throws {
         let h = try Harness()
         let anon = try await h.service.signInAnonymously()
-        let up = try await h.service.setPIN(accessToken: anon.accessToken, pin: "1357")
+        let up = try await h.service.setPIN(accessToken: anon.accessToken, pin: "3751")
         #expect(up.rotated && up.accessToken != anon.accessToken)
         #expect(await identityError { try await h.service.validate(accessToken: anon.accessToken) }?.code == .unauthenticated)
         let s = try await h.service.validate(accessToken: up.accessToken)
         #expect(s.authMethod == AuthMethod.pin && s.verifiedAt == h.clock.now)
         // Same level again: the token stays, verifiedAt moves.
         h.clock.advance(120)
-        let again = try await h.service.verifyPIN(accessToken: up.accessToken, pin: "1357")
+        let again = try await h.service.verifyPIN(accessToken: up.accessToken, pin: "3751")
         #expect(!again.rotated && again.accessToken == up.accessToken)
         #expect(try await h.service.validate(accessToken: up.accessToken).verifiedAt == h.clock.now)
     }
@@ -128,7 +128,7 @@ import Testing
     @Test func mixedConcurrentTrafficKeepsEveryCountExact() async throws {
         let h = try Harness()
         var users: [(String, SessionTokens)] = []
-        for i in 0..<6 { users.append(("user\(i)", try await h.pinUser("user\(i)", pin: "1357"))) }
+        for i in 0..<6 { users.append(("user\(i)", try await h.pinUser("user\(i)", pin: "3751"))) }
         let snapshot = users
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (name, tokens) in snapshot {
@@ -136,7 +136,7 @@ import Testing
                     var r = tokens.refreshToken
                     for _ in 0..<5 { r = try await h.service.refresh(refreshToken: r).refreshToken }
                 }
-                for _ in 0..<2 { group.addTask { _ = try await h.service.signIn(username: name, pin: "1357") } }
+                for _ in 0..<2 { group.addTask { _ = try await h.service.signIn(username: name, pin: "3751", source: .inProcess) } }
                 group.addTask { _ = try await h.service.signInAnonymously() }
             }
             try await group.waitForAll()
@@ -173,7 +173,7 @@ import Testing
         let h = try Harness { $0.absoluteLifetime = 7200; $0.accessTokenLifetime = 7200; $0.idleTimeout = 7200 }
         let old = try await h.service.signInAnonymously()
         _ = try await h.service.beginAppleSignIn()
-        let space = try await h.service.createSpace(accessToken: old.accessToken, name: "Old")
+        let space = try await h.service.createSpace(accessToken: old.accessToken, name: "Old", inviteRole: "editor")
         h.clock.advance(3000)
         let fresh = try await h.service.signInAnonymously()
         let nonce = try await h.service.beginAppleSignIn()

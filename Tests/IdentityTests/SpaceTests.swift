@@ -9,17 +9,17 @@ import Testing
         let h = try Harness()
         let owner = try await h.service.signInAnonymously()
         let partner = try await h.service.signInAnonymously()
-        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         #expect(!String(describing: space).contains(space.shareCode))
         // Codes are case-insensitive and may be typed with separators.
         let typed = String(space.shareCode.prefix(5)).lowercased() + "-" + space.shareCode.dropFirst(5)
-        let joined = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: typed)
+        let joined = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: typed, source: .inProcess)
         #expect(joined == space.resourceId)
         let facts = try await h.service.resourceFacts(resourceId: space.resourceId)
         #expect(facts.ownerId == owner.userId && facts.members == [owner.userId: "owner", partner.userId: "editor"])
         // Single-purpose: the code is spent.
         let third = try await h.service.signInAnonymously()
-        #expect(await identityError { try await h.service.joinSpace(accessToken: third.accessToken, shareCode: space.shareCode) }?.code == .invalidCredentials)
+        #expect(await identityError { try await h.service.joinSpace(accessToken: third.accessToken, shareCode: space.shareCode, source: .inProcess) }?.code == .invalidCredentials)
         // Stored hashed.
         let codes = try await h.database.pool.read { db in try Data.fetchAll(db, sql: "SELECT codeHash FROM shareCode") }
         #expect(codes == [SecretCoding.sha256(space.shareCode)])
@@ -28,36 +28,36 @@ import Testing
     @Test func codesExpire() async throws {
         let h = try Harness()
         let owner = try await h.service.signInAnonymously()
-        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         h.clock.advance(48 * 3600 + 1)
         let partner = try await h.service.signInAnonymously()
-        #expect(await identityError { try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode) }?.field == "shareCode")
+        #expect(await identityError { try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess) }?.field == "shareCode")
     }
 
     @Test func guessesAreRateLimited() async throws {
         let h = try Harness { $0.accessTokenLifetime = 3600 }
         let owner = try await h.service.signInAnonymously()
-        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         let guesser = try await h.service.signInAnonymously()
         for i in 0..<5 {
-            let e = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: String(format: "AAAAA%05d", i)) }
+            let e = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: String(format: "AAAAA%05d", i), source: .inProcess) }
             #expect(e?.code == .invalidCredentials)
         }
         // Even the right code is refused until the window passes.
-        let limited = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: space.shareCode) }
+        let limited = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: space.shareCode, source: .inProcess) }
         #expect(limited?.code == .throttled && limited?.retryAfter == 15 * 60)
         h.clock.advance(15 * 60)
-        _ = try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: space.shareCode)
-        #expect(await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: "not a code!") }?.code == .invalidInput)
+        _ = try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: space.shareCode, source: .inProcess)
+        #expect(await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: "not a code!", source: .inProcess) }?.code == .invalidInput)
     }
 
     @Test func onlyTheOwnerInvites() async throws {
         let h = try Harness()
         let owner = try await h.service.signInAnonymously()
-        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         let viewerCode = try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "viewer")
         let v = try await h.service.signInAnonymously()
-        _ = try await h.service.joinSpace(accessToken: v.accessToken, shareCode: viewerCode)
+        _ = try await h.service.joinSpace(accessToken: v.accessToken, shareCode: viewerCode, source: .inProcess)
         #expect(try await h.service.resourceFacts(resourceId: space.resourceId).members[v.userId] == "viewer")
         #expect(await identityError { try await h.service.newShareCode(accessToken: v.accessToken, resourceId: space.resourceId) }?.code == .forbidden)
         #expect(await identityError { try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "owner") }?.field == "role")
@@ -66,7 +66,7 @@ import Testing
     @Test func concurrentUsageIncrementsLoseNothing() async throws {
         let h = try Harness()
         let owner = try await h.service.signInAnonymously()
-        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Research", type: "project")
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Research", type: "project", inviteRole: "editor")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<50 { group.addTask { try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources") } }
             try await group.waitForAll()

@@ -52,8 +52,8 @@ import Testing
         let h = try Harness()
         let owner = try await h.service.signInAnonymously()
         let partner = try await h.service.signInAnonymously()
-        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa")
-        _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode)
+        let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
+        _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess)
         let audit = try h.auditRows().count
         try await h.database.pool.write { db in
             try db.execute(sql: "CREATE TEMP TRIGGER failDelete BEFORE DELETE ON main.user BEGIN SELECT RAISE(ABORT, 'injected'); END")

@@ -90,6 +90,7 @@ struct Harness {
         fetcher = StaticJWKSFetcher(try AppleFixture.jwks([apple]))
         var config = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: [AppleFixture.clientId]))
         config.pin = .unsafeForTesting(rounds: Harness.testRounds)
+        config.operatorTokenDigests = [OperatorCredential.digest(of: OperatorCredential.testToken)]
         configure(&config)
         service = IdentityService(store: SQLiteStore(database), configuration: config, jwksFetcher: fetcher, now: clock.source)
     }
@@ -110,9 +111,15 @@ struct Harness {
     }
 
     /// An account with a PIN, signed in at the `pin` level.
-    func pinUser(_ name: String = "alice", pin: String = "2468") async throws -> SessionTokens {
-        try await service.register(username: name, pin: pin)
+    func pinUser(_ name: String = "alice", pin: String = "4826") async throws -> SessionTokens {
+        try await service.register(username: name, pin: pin, source: .inProcess)
     }
+}
+
+extension OperatorCredential {
+    static let testToken = "op_test_operator_token"
+    /// The operator every `Harness` accepts.
+    static let testOperator = OperatorCredential(token: testToken)
 }
 
 extension AppleFixture {

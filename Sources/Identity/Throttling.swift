@@ -1,0 +1,142 @@
+import Foundation
+import PolicyModel
+import Synchronization
+
+/// Who is asking, for the limits kept per client: the server passes the client's address (or another
+/// stable per-client key); in-process callers pass `.inProcess`. Only a digest is ever stored.
+public struct ClientSource: Sendable, Hashable, CustomStringConvertible {
+    /// Hex of the first 16 bytes of SHA-256 of the key: an address is personal data, so it is not kept.
+    let digest: String
+
+    public init(_ key: String) {
+        digest = SecretCoding.hex(SecretCoding.sha256(key).prefix(16))
+    }
+
+    /// The one source of in-process calls (tests, tools, a single-user app): they share its limits.
+    public static let inProcess = ClientSource("in-process")
+
+    public var description: String { "ClientSource(\(digest.prefix(8)))" }
+}
+
+/// Limits on guesses and probes that are not tied to one account, and the failure-rate alarm.
+public struct AbuseLimits: Sendable {
+    /// Failed PIN sign-ins one source may make per window (password spraying across accounts).
+    public var sourcePINFailures = 30
+    public var sourcePINWindow: TimeInterval = 15 * 60
+    /// "Username is taken" answers one source (register) or one user (setUsername) may get per window.
+    public var usernameProbes = 10
+    public var usernameProbeWindow: TimeInterval = 3600
+    /// Wrong share codes one source may enter per window (besides the per-user limit).
+    public var sourceShareCodeGuesses = 20
+    public var sourceShareCodeWindow: TimeInterval = 15 * 60
+    /// Failed PIN checks across all accounts per window that raise the `failure_rate_alarm` audit event.
+    public var alarmFailures = 100
+    public var alarmWindow: TimeInterval = 60
+    /// Repeated refusals (throttled, locked, rejected Apple tokens) of one kind for one actor write
+    /// at most one audit row per interval; the others only count in `SecurityCounters`.
+    public var refusalAuditInterval: TimeInterval = 60
+
+    public init() {}
+}
+
+/// Counters of security events since start, for the server to export as metrics.
+public final class SecurityCounters: Sendable {
+    public enum Name: String, Sendable, CaseIterable {
+        /// PIN checks that failed (wrong PIN or unknown user).
+        case pinFailures = "pin_failures"
+        /// Attempts refused without a check: throttled, locked, source-limited.
+        case refusals = "refusals"
+        /// Times the global failure rate crossed `AbuseLimits.alarmFailures`.
+        case failureRateAlarms = "failure_rate_alarms"
+        /// Refusals not written to the audit log because one like it was written within the interval.
+        case coalescedAuditRows = "coalesced_audit_rows"
+        /// Sign in with Apple tokens and notifications that failed verification.
+        case appleTokenRejections = "apple_token_rejections"
+    }
+
+    private let values = Mutex<[Name: Int]>([:])
+    private let lastAudit = Mutex<[String: Date]>([:])
+
+    init() {}
+
+    func add(_ name: Name, _ n: Int = 1) { values.withLock { $0[name, default: 0] += n } }
+
+    /// Every counter by its name.
+    public var snapshot: [String: Int] {
+        values.withLock { v in Dictionary(uniqueKeysWithValues: Name.allCases.map { ($0.rawValue, v[$0] ?? 0) }) }
+    }
+
+    public func value(_ name: Name) -> Int { values.withLock { $0[name] ?? 0 } }
+
+    /// Whether a refusal under `key` should be written now (none written within `interval`).
+    func shouldAudit(_ key: String, at t: Date, interval: TimeInterval) -> Bool {
+        let write = lastAudit.withLock { seen -> Bool in
+            if let last = seen[key], t.timeIntervalSince(last) < interval, t >= last { return false }
+            if seen.count >= 10_000 { seen.removeAll(keepingCapacity: true) }  // bounded: junk keys cannot grow it
+            seen[key] = t
+            return true
+        }
+        if !write { add(.coalescedAuditRows) }
+        return write
+    }
+}
+
+/// A fixed-window failure count under one scope.
+struct GuessWindow {
+    let scope: String
+    let limit: Int
+    let window: TimeInterval
+}
+
+extension IdentityService {
+    /// Seconds until the window of `w` ends when its limit is reached, else nil.
+    func retryAfter(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) throws -> TimeInterval? {
+        guard let row = try tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)), t.timeIntervalSince(row.windowStart) < w.window,
+            row.failures >= w.limit
+        else { return nil }
+        return row.windowStart.addingTimeInterval(w.window).timeIntervalSince(t)
+    }
+
+    /// Counts one failure under `w`; returns the count in the current window.
+    @discardableResult
+    func countGuess(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) throws -> Int {
+        var row = try tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)) ?? GuessLimitRow(scope: w.scope, windowStart: t, failures: 0)
+        if t.timeIntervalSince(row.windowStart) >= w.window || t < row.windowStart { row = GuessLimitRow(scope: w.scope, windowStart: t, failures: 0) }
+        row.failures += 1
+        try tx.upsert(row)
+        return row.failures
+    }
+
+    /// Appends a refusal to the audit log unless one like it was written within `refusalAuditInterval`.
+    func auditRefusal(_ tx: any IdentityTransaction, _ kind: AuditKind, method: String?, reason: String, user: UserRow?, scope: String, at t: Date) throws {
+        counters.add(.refusals)
+        let key = "\(kind.rawValue)|\(reason)|\(user?.pseudonym ?? scope)"
+        guard counters.shouldAudit(key, at: t, interval: configuration.abuse.refusalAuditInterval) else { return }
+        try audit(tx, kind, method: method, outcome: .failure, reason: reason, user: user, at: t)
+    }
+
+    /// Counts a failed PIN check against its source and the global rate, raising the alarm at the threshold.
+    func countPINFailure(_ tx: any IdentityTransaction, source: ClientSource?, at t: Date) throws {
+        counters.add(.pinFailures)
+        let limits = configuration.abuse
+        if let source {
+            try countGuess(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t)
+        }
+        let global = try countGuess(tx, GuessWindow(scope: "global:pin-failures", limit: limits.alarmFailures, window: limits.alarmWindow), at: t)
+        if global == limits.alarmFailures {
+            counters.add(.failureRateAlarms)
+            try audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
+        }
+    }
+
+    /// Refuses a `taken` answer once the probe limit of this scope is spent, else counts it.
+    func takenAnswer(_ tx: any IdentityTransaction, scope: String, at t: Date) throws -> IdentityError {
+        let limits = configuration.abuse
+        let w = GuessWindow(scope: scope, limit: limits.usernameProbes, window: limits.usernameProbeWindow)
+        if let wait = try retryAfter(tx, w, at: t) {
+            return IdentityError(.throttled, field: "username", "too many usernames tried", retryAfter: wait)
+        }
+        try countGuess(tx, w, at: t)
+        return IdentityError(.conflict, field: "username", "is taken")
+    }
+}
