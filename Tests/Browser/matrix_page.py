@@ -37,7 +37,7 @@ def main(page, screenshot):
                      "--window-size=1400,900", "--disable-background-networking", "--no-first-run"]:
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
+    driver.set_page_load_timeout(120)
     driver.implicitly_wait(0)
     try:
         driver.get("file://" + os.path.abspath(page))
