@@ -13,6 +13,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Plain value types of the decision contract; Foundation only.
@@ -42,14 +47,31 @@ let package = Package(
         .executableTarget(name: "identity-bench", dependencies: ["Gatehouse", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // The facade apps import.
         .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
+        // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics.
+        .target(
+            name: "PolicyServer",
+            dependencies: [
+                "Gatehouse", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
         // Argument parsing only; every decision of substance is a library call.
         .target(
             name: "PolicyCLI",
             dependencies: [
-                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge",
+                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge", "PolicyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .executableTarget(name: "policy", dependencies: ["PolicyCLI"]),
+        .executableTarget(
+            name: "policy", dependencies: ["PolicyCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
@@ -67,6 +89,13 @@ let package = Package(
             name: "PolicyCorpusTests",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy", "GatehouseTestSupport"],
             exclude: ["Corpus", "CLIGolden", "ReportGolden"]),
+        .testTarget(
+            name: "PolicyServerTests",
+            dependencies: [
+                "PolicyServer", "Gatehouse", "policy",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
+            ]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
             "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),

@@ -69,6 +69,17 @@ public final class GatehouseService: Sendable {
     /// In-process code that holds every fact itself can call `decide(_:)` with a full `Request`.
     public func decide(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> Decision {
         let policy = self.policy
+        let resolved = try await resolve(token: token, action: action, resource: resource, context: context)
+        let decision = decide(resolved, by: policy)
+        try await record(decision, of: resolved, by: policy)
+        return decision
+    }
+
+    /// The request the engine judges for the holder of `token`, built by the rules of
+    /// `decide(token:action:resource:context:)`: the subject from the session, time from the identity
+    /// clock, owner, members and usage from the store. The server decides batches with it, so that
+    /// one policy version decides a whole batch.
+    public func resolve(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> ResolvedRequest {
         var context = context
         context.now = identity.clock()
         var resource = resource
@@ -88,33 +99,68 @@ public final class GatehouseService: Sendable {
                 // Not a stored resource: decided with no owner or members, on the user's own counters.
             }
         }
-        let decision: Decision
         let subject = try await self.subject(token: token)
         if !stored, let userId = subject?.id {
             resource.usage = try await identity.userUsage(userId: userId)
         }
-        if let subject {
-            decision = policy.decide(Request(subject: subject, action: action, resource: resource, context: context))
-        } else {
-            var signedOut = policy.decide(Request(subject: Subject(), action: action, resource: resource, context: context))
-            if signedOut.reason != .unauthenticated {
-                signedOut = Decision(effect: .deny, reason: .unauthenticated, message: "Your session has ended. Sign in again.")
-            }
-            signedOut.effect = .deny
-            decision = signedOut
+        return ResolvedRequest(
+            request: Request(subject: subject ?? Subject(), action: action, resource: resource, context: context),
+            tokenRejected: subject == nil)
+    }
+
+    /// The decision on a resolved request by `policy`: `unauthenticated` whenever the token was rejected.
+    public func decide(_ resolved: ResolvedRequest, by policy: CompiledPolicy) -> Decision {
+        let decision = policy.decide(resolved.request)
+        return resolved.tokenRejected ? Self.signedOut(decision) : decision
+    }
+
+    /// The decision with its trace on a resolved request by `policy`.
+    public func explain(_ resolved: ResolvedRequest, by policy: CompiledPolicy) -> Explanation {
+        var explanation = policy.explain(resolved.request)
+        if resolved.tokenRejected { explanation.decision = Self.signedOut(explanation.decision) }
+        return explanation
+    }
+
+    /// Writes `decision` to the decision log when `decisionLog` asks for it.
+    public func record(_ decision: Decision, of resolved: ResolvedRequest, by policy: CompiledPolicy) async throws {
+        guard decisionLog == .all || decisionLog == .denied && !decision.isAllowed else { return }
+        let request = resolved.request
+        try await identity.logDecision(
+            userId: request.subject.id, action: request.action, resourceType: request.resource.type, resourceId: request.resource.id,
+            effect: decision.effect.rawValue, reason: decision.reason.rawValue, policyHash: policy.contentHash,
+            policyLocation: decision.policy?.description, at: request.context.now)
+    }
+
+    /// Swaps in a policy compiled elsewhere (the server's reloader), atomically.
+    public func install(_ policy: CompiledPolicy) {
+        current.withLock { $0 = policy }
+    }
+
+    /// A rejected token's decision: always a deny, for the reason `unauthenticated`.
+    private static func signedOut(_ decision: Decision) -> Decision {
+        var d = decision
+        if d.reason != .unauthenticated {
+            d = Decision(effect: .deny, reason: .unauthenticated, message: "Your session has ended. Sign in again.")
         }
-        if decisionLog == .all || decisionLog == .denied && !decision.isAllowed {
-            try await identity.logDecision(
-                userId: subject?.id, action: action, resourceType: resource.type, resourceId: resource.id,
-                effect: decision.effect.rawValue, reason: decision.reason.rawValue, policyHash: policy.contentHash,
-                policyLocation: decision.policy?.description, at: context.now)
-        }
-        return decision
+        d.effect = .deny
+        return d
     }
 
     /// Decides a full request as given, trusting every fact in it (subject, owner, members, usage,
     /// time): for in-process callers that hold those facts themselves. Nothing is logged.
     public func decide(_ request: Request) -> Decision {
         policy.decide(request)
+    }
+}
+
+/// A request as the engine will judge it for a token holder, and whether the token was rejected.
+public struct ResolvedRequest: Sendable {
+    public var request: Request
+    /// A token was presented but is unknown, expired or revoked: every decision is `unauthenticated`.
+    public var tokenRejected: Bool
+
+    public init(request: Request, tokenRejected: Bool) {
+        self.request = request
+        self.tokenRejected = tokenRejected
     }
 }

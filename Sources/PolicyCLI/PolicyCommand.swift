@@ -6,17 +6,17 @@ import PolicyModel
 import PolicyVerification
 
 /// `policy`: check policy sets in CI, and decide requests from scripts.
-public struct PolicyCommand: ParsableCommand {
+public struct PolicyCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "policy",
-        abstract: "Gatehouse policy tool: check policy sets and decide requests.",
+        abstract: "Gatehouse policy tool: check policy sets, decide requests, serve the HTTP API.",
         discussion: """
             Exit codes: 0 clean; 1 policy errors (a set does not load, or --strict warnings); 2 failing policy tests,
             invariants or coverage minimum (diff --fail-on-widening: widening); 64 usage error;
             decide/explain: 65 invalid request JSON.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
-        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Matrix.self])
+        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Matrix.self, Serve.self])
 
     public init() {}
 }

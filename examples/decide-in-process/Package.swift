@@ -4,8 +4,8 @@ import PackageDescription
 // An app that embeds Gatehouse: loads a policy set once, then decides in-process.
 let package = Package(
     name: "DecideInProcess",
-    dependencies: [.package(path: "../..")],
+    dependencies: [.package(name: "Gatehouse", path: "../..")],
     targets: [
-        .executableTarget(name: "DecideInProcess", dependencies: [.product(name: "Gatehouse", package: "main")])
+        .executableTarget(name: "DecideInProcess", dependencies: [.product(name: "Gatehouse", package: "Gatehouse")])
     ]
 )

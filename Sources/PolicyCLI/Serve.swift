@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PolicyServer
+import ServiceLifecycle
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve decisions and sign-in over HTTP, reloading the policy folder as it changes.",
+        discussion: """
+            Every option may also come from the environment: GATEHOUSE_POLICIES, GATEHOUSE_DATABASE, GATEHOUSE_HOST,
+            GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
+            (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT. The first line on standard
+            output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
+            The database is created and migrated on first start. SIGHUP reloads the policy folder; SIGTERM finishes
+            requests in flight and exits. API: docs/server.md.
+            Exit codes: 0 stopped; 1 the policy set does not load; 64 usage error; 70 the server could not start.
+            """)
+
+    @Option(help: "The policy set folder (watched for changes).")
+    var policies: String?
+
+    @Option(help: "The SQLite database file (created if missing).")
+    var database: String?
+
+    @Option(help: "Address to bind (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to bind (default 8080; 0 picks a free one).")
+    var port: Int?
+
+    @Option(name: .customLong("apple-client-id"), help: "A Sign in with Apple client id (repeatable).")
+    var appleClientIds: [String] = []
+
+    @Option(name: .customLong("apple-jwks"), help: ArgumentHelp("Apple's JWKS: a file or a URL (default Apple's).", valueName: "FILE_OR_URL"))
+    var appleJWKS: String?
+
+    @Option(help: ArgumentHelp("A file holding the operator credential (16+ characters).", valueName: "FILE"))
+    var operatorTokenFile: String?
+
+    @Flag(help: "Refuse reloads whose policy tests fail, not only ones that do not load.")
+    var strictReload = false
+
+    @Option(help: "Largest request body in bytes (default 1 MiB).")
+    var bodyLimit: Int?
+
+    func run() async throws {
+        var options = ServerSettings.Options()
+        options.policies = policies
+        options.database = database
+        options.host = host
+        options.port = port
+        options.appleClientIds = appleClientIds
+        options.appleJWKS = appleJWKS
+        options.operatorTokenFile = operatorTokenFile
+        options.strictReload = strictReload
+        options.bodyLimit = bodyLimit
+        let settings: ServerSettings
+        do {
+            settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            writeError("error: \(error.description)")
+            throw ExitCode(64)
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        let server: GatehouseServer
+        do {
+            server = try GatehouseServer(settings: settings)
+        } catch let error as GatehouseServer.StartError {
+            writeError("error: \(error.description)")
+            throw Exit.policyErrors
+        } catch {
+            writeError("error: cannot open the database '\(settings.database)': \(error)")
+            throw ExitCode(70)
+        }
+        let app = buildApplication(server, watch: true, reloadOnHangup: true) { host, port in
+            let shown = host.contains(":") ? "[\(host)]" : host
+            FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: server.logger))
+        try await group.run()
+    }
+}

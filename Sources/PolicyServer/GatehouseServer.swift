@@ -1,0 +1,184 @@
+import Foundation
+import Gatehouse
+import GRDB
+import Logging
+import PolicyEngine
+import PolicyModel
+
+/// Everything a running server holds, and the decision and identity work its routes call; no HTTP here.
+public final class GatehouseServer: Sendable {
+    public let settings: ServerSettings
+    public let database: AppDatabase
+    public let service: GatehouseService
+    public let reloader: PolicyReloader
+    public let metrics: ServerMetrics
+    public let signInLimiter: RateLimiter
+    public let logger: Logger
+
+    /// The first policy did not load: nothing to serve. Its diagnostics say why.
+    public struct StartError: Error, CustomStringConvertible {
+        public var diagnostics: [String]
+        public var description: String { (["the policy set does not load:"] + diagnostics).joined(separator: "\n") }
+    }
+
+    /// Opens (creating and migrating) the database, loads the policy set, and wires the facade.
+    ///
+    /// `identity` and `jwksFetcher` are for tests (fewer PIN rounds, local keys); by default the
+    /// configuration is the identity layer's and keys come from `settings.appleJWKS` or Apple.
+    public init(
+        settings: ServerSettings, logger: Logger = Logger(label: "gatehouse"), identity: IdentityConfiguration? = nil,
+        jwksFetcher: (any JWKSFetcher)? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
+        self.settings = settings
+        self.logger = logger
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        let (policy, version): (CompiledPolicy, PolicyVersion)
+        switch PolicyReloader.initialPolicy(directory: settings.policies, strict: settings.strictReload) {
+        case .success(let loaded): (policy, version) = loaded
+        case .failure(let refused): throw StartError(diagnostics: refused.diagnostics)
+        }
+        database = try AppDatabase(path: settings.database)
+        var configuration = identity ?? IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: Set(settings.appleClientIds)))
+        if let digest = settings.operatorTokenDigest { configuration.operatorTokenDigests = [digest] }
+        let fetcher: any JWKSFetcher =
+            jwksFetcher
+            ?? settings.appleJWKS.map { source -> any JWKSFetcher in
+                if source.hasPrefix("https://") || source.hasPrefix("http://"), let url = URL(string: source) {
+                    return URLJWKSFetcher(url: url)
+                }
+                return FileJWKSFetcher(url: URL(fileURLWithPath: source))
+            } ?? URLJWKSFetcher.apple
+        let identityService = IdentityService(store: SQLiteStore(database), configuration: configuration, jwksFetcher: fetcher, now: now)
+        service = GatehouseService(policy: policy, identity: identityService)
+        reloader = PolicyReloader(
+            directory: settings.policies, strict: settings.strictReload, service: service, version: version, logger: logger, metrics: metrics)
+        signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
+        logger.info("policy loaded", metadata: ["policy.hash": "\(version.hash)", "policy.name": "\(version.name)"])
+    }
+
+    // MARK: - Decisions
+
+    /// One decision by `policy`: for the bearer's subject (built by the facade) when a token is given,
+    /// else for the subject in the request.
+    public func decide(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
+        let resolved = try await resolve(request, bearer: bearer)
+        let decision = service.decide(resolved, by: policy)
+        metrics.decided(decision)
+        try await service.record(decision, of: resolved, by: policy)
+        return decision
+    }
+
+    /// One decision with its trace.
+    public func explain(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Explanation {
+        let explanation = service.explain(try await resolve(request, bearer: bearer), by: policy)
+        metrics.decided(explanation.decision)
+        return explanation
+    }
+
+    /// The answers of a batch, in order, every one by the same `policy`; a bad item answers an error item.
+    public func decideBatch(_ items: [Result<PolicyModel.Request, RequestError>], bearer: String?, by policy: CompiledPolicy) async throws
+        -> [JSONText]
+    {
+        var out: [JSONText] = []
+        out.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() {
+            switch item {
+            case .success(let request):
+                if bearer != nil, request.subject != Subject() {
+                    out.append(DecisionBodies.errorItem(RequestError(field: "requests[\(i)].subject", Problem.subjectWithBearer.detail ?? "")))
+                    continue
+                }
+                out.append(try await decide(request, bearer: bearer, by: policy).json)
+            case .failure(let error):
+                out.append(DecisionBodies.errorItem(error))
+            }
+        }
+        return out
+    }
+
+    /// One subject and resource, many actions: the subject and the resource's facts are resolved once.
+    public func check(_ requests: [(action: String, request: PolicyModel.Request)], bearer: String?, by policy: CompiledPolicy) async throws
+        -> [(String, Decision)]
+    {
+        guard let first = requests.first else { return [] }
+        var resolved = try await resolve(first.request, bearer: bearer)
+        var out: [(String, Decision)] = []
+        for (action, _) in requests {
+            resolved.request.action = action
+            let decision = service.decide(resolved, by: policy)
+            metrics.decided(decision)
+            try await service.record(decision, of: resolved, by: policy)
+            out.append((action, decision))
+        }
+        return out
+    }
+
+    private func resolve(_ request: PolicyModel.Request, bearer: String?) async throws -> ResolvedRequest {
+        guard let bearer else {
+            var r = request
+            if r.context.now == nil { r.context.now = service.identity.clock() }
+            return ResolvedRequest(request: r, tokenRejected: false)
+        }
+        guard request.subject == Subject() else { throw Problem.subjectWithBearer }
+        return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context)
+    }
+
+    // MARK: - Health
+
+    /// Whether the database answers a query (a policy is always loaded: the server does not start without one).
+    public func databaseAnswers() async -> Bool {
+        do {
+            return try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") } != nil
+        } catch {
+            return false
+        }
+    }
+
+    /// `GET /v1/policy`: the active version and the last refused one.
+    public func policyStatus() -> JSONText {
+        let active = reloader.active
+        var fields: [JSONText.Field] = [
+            .init(
+                "active",
+                .object([
+                    .init("hash", .string(active.hash)), .init("name", .string(active.name)),
+                    .init("loadedAt", .string(Timestamp.format(active.loadedAt))),
+                    .init("files", .array(active.files.map { .string($0) })),
+                ])),
+            .init("strictReload", .bool(settings.strictReload)),
+        ]
+        if let refused = reloader.lastRefused {
+            fields.append(
+                .init(
+                    "lastRefused",
+                    .object([
+                        .init("at", .string(Timestamp.format(refused.at))),
+                        .init("diagnostics", .array(refused.diagnostics.map { .string($0) })),
+                    ])))
+        }
+        return .object(fields)
+    }
+
+    // MARK: - Identity
+
+    /// A token pair as the API answers it.
+    public static func tokens(_ t: SessionTokens) -> JSONText {
+        .object([
+            .init("accessToken", .string(t.accessToken)), .init("accessExpiresAt", .string(Timestamp.format(t.accessExpiresAt))),
+            .init("refreshToken", .string(t.refreshToken)), .init("userId", .string(t.userId)),
+        ])
+    }
+
+    /// Counts a sign-in outcome and passes the result (or error) on.
+    public func signIn(method: String, _ body: () async throws -> SessionTokens) async throws -> SessionTokens {
+        do {
+            let tokens = try await body()
+            metrics.signIn(method: method, outcome: "success")
+            return tokens
+        } catch let error as IdentityError {
+            metrics.signIn(method: method, outcome: error.code.rawValue)
+            throw error
+        }
+    }
+}

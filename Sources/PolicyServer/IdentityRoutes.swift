@@ -1,0 +1,310 @@
+import Foundation
+import Gatehouse
+import Hummingbird
+import NIOCore
+import PolicyModel
+
+/// The identity routes: sign-in, verification, sessions, spaces, privacy, data rights, purchases, and the
+/// operator routes. Every one is a call into `IdentityService`; the routes read bodies and shape answers.
+func addIdentityRoutes(_ routes: RouteBuilder) {
+    let server = routes.server
+    let route = routes.on
+    let limit = server.settings.bodyLimit
+    let identity = server.service.identity
+
+    /// The per-client limit of the sign-in, PIN and device routes.
+    @Sendable func throttle(_ context: ServerContext) throws {
+        if let wait = server.signInLimiter.take(clientKey(context)) {
+            server.metrics.throttled()
+            throw Problem.throttled(retryAfter: wait)
+        }
+    }
+    /// The client as the identity layer's per-source limits know it (it keeps only a digest).
+    @Sendable func source(_ context: ServerContext) -> ClientSource { ClientSource(clientKey(context)) }
+    @Sendable func fields(_ request: Hummingbird.Request, required: Set<String> = [], optional: Set<String> = []) async throws -> IdentityBody {
+        try IdentityBody(try await readBody(request, limit: limit), required: required, optional: optional)
+    }
+    @Sendable func stepUp(_ s: StepUp) -> Response {
+        json(.object([.init("accessToken", .string(s.accessToken)), .init("rotated", .bool(s.rotated)), .init("method", .string(s.method))]))
+    }
+
+    // MARK: sessions
+    route(.post, "/v1/auth/anonymous") { _, context in
+        try throttle(context)
+        let tokens = try await server.signIn(method: "anonymous") { try await identity.signInAnonymously() }
+        return json(GatehouseServer.tokens(tokens), status: .created)
+    }
+    route(.post, "/v1/auth/refresh") { request, context in
+        try throttle(context)
+        let body = try await fields(request, required: ["refreshToken"])
+        let refresh = try body.string("refreshToken")
+        let tokens = try await server.signIn(method: "refresh") { try await identity.refresh(refreshToken: refresh) }
+        return json(GatehouseServer.tokens(tokens))
+    }
+    route(.post, "/v1/auth/signout") { request, _ in
+        try await identity.signOut(accessToken: try requiredBearer(request))
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/auth/signout-everywhere") { request, _ in
+        try await identity.signOutEverywhere(accessToken: try requiredBearer(request))
+        return Response(status: .noContent)
+    }
+
+    // MARK: username + PIN
+    route(.post, "/v1/auth/pin/register") { request, context in
+        try throttle(context)
+        let body = try await fields(request, required: ["username", "pin"])
+        let (username, pin) = (try body.string("username"), try body.string("pin"))
+        let tokens = try await server.signIn(method: "pin") { try await identity.register(username: username, pin: pin, source: source(context)) }
+        return json(GatehouseServer.tokens(tokens), status: .created)
+    }
+    route(.post, "/v1/auth/pin/signin") { request, context in
+        try throttle(context)
+        let body = try await fields(request, required: ["username", "pin"])
+        let (username, pin) = (try body.string("username"), try body.string("pin"))
+        let tokens = try await server.signIn(method: "pin") { try await identity.signIn(username: username, pin: pin, source: source(context)) }
+        return json(GatehouseServer.tokens(tokens))
+    }
+    route(.put, "/v1/auth/pin") { request, context in
+        try throttle(context)
+        let token = try requiredBearer(request)
+        let body = try await fields(request, required: ["pin"])
+        return stepUp(try await identity.setPIN(accessToken: token, pin: try body.string("pin")))
+    }
+    route(.post, "/v1/auth/pin/change") { request, context in
+        try throttle(context)
+        let token = try requiredBearer(request)
+        let body = try await fields(request, required: ["currentPin", "newPin"])
+        try await identity.changePIN(accessToken: token, currentPIN: try body.string("currentPin"), newPIN: try body.string("newPin"))
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/auth/pin/verify") { request, context in
+        try throttle(context)
+        let token = try requiredBearer(request)
+        let body = try await fields(request, required: ["pin"])
+        do {
+            let result = try await identity.verifyPIN(accessToken: token, pin: try body.string("pin"))
+            server.metrics.signIn(method: "pin_verify", outcome: "success")
+            return stepUp(result)
+        } catch let error as IdentityError {
+            server.metrics.signIn(method: "pin_verify", outcome: error.code.rawValue)
+            throw error
+        }
+    }
+
+    // MARK: Sign in with Apple
+    route(.post, "/v1/auth/apple/nonce") { _, context in
+        try throttle(context)
+        return json(.object([.init("nonce", .string(try await identity.beginAppleSignIn()))]), status: .created)
+    }
+    route(.post, "/v1/auth/apple") { request, context in
+        try throttle(context)
+        let body = try await fields(request, required: ["identityToken", "nonce"], optional: ["fullName"])
+        let (token, nonce, name) = (try body.string("identityToken"), try body.string("nonce"), try body.optionalString("fullName"))
+        let tokens = try await server.signIn(method: "apple") {
+            try await identity.signInWithApple(identityToken: token, rawNonce: nonce, fullName: name)
+        }
+        return json(GatehouseServer.tokens(tokens))
+    }
+    route(.post, "/v1/auth/apple/link") { request, context in
+        try throttle(context)
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["identityToken", "nonce"], optional: ["fullName"])
+        return stepUp(
+            try await identity.linkApple(
+                accessToken: bearer, identityToken: try body.string("identityToken"), rawNonce: try body.string("nonce"),
+                fullName: try body.optionalString("fullName")))
+    }
+
+    route(.delete, "/v1/auth/apple/link") { request, _ in
+        try await identity.unlinkApple(accessToken: try requiredBearer(request))
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/auth/apple/notifications") { request, _ in
+        // Apple's server-to-server notification: `{"payload": "<JWS>"}`, verified against Apple's keys.
+        let body = try await fields(request, required: ["payload"])
+        let outcome = try await identity.handleAppleNotification(signedPayload: try body.string("payload"))
+        let text: String
+        switch outcome {
+        case .applied(let state): text = state.rawValue
+        case .recorded: text = "recorded"
+        case .stale: text = "stale"
+        case .unknownSubject: text = "unknown_subject"
+        }
+        return json(.object([.init("outcome", .string(text))]))
+    }
+
+    // MARK: device keys
+    route(.post, "/v1/auth/device/enroll") { request, context in
+        try throttle(context)
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["deviceId", "publicKey"])
+        try await identity.enrollDeviceKey(accessToken: bearer, deviceId: try body.string("deviceId"), publicKey: try body.bytes("publicKey"))
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/auth/device/challenge") { request, context in
+        try throttle(context)
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["deviceId"])
+        let challenge = try await identity.deviceChallenge(accessToken: bearer, deviceId: try body.string("deviceId"))
+        return json(.object([.init("challenge", .string(challenge.base64EncodedString()))]), status: .created)
+    }
+    route(.post, "/v1/auth/device/verify") { request, context in
+        try throttle(context)
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["deviceId", "challenge", "signature"])
+        return stepUp(
+            try await identity.verifyDeviceSignature(
+                accessToken: bearer, deviceId: try body.string("deviceId"), challenge: try body.bytes("challenge"),
+                signature: try body.bytes("signature")))
+    }
+
+    // MARK: the signed-in user
+    route(.put, "/v1/me/username") { request, _ in
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["username"])
+        try await identity.setUsername(accessToken: bearer, username: try body.string("username"))
+        return Response(status: .noContent)
+    }
+    route(.get, "/v1/me/privacy") { request, _ in
+        json(privacyJSON(try await identity.privacySettings(accessToken: try requiredBearer(request))))
+    }
+    route(.put, "/v1/me/privacy") { request, _ in
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, optional: ["analytics", "crashReporting", "aiSuggestions", "dataSharing"])
+        var settings = try await identity.privacySettings(accessToken: bearer)
+        if let v = try body.optionalBool("analytics") { settings.analytics = v }
+        if let v = try body.optionalBool("crashReporting") { settings.crashReporting = v }
+        if let v = try body.optionalBool("aiSuggestions") { settings.aiSuggestions = v }
+        if let v = try body.optionalString("dataSharing") {
+            guard let sharing = DataSharing(rawValue: v) else {
+                throw RequestError(field: "dataSharing", "must be one of \(DataSharing.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            settings.dataSharing = sharing
+        }
+        try await identity.setPrivacySettings(accessToken: bearer, settings)
+        return json(privacyJSON(settings))
+    }
+    route(.get, "/v1/me/export") { request, _ in
+        let data = try await identity.exportData(accessToken: try requiredBearer(request))
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+    route(.delete, "/v1/me") { request, _ in
+        try await identity.deleteAccount(accessToken: try requiredBearer(request))
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/me/purchases") { request, _ in
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["productId"], optional: ["expiresAt"])
+        let session = try await identity.validate(accessToken: bearer)
+        let policy = server.service.policy
+        let product = try body.string("productId")
+        try await identity.recordSubscription(
+            userId: session.userId, productId: product, expiresAt: try body.optionalDate("expiresAt"), productTiers: policy.productTiers)
+        return json(.object([.init("tier", .string(policy.tier(forProduct: product) ?? policy.defaultTierID))]))
+    }
+
+    // MARK: shared spaces
+    route(.post, "/v1/spaces") { request, _ in
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["name"], optional: ["type", "inviteRole"])
+        let space = try await identity.createSpace(
+            accessToken: bearer, name: try body.string("name"), type: try body.optionalString("type") ?? "space",
+            inviteRole: try body.optionalString("inviteRole") ?? "editor")
+        return json(.object([.init("resourceId", .string(space.resourceId)), .init("shareCode", .string(space.shareCode))]), status: .created)
+    }
+    route(.post, "/v1/spaces/{id}/codes") { request, context in
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, optional: ["role"])
+        let id = try context.parameters.require("id")
+        let code = try await identity.newShareCode(accessToken: bearer, resourceId: id, role: try body.optionalString("role") ?? "editor")
+        return json(.object([.init("shareCode", .string(code))]), status: .created)
+    }
+    route(.post, "/v1/spaces/join") { request, context in
+        try throttle(context)
+        let bearer = try requiredBearer(request)
+        let body = try await fields(request, required: ["shareCode"])
+        let id = try await identity.joinSpace(accessToken: bearer, shareCode: try body.string("shareCode"), source: source(context))
+        return json(.object([.init("resourceId", .string(id))]))
+    }
+
+    // MARK: operator
+    /// The operator credential of the request, refused (401) unless it matches the configured one; the
+    /// identity layer checks it again on the flows that take it.
+    @Sendable func requireOperator(_ request: Hummingbird.Request) throws -> OperatorCredential {
+        guard let stored = server.settings.operatorTokenDigest, let presented = try? bearerToken(request),
+            OperatorToken.matches(presented, stored: stored)
+        else { throw Problem.operatorOnly }
+        return OperatorCredential(token: presented)
+    }
+    route(.post, "/v1/operator/apple-credential-state") { request, _ in
+        let credential = try requireOperator(request)
+        let body = try await fields(request, required: ["appleUserId", "state"], optional: ["transferredTo"])
+        guard let state = AppleCredentialState(rawValue: try body.string("state")) else {
+            throw RequestError(field: "state", "must be one of \(AppleCredentialState.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        try await identity.updateAppleCredentialState(
+            appleUserId: try body.string("appleUserId"), state: state, transferredTo: try body.optionalString("transferredTo"),
+            operator: credential)
+        return Response(status: .noContent)
+    }
+    route(.put, "/v1/operator/users/{id}/roles") { request, context in
+        _ = try requireOperator(request)
+        let body = try await fields(request, required: ["roles"])
+        try await identity.setAppRoles(userId: try context.parameters.require("id"), roles: try body.strings("roles"))
+        return Response(status: .noContent)
+    }
+    route(.put, "/v1/operator/users/{id}/subscription") { request, context in
+        _ = try requireOperator(request)
+        let body = try await fields(request, required: ["productId"], optional: ["expiresAt"])
+        try await identity.recordSubscription(
+            userId: try context.parameters.require("id"), productId: try body.string("productId"), expiresAt: try body.optionalDate("expiresAt"),
+            productTiers: server.service.policy.productTiers)
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/operator/users/{id}/legacy-pin") { request, context in
+        _ = try requireOperator(request)
+        let body = try await fields(request, required: ["hexHash"])
+        try await identity.importLegacyPINHash(userId: try context.parameters.require("id"), hexHash: try body.string("hexHash"))
+        return Response(status: .noContent)
+    }
+    route(.post, "/v1/operator/users/{id}/usage") { request, context in
+        _ = try requireOperator(request)
+        let (counter, delta) = try usageChange(try await fields(request, required: ["counter"], optional: ["by"]))
+        let value = try await identity.incrementUserUsage(userId: try context.parameters.require("id"), counter: counter, by: delta)
+        return json(.object([.init("counter", .string(counter)), .init("value", .int(value))]))
+    }
+    route(.post, "/v1/operator/resources/{id}/usage") { request, context in
+        _ = try requireOperator(request)
+        let (counter, delta) = try usageChange(try await fields(request, required: ["counter"], optional: ["by"]))
+        let value = try await identity.incrementUsage(resourceId: try context.parameters.require("id"), counter: counter, by: delta)
+        return json(.object([.init("counter", .string(counter)), .init("value", .int(value))]))
+    }
+    route(.post, "/v1/operator/users/{id}/pin-unlock") { request, context in
+        let credential = try requireOperator(request)
+        try await identity.unlockPIN(userId: try context.parameters.require("id"), operator: credential)
+        return Response(status: .noContent)
+    }
+    route(.delete, "/v1/operator/users/{id}") { request, context in
+        let credential = try requireOperator(request)
+        try await identity.deleteUser(userId: try context.parameters.require("id"), operator: credential)
+        return Response(status: .noContent)
+    }
+}
+
+/// `{"counter", "by"}` of the usage routes; `by` defaults to 1 and may be negative (a source removed).
+func usageChange(_ body: IdentityBody) throws(RequestError) -> (String, Int) {
+    let counter = try body.string("counter")
+    switch body.values["by"] {
+    case nil: return (counter, 1)
+    case .int(let by)?: return (counter, by)
+    default: throw RequestError(field: "by", "must be an integer")
+    }
+}
+
+func privacyJSON(_ p: PrivacySettings) -> JSONText {
+    .object([
+        .init("analytics", .bool(p.analytics)), .init("crashReporting", .bool(p.crashReporting)),
+        .init("aiSuggestions", .bool(p.aiSuggestions)), .init("dataSharing", .string(p.dataSharing.rawValue)),
+    ])
+}

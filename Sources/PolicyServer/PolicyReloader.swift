@@ -1,0 +1,139 @@
+import Foundation
+import Gatehouse
+import Logging
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+import PolicyVerification
+import Synchronization
+
+/// A policy version the server has decided with: its content hash, when it was loaded, its files.
+public struct PolicyVersion: Sendable, Hashable {
+    public var hash: String
+    public var name: String
+    public var loadedAt: Date
+    public var files: [String]
+    /// The folder as it looked just before this version was read.
+    public var fingerprint: FolderFingerprint
+}
+
+/// A version that was refused: when, and why (diagnostics as `file:line:col: error: ...` text).
+public struct RefusedVersion: Error, Sendable, Hashable {
+    public var at: Date
+    public var diagnostics: [String]
+}
+
+/// What one reload did.
+public enum ReloadOutcome: Sendable, Hashable {
+    case installed(PolicyVersion)
+    case unchanged(PolicyVersion)
+    case refused(RefusedVersion)
+}
+
+/// Loads the policy folder, refuses versions that do not load (and, when strict, ones whose policy
+/// tests fail), and swaps good ones into the facade atomically. Reloads run one at a time, on the
+/// caller's task (the watcher's), never on a request's.
+public actor PolicyReloader {
+    public nonisolated let directory: String
+    public nonisolated let strict: Bool
+    private nonisolated let service: GatehouseService
+    private nonisolated let logger: Logger
+    private nonisolated let metrics: ServerMetrics?
+    private nonisolated let state: Mutex<(active: PolicyVersion, refused: RefusedVersion?, lastRead: FolderFingerprint)>
+
+    /// The version deciding now.
+    public nonisolated var active: PolicyVersion { state.withLock { $0.active } }
+    /// The last version refused, if any was since start.
+    public nonisolated var lastRefused: RefusedVersion? { state.withLock { $0.refused } }
+    /// The folder as it looked just before the last load read it.
+    public nonisolated var lastRead: FolderFingerprint { state.withLock { $0.lastRead } }
+
+    /// The first load; a server with nothing to serve does not start, so its diagnostics are the error.
+    public static func initialPolicy(directory: String, strict: Bool) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
+        load(directory: directory, strict: strict).result
+    }
+
+    public init(
+        directory: String, strict: Bool, service: GatehouseService, version: PolicyVersion, logger: Logger, metrics: ServerMetrics? = nil
+    ) {
+        self.directory = directory
+        self.strict = strict
+        self.service = service
+        self.logger = logger
+        self.metrics = metrics
+        self.state = Mutex((version, nil, version.fingerprint))
+    }
+
+    /// Reads and compiles the folder once and installs the result if it is good and new.
+    @discardableResult
+    public func reload() -> ReloadOutcome {
+        let (result, fingerprint) = Self.load(directory: directory, strict: strict)
+        state.withLock { $0.lastRead = fingerprint }
+        switch result {
+        case .success(let (policy, version)):
+            let previous = active
+            if version.hash == previous.hash {
+                return .unchanged(previous)
+            }
+            service.install(policy)
+            state.withLock { $0.active = version }
+            metrics?.reloaded(.installed)
+            logger.info("policy reloaded", metadata: ["policy.hash": "\(version.hash)", "policy.previous": "\(previous.hash)"])
+            return .installed(version)
+        case .failure(let refused):
+            state.withLock { $0.refused = refused }
+            metrics?.reloaded(.refused)
+            logger.error(
+                "policy reload refused; the last good version keeps serving",
+                metadata: ["policy.hash": "\(active.hash)", "diagnostics": .array(refused.diagnostics.map { Logger.MetadataValue.string($0) })])
+            return .refused(refused)
+        }
+    }
+
+    private static func load(directory: String, strict: Bool)
+        -> (result: Result<(CompiledPolicy, PolicyVersion), RefusedVersion>, fingerprint: FolderFingerprint)
+    {
+        let fingerprint = FolderFingerprint.of(directory)
+        return (load(directory: directory, strict: strict, fingerprint: fingerprint), fingerprint)
+    }
+
+    private static func load(directory: String, strict: Bool, fingerprint: FolderFingerprint) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
+        let result = PolicyCompiler.load(directory: directory)
+        let renderer = DiagnosticRenderer(sources: result.sources)
+        let now = Date()
+        guard let policy = result.policy else {
+            let errors = result.diagnostics.filter { $0.severity == .error }.map { firstLine(renderer.text($0)) }
+            return .failure(RefusedVersion(at: now, diagnostics: errors))
+        }
+        if strict {
+            let failing = PolicyTestRunner.run(result).filter { !$0.passed }
+            if !failing.isEmpty {
+                return .failure(
+                    RefusedVersion(
+                        at: now,
+                        diagnostics: failing.map { "\($0.location): error: policy test '\($0.name)' fails: \($0.failures.joined(separator: "; "))" }))
+            }
+        }
+        let files = result.sources.keys.sorted()
+        return .success((policy, PolicyVersion(hash: policy.contentHash, name: policy.name, loadedAt: now, files: files, fingerprint: fingerprint)))
+    }
+
+    private static func firstLine(_ text: String) -> String {
+        String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    }
+}
+
+/// What a look at the policy folder sees: each file's path, size, modification time and inode, so an
+/// editor's in-place write and a rename over the file are both noticed.
+public struct FolderFingerprint: Sendable, Hashable {
+    public var entries: [String]
+
+    public static func of(_ directory: String) -> FolderFingerprint {
+        FolderFingerprint(
+            entries: PolicyCompiler.policyFiles(in: directory).map { path in
+                var st = stat()
+                guard stat(path, &st) == 0 else { return path + " missing" }
+                return "\(path) \(st.st_size) \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_ino)"
+            })
+    }
+}

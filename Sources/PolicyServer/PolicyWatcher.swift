@@ -1,0 +1,56 @@
+import Foundation
+import ServiceLifecycle
+import UnixSignals
+
+/// Watches the policy folder (and, when asked, `SIGHUP`) and reloads once the folder has stopped changing.
+///
+/// Polling, not inotify: a look is one `stat` per policy file, and it sees in-place writes, renames
+/// over a file and files that come and go alike. A change is read only after the folder looked the
+/// same for `settle`, so a half-written save is not compiled.
+public struct PolicyWatcher: Service {
+    public let reloader: PolicyReloader
+    public let interval: Duration
+    public let settle: Duration
+    public let reloadOnHangup: Bool
+
+    public init(reloader: PolicyReloader, interval: Duration, settle: Duration, reloadOnHangup: Bool) {
+        self.reloader = reloader
+        self.interval = interval
+        self.settle = settle
+        self.reloadOnHangup = reloadOnHangup
+    }
+
+    /// Runs until cancelled or, inside a service group, until graceful shutdown begins.
+    public func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await watch() }
+            if reloadOnHangup {
+                group.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { await reloader.reload() }
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func watch() async throws {
+        let directory = reloader.directory
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try await Task.sleep(for: interval)
+            // What the last load read (taken before it read), so an edit made while it ran is seen next.
+            var last = FolderFingerprint.of(directory)
+            if last == reloader.lastRead { continue }
+            var quietSince = ContinuousClock.now
+            while ContinuousClock.now - quietSince < settle, !Task.isShuttingDownGracefully {
+                try await Task.sleep(for: interval)
+                let look = FolderFingerprint.of(directory)
+                if look != last {
+                    last = look
+                    quietSince = ContinuousClock.now
+                }
+            }
+            await reloader.reload()
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Identity
+import PolicyModel
+
+/// An RFC 9457 problem: an HTTP status and a stable `code` a client can switch on.
+///
+/// `detail` is a fixed text or the reader's message about a field; it never echoes a submitted
+/// secret (identity reasons are fixed strings by construction, and request errors name fields).
+public struct Problem: Error, Sendable, Hashable {
+    public var status: Int
+    public var code: String
+    public var title: String
+    public var detail: String?
+    /// The field at fault (`subject.auth.verifiedAt`, `refreshToken`), when one is.
+    public var field: String?
+    /// Seconds until a throttled client may try again (sent as `Retry-After` too).
+    public var retryAfter: Int?
+
+    public init(status: Int, code: String, title: String, detail: String? = nil, field: String? = nil, retryAfter: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail
+        self.field = field
+        self.retryAfter = retryAfter
+    }
+
+    /// The `application/problem+json` body.
+    public var json: JSONText {
+        var fields: [JSONText.Field] = [
+            .init("type", .string("about:blank")), .init("title", .string(title)), .init("status", .int(status)),
+            .init("code", .string(code)),
+        ]
+        if let detail { fields.append(.init("detail", .string(detail))) }
+        if let field, !field.isEmpty { fields.append(.init("field", .string(field))) }
+        if let retryAfter { fields.append(.init("retryAfter", .int(retryAfter))) }
+        return .object(fields)
+    }
+
+    /// A request body that is not a valid request: `invalid_json` for bad syntax, else `invalid_request`
+    /// naming the field. `prefix` places an envelope's item (`requests[3]`).
+    public init(_ error: RequestError, prefix: String = "") {
+        let field = [prefix, error.field].filter { !$0.isEmpty }.joined(separator: ".")
+        self.init(
+            status: 400, code: error.field.isEmpty && error.message.hasPrefix("invalid JSON") ? "invalid_json" : "invalid_request",
+            title: "Invalid request", detail: error.message, field: field)
+    }
+
+    /// An identity refusal, with the status that fits its code.
+    public init(_ error: IdentityError) {
+        let status: Int
+        let title: String
+        switch error.code {
+        case .invalidInput: (status, title) = (400, "Invalid input")
+        case .unauthenticated: (status, title) = (401, "Not signed in")
+        case .invalidCredentials: (status, title) = (401, "Invalid credentials")
+        case .tokenRejected: (status, title) = (401, "Token rejected")
+        case .throttled: (status, title) = (429, "Too many attempts")
+        case .locked: (status, title) = (423, "Locked")
+        case .forbidden: (status, title) = (403, "Forbidden")
+        case .notFound: (status, title) = (404, "Not found")
+        case .conflict: (status, title) = (409, "Conflict")
+        case .storage: (status, title) = (503, "Storage unavailable")
+        }
+        self.init(
+            status: status, code: error.code.rawValue, title: title, detail: error.reason, field: error.field,
+            retryAfter: error.retryAfter.map { Int($0.rounded(.up)) })
+    }
+
+    /// What any error a route throws becomes; an unexpected one is a 500 with no detail (it is logged).
+    public static func from(_ error: any Error) -> Problem {
+        switch error {
+        case let p as Problem: p
+        case let e as RequestError: Problem(e)
+        case let e as IdentityError: Problem(e)
+        default: Problem(status: 500, code: "internal", title: "Internal error")
+        }
+    }
+
+    public static func bodyTooLarge(limit: Int) -> Problem {
+        Problem(status: 413, code: "body_too_large", title: "Body too large", detail: "the body is larger than \(limit) bytes")
+    }
+
+    public static func throttled(retryAfter: TimeInterval) -> Problem {
+        Problem(
+            status: 429, code: "throttled", title: "Too many requests", detail: "too many requests from this client",
+            retryAfter: max(1, Int(retryAfter.rounded(.up))))
+    }
+
+    public static let missingBearer = Problem(
+        status: 401, code: "unauthenticated", title: "Not signed in", detail: "this route needs Authorization: Bearer <access token>",
+        field: "Authorization")
+
+    public static let malformedAuthorization = Problem(
+        status: 401, code: "unauthenticated", title: "Not signed in", detail: "the Authorization header must be 'Bearer <token>'",
+        field: "Authorization")
+
+    public static let operatorOnly = Problem(
+        status: 401, code: "operator_credential_required", title: "Operator credential required",
+        detail: "this route needs Authorization: Bearer <operator token>", field: "Authorization")
+
+    public static let subjectWithBearer = Problem(
+        status: 400, code: "subject_with_bearer", title: "Subject and bearer token both given",
+        detail: "with Authorization: Bearer the server builds the subject; leave 'subject' out", field: "subject")
+
+    public static let notFound = Problem(status: 404, code: "not_found", title: "Not found", detail: "no such route")
+}

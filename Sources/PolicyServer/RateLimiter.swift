@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+
+/// So many requests per window for one client.
+public struct RateLimit: Sendable, Hashable {
+    public var requests: Int
+    public var window: TimeInterval
+    public init(requests: Int, window: TimeInterval) {
+        self.requests = requests
+        self.window = window
+    }
+}
+
+/// A token bucket per client key (the peer address): a burst of `requests`, refilled evenly over `window`.
+///
+/// Memory is bounded: past `maxClients` keys, buckets that have refilled completely are dropped, and
+/// if that is not enough the table starts again (a flood of addresses cannot grow it without end).
+public final class RateLimiter: Sendable {
+    public let limit: RateLimit
+    private let maxClients: Int
+    private let now: @Sendable () -> Date
+    private let buckets = Mutex<[String: Bucket]>([:])
+
+    private struct Bucket {
+        var tokens: Double
+        var updated: Date
+    }
+
+    public init(limit: RateLimit, maxClients: Int = 100_000, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.limit = limit
+        self.maxClients = maxClients
+        self.now = now
+    }
+
+    /// Takes one request from `client`'s bucket: nil when allowed, else the seconds until one is.
+    public func take(_ client: String) -> TimeInterval? {
+        let t = now()
+        let rate = Double(limit.requests) / limit.window
+        let capacity = Double(limit.requests)
+        return buckets.withLock { table -> TimeInterval? in
+            var bucket = table[client] ?? Bucket(tokens: capacity, updated: t)
+            bucket.tokens = min(capacity, bucket.tokens + max(0, t.timeIntervalSince(bucket.updated)) * rate)
+            bucket.updated = t
+            if bucket.tokens >= 1 {
+                bucket.tokens -= 1
+                table[client] = bucket
+                if table.count > maxClients { Self.prune(&table, at: t, rate: rate, capacity: capacity, max: maxClients) }
+                return nil
+            }
+            table[client] = bucket
+            return ((1 - bucket.tokens) / rate).rounded(.up)
+        }
+    }
+
+    private static func prune(_ table: inout [String: Bucket], at t: Date, rate: Double, capacity: Double, max: Int) {
+        table = table.filter { $0.value.tokens + t.timeIntervalSince($0.value.updated) * rate < capacity }
+        if table.count > max { table.removeAll(keepingCapacity: true) }
+    }
+}

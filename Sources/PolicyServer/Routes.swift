@@ -1,0 +1,233 @@
+import Foundation
+import Gatehouse
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import PolicyEngine
+import PolicyModel
+import ServiceLifecycle
+
+/// The request context of every route: Hummingbird's core storage and the peer address (for rate limits).
+public struct ServerContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+extension HTTPField.Name {
+    /// The content hash of the policy version that made the decisions in a response.
+    public static let gatehousePolicy = HTTPField.Name("Gatehouse-Policy")!
+}
+
+/// Every route the server registers, as (method, path): what `docs/openapi.yaml` must list.
+public struct RouteTable: Sendable {
+    public internal(set) var routes: [(method: String, path: String)] = []
+}
+
+/// Adds routes to a router and keeps the table of what it added.
+final class RouteBuilder {
+    let router: Router<ServerContext>
+    let server: GatehouseServer
+    var table = RouteTable()
+
+    init(router: Router<ServerContext>, server: GatehouseServer) {
+        self.router = router
+        self.server = server
+    }
+
+    func on(
+        _ method: HTTPRequest.Method, _ path: String,
+        _ handler: @escaping @Sendable (Hummingbird.Request, ServerContext) async throws -> Response
+    ) {
+        router.on(RouterPath(path), method: method, use: handler)
+        table.routes.append((method.rawValue, path))
+    }
+}
+
+/// Builds the router over a server; tests call it with HummingbirdTesting, `buildApplication` serves it.
+public func buildRouter(_ server: GatehouseServer) -> Router<ServerContext> {
+    buildRouterAndTable(server).router
+}
+
+/// The router and the table of what it registered.
+public func buildRouterAndTable(_ server: GatehouseServer) -> (router: Router<ServerContext>, table: RouteTable) {
+    let router = Router(context: ServerContext.self)
+    router.add(middleware: ProblemMiddleware(logger: server.logger))
+    let builder = RouteBuilder(router: router, server: server)
+    addOperationRoutes(builder)
+    addDecisionRoutes(builder)
+    addIdentityRoutes(builder)
+    return (router, builder.table)
+}
+
+func addOperationRoutes(_ routes: RouteBuilder) {
+    let server = routes.server
+    let route = routes.on
+    // MARK: operations
+    route(.get, "/healthz") { _, _ in text("ok\n") }
+    route(.get, "/readyz") { _, _ in
+        await server.databaseAnswers() ? text("ready\n") : problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database does not answer"))
+    }
+    route(.get, "/metrics") { _, _ in
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: .init(byteBuffer: ByteBuffer(bytes: server.metrics.exposition(security: server.service.identity.counters.snapshot))))
+    }
+    route(.get, "/v1/policy") { _, _ in json(server.policyStatus()) }
+}
+
+func addDecisionRoutes(_ routes: RouteBuilder) {
+    let server = routes.server
+    let route = routes.on
+    let limit = server.settings.bodyLimit
+    route(.post, "/v1/decide") { request, _ in
+        let start = DispatchTime.now().uptimeNanoseconds
+        let body = try await readBody(request, limit: limit)
+        let bearer = try bearerToken(request)
+        let policy = server.service.policy
+        let decision = try await server.decide(try DecisionBodies.request(body), bearer: bearer, by: policy)
+        server.metrics.decisionRoute("decide", took: DispatchTime.now().uptimeNanoseconds - start)
+        return json(decision.json, policy: policy.contentHash)
+    }
+    route(.post, "/v1/decide/batch") { request, _ in
+        let start = DispatchTime.now().uptimeNanoseconds
+        let body = try await readBody(request, limit: limit)
+        let bearer = try bearerToken(request)
+        let policy = server.service.policy
+        let answers = try await server.decideBatch(try DecisionBodies.batch(body), bearer: bearer, by: policy)
+        server.metrics.decisionRoute("batch", took: DispatchTime.now().uptimeNanoseconds - start)
+        return json(.object([.init("decisions", .array(answers))]), policy: policy.contentHash)
+    }
+    route(.post, "/v1/explain") { request, _ in
+        let start = DispatchTime.now().uptimeNanoseconds
+        let body = try await readBody(request, limit: limit)
+        let bearer = try bearerToken(request)
+        let policy = server.service.policy
+        let explanation = try await server.explain(try DecisionBodies.request(body), bearer: bearer, by: policy)
+        server.metrics.decisionRoute("explain", took: DispatchTime.now().uptimeNanoseconds - start)
+        return json(explanation.json, policy: policy.contentHash)
+    }
+    route(.post, "/v1/check") { request, _ in
+        let start = DispatchTime.now().uptimeNanoseconds
+        let body = try await readBody(request, limit: limit)
+        let bearer = try bearerToken(request)
+        let policy = server.service.policy
+        let answers = try await server.check(try DecisionBodies.check(body), bearer: bearer, by: policy)
+        server.metrics.decisionRoute("check", took: DispatchTime.now().uptimeNanoseconds - start)
+        return json(.object([.init("decisions", .object(answers.map { .init($0.0, $0.1.json) }))]), policy: policy.contentHash)
+    }
+
+}
+
+/// Builds the application: the router on `settings.host:port` with read/idle timeouts, the policy watcher
+/// as a service, graceful shutdown on SIGTERM/SIGINT. `onListening` gets the numeric address and real port.
+public func buildApplication(
+    _ server: GatehouseServer, watch: Bool = true, reloadOnHangup: Bool = false,
+    onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
+) -> some ApplicationProtocol {
+    let settings = server.settings
+    var services: [any Service] = []
+    if watch {
+        services.append(
+            PolicyWatcher(reloader: server.reloader, interval: settings.watchInterval, settle: settings.settleTime, reloadOnHangup: reloadOnHangup))
+    }
+    var http = HTTP1Channel.Configuration()
+    http.idleTimeout = .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000)
+    return Application(
+        router: buildRouter(server),
+        server: .http1(configuration: http),
+        configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: nil),
+        services: services,
+        onServerRunning: { channel in
+            let address = channel.localAddress
+            await onListening(address?.ipAddress ?? settings.host, address?.port ?? settings.port)
+        },
+        logger: server.logger)
+}
+
+// MARK: - helpers
+
+/// Turns every error a route throws (and the router's own 404/405) into problem+json.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = ServerContext
+    let logger: Logger
+
+    func handle(_ request: Hummingbird.Request, context: ServerContext, next: (Hummingbird.Request, ServerContext) async throws -> Response)
+        async throws -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            let status = Int(error.status.code)
+            let code =
+                switch status {
+                case 404: "not_found"
+                case 405: "method_not_allowed"
+                case 413: "body_too_large"
+                default: "http_\(status)"
+                }
+            return problemResponse(Problem(status: status, code: code, title: error.status.reasonPhrase, detail: status == 404 ? "no such route" : nil))
+        } catch {
+            let problem = Problem.from(error)
+            if problem.status >= 500 {
+                // The type only: an error's description could carry a value from the request.
+                logger.error("request failed", metadata: ["error.type": "\(type(of: error))", "http.path": "\(request.uri.path)"])
+            }
+            return problemResponse(problem)
+        }
+    }
+}
+
+func problemResponse(_ problem: Problem) -> Response {
+    var headers: HTTPFields = [.contentType: "application/problem+json"]
+    if let retry = problem.retryAfter { headers[.retryAfter] = String(retry) }
+    return Response(
+        status: HTTPResponse.Status(code: problem.status), headers: headers,
+        body: .init(byteBuffer: ByteBuffer(string: problem.json.rendered())))
+}
+
+func json(_ value: JSONText, status: HTTPResponse.Status = .ok, policy: String? = nil) -> Response {
+    var headers: HTTPFields = [.contentType: "application/json"]
+    if let policy { headers[.gatehousePolicy] = policy }
+    return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: value.rendered())))
+}
+
+func text(_ value: String) -> Response {
+    Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: value)))
+}
+
+/// The body as text, refused with 413 when it is (or says it is) longer than `limit`: a declared length is
+/// refused before any byte is read, a streamed one as soon as the limit is passed.
+func readBody(_ request: Hummingbird.Request, limit: Int) async throws -> String {
+    if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw Problem.bodyTooLarge(limit: limit) }
+    do {
+        return String(buffer: try await request.body.collect(upTo: limit))
+    } catch is NIOTooManyBytesError {
+        throw Problem.bodyTooLarge(limit: limit)
+    }
+}
+
+/// The bearer token, nil without an Authorization header; anything but `Bearer <token>` is a 401.
+func bearerToken(_ request: Hummingbird.Request) throws -> String? {
+    guard let value = request.headers[.authorization] else { return nil }
+    guard value.count > 7, value.prefix(7).lowercased() == "bearer " else { throw Problem.malformedAuthorization }
+    let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
+    guard !token.isEmpty else { throw Problem.malformedAuthorization }
+    return token
+}
+
+/// The key of the client's per-source limits: its address, or `local` when there is none (tests).
+func clientKey(_ context: ServerContext) -> String {
+    context.remoteAddress?.ipAddress ?? "local"
+}
+
+func requiredBearer(_ request: Hummingbird.Request) throws -> String {
+    guard let token = try bearerToken(request) else { throw Problem.missingBearer }
+    return token
+}

@@ -1,3 +1,0 @@
-import PolicyCLI
-
-PolicyCommand.main()

@@ -1,0 +1,134 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import PolicyServer
+import Testing
+
+@Suite struct DecisionRouteTests {
+    static let freeAI = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+    static let proAI = #"{"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+
+    @Test func decideAnswersTheContractAndNamesThePolicyVersion() async throws {
+        let t = try TestServer()
+        let hash = t.server.reloader.active.hash
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(Self.freeAI)) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.contentType] == "application/json")
+                #expect(r.headers[.gatehousePolicy] == hash)
+                #expect(r.object["decision"] as? String == "deny")
+                #expect(r.object["reason"] as? String == "requires_upgrade")
+                #expect(r.object["upgradeTo"] as? String == "pro")
+            }
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(Self.proAI)) { r in
+                #expect(r.object["decision"] as? String == "allow")
+            }
+        }
+    }
+
+    @Test func badBodiesAreProblemsNamingTheField() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/decide", method: .post, body: body("{\"action\": ")) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.headers[.contentType] == "application/problem+json")
+                #expect(r.object["code"] as? String == "invalid_json")
+                #expect(r.object["status"] as? Int == 400)
+            }
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(#"{"action": "x", "resource": {"type": "app"}, "extra": 1}"#)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.object["code"] as? String == "invalid_request")
+                #expect(r.object["field"] as? String == "extra")
+            }
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(#"{"action": "x", "resource": {"type": 3}}"#)) { r in
+                #expect(r.object["field"] as? String == "resource.type")
+            }
+            try await client.execute(uri: "/v1/nothing", method: .get) { r in
+                #expect(r.status == .notFound)
+                #expect(r.object["code"] as? String == "not_found")
+            }
+        }
+    }
+
+    @Test func aBatchIsAnsweredInOrderAndABadItemFailsAlone() async throws {
+        let t = try TestServer()
+        let batch = #"{"requests": [\#(Self.freeAI), {"action": 5}, \#(Self.proAI)]}"#
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/decide/batch", method: .post, body: body(batch)) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.gatehousePolicy] == t.server.reloader.active.hash)
+                let decisions = try #require(r.object["decisions"] as? [[String: Any]])
+                try #require(decisions.count == 3)
+                #expect(decisions[0]["reason"] as? String == "requires_upgrade")
+                let error = try #require(decisions[1]["error"] as? [String: Any])
+                #expect(error["field"] as? String == "requests[1].action")
+                #expect(decisions[2]["decision"] as? String == "allow")
+            }
+            try await client.execute(uri: "/v1/decide/batch", method: .post, body: body(#"{"requests": {}}"#)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.object["field"] as? String == "requests")
+            }
+        }
+    }
+
+    @Test func checkAnswersEveryActionForOneSubject() async throws {
+        let t = try TestServer()
+        let check = #"{"subject": {"id": "u1", "tier": "academic"}, "resource": {"type": "app"}, "actions": ["advanced_export", "collaboration"]}"#
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/check", method: .post, body: body(check)) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.gatehousePolicy] != nil)
+                let decisions = try #require(r.object["decisions"] as? [String: [String: Any]])
+                #expect(decisions["advanced_export"]?["decision"] as? String == "allow")
+                #expect(decisions["collaboration"]?["reason"] as? String == "requires_upgrade")
+            }
+            let repeated = #"{"resource": {"type": "app"}, "actions": ["a", "a"]}"#
+            try await client.execute(uri: "/v1/check", method: .post, body: body(repeated)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.object["field"] as? String == "actions[1]")
+            }
+        }
+    }
+
+    @Test func explainAddsTheTrace() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/explain", method: .post, body: body(Self.freeAI)) { r in
+                #expect(r.status == .ok)
+                #expect(r.headers[.gatehousePolicy] != nil)
+                #expect(r.object["reason"] as? String == "requires_upgrade")
+                #expect((r.object["trace"] as? [Any])?.isEmpty == false)
+            }
+        }
+    }
+
+    @Test func aBodyOverTheLimitIs413() async throws {
+        let t = try TestServer { $0.bodyLimit = 64 }
+        try await t.app.test(.router) { client in
+            let big = #"{"action": "x", "resource": {"type": "app", "attributes": {"pad": "\#(String(repeating: "x", count: 500))"}}}"#
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(big)) { r in
+                #expect(r.status == .contentTooLarge)
+                #expect(r.object["code"] as? String == "body_too_large")
+            }
+        }
+    }
+
+    @Test func operationsRoutes() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/healthz", method: .get) { r in #expect(r.status == .ok) }
+            try await client.execute(uri: "/readyz", method: .get) { r in #expect(r.status == .ok) }
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(Self.freeAI)) { _ in }
+            try await client.execute(uri: "/v1/policy", method: .get) { r in
+                let active = try #require(r.object["active"] as? [String: Any])
+                #expect(active["hash"] as? String == t.server.reloader.active.hash)
+                #expect((active["files"] as? [String])?.contains { $0.hasSuffix("tiers.yaml") } == true)
+                #expect(r.object["lastRefused"] == nil)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { r in
+                #expect(r.status == .ok)
+                #expect(r.text.contains(#"gatehouse_decisions_total{reason="requires_upgrade"} 1"#))
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `policy serve` as a process on a loopback port: the first line, answers, SIGHUP, SIGTERM.
+@Suite struct ServeCommandTests {
+    static func post(_ url: URL, _ body: String) async throws -> (Int, [String: String], String) {
+        var request = URLRequest(url: url, timeoutInterval: 10)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body.utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        let headers = (http.allHeaderFields as? [String: String]) ?? [:]
+        return (http.statusCode, headers, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func servesOnAFreePortReloadsOnHangupAndStopsOnTerm() async throws {
+        let t = try TestServer()  // a policy copy and a folder; its own in-process server is not used
+        let process = Process()
+        process.executableURL = ServedProcess.binary
+        process.arguments = ["serve", "--policies", t.policies.path]
+        process.environment = [
+            "GATEHOUSE_DATABASE": t.dir.appendingPathComponent("served.sqlite").path, "GATEHOUSE_PORT": "0", "GATEHOUSE_HOST": "127.0.0.1",
+        ]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        let line = try await ServedProcess.firstLine(stdout.fileHandleForReading, seconds: 60)
+        let match = try #require(line.wholeMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), "first line: \(line)")
+        let port = try #require(Int(match.1))
+        #expect(port > 0 && port != 8080)
+        #expect(FileManager.default.fileExists(atPath: t.dir.appendingPathComponent("served.sqlite").path))
+        let base = URL(string: "http://127.0.0.1:\(port)")!
+
+        let request = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+        let (status, headers, text) = try await Self.post(base.appendingPathComponent("v1/decide"), request)
+        #expect(status == 200)
+        #expect(text.contains("requires_upgrade"))
+        let first = try #require(headers.first { $0.key.lowercased() == "gatehouse-policy" }?.value)
+
+        // An edit, then SIGHUP: the next answer names the new version (bounded wait).
+        let tiers = try t.read("tiers.yaml")
+        try t.write("tiers.yaml", tiers.replacingOccurrences(of: "AI Suggestions", with: "AI Help"))
+        kill(process.processIdentifier, SIGHUP)
+        var latest = first
+        for _ in 0..<100 where latest == first {
+            try await Task.sleep(for: .milliseconds(50))
+            let (_, h, _) = try await Self.post(base.appendingPathComponent("v1/decide"), request)
+            latest = h.first { $0.key.lowercased() == "gatehouse-policy" }?.value ?? first
+        }
+        #expect(latest != first)
+
+        kill(process.processIdentifier, SIGTERM)
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning)
+        if !process.isRunning { #expect(process.terminationStatus == 0) }
+    }
+
+    @Test func aPolicySetThatDoesNotLoadStopsTheStartWithItsDiagnostics() throws {
+        let t = try TestServer()
+        try t.write("tiers.yaml", "tiers: [oops\n")
+        let process = Process()
+        process.executableURL = ServedProcess.binary
+        process.arguments = ["serve", "--policies", t.policies.path, "--database", t.dir.appendingPathComponent("x.sqlite").path, "--port", "0"]
+        let stderr = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(err.contains("tiers.yaml"))
+    }
+
+    @Test func aMissingRequiredOptionIsAUsageError() throws {
+        let process = Process()
+        process.executableURL = ServedProcess.binary
+        process.arguments = ["serve", "--port", "0"]
+        process.environment = [:]
+        process.standardOutput = FileHandle.nullDevice
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64)
+        #expect(err.contains("GATEHOUSE_POLICIES"))
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Gatehouse
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PolicyServer
+import Testing
+
+/// A server over a copy of a shipped policy set and a fresh database, in a temporary folder.
+struct TestServer {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let dir: URL
+    let policies: URL
+    let server: GatehouseServer
+
+    init(policySet: String = "research-crawler", database: URL? = nil, configure: (inout ServerSettings) -> Void = { _ in }) throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-serve-\(UUID().uuidString)")
+        policies = dir.appendingPathComponent(policySet)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("policies/\(policySet)"), to: policies)
+        var settings = ServerSettings(policies: policies.path, database: (database ?? dir.appendingPathComponent("identity.sqlite")).path)
+        settings.port = 0
+        configure(&settings)
+        var identity = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
+        identity.pin = .unsafeForTesting(rounds: 1_000)
+        var logger = Logger(label: "gatehouse-test")
+        logger.logLevel = .critical
+        server = try GatehouseServer(
+            settings: settings, logger: logger, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
+    }
+
+    /// An application over the router alone (no watcher), for `.router` and `.live` tests.
+    var app: some ApplicationProtocol { buildApplication(server, watch: false) }
+
+    /// Replaces one policy file's text.
+    func write(_ file: String, _ text: String) throws {
+        try Data(text.utf8).write(to: policies.appendingPathComponent(file))
+    }
+
+    func read(_ file: String) throws -> String {
+        try String(contentsOf: policies.appendingPathComponent(file), encoding: .utf8)
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+    /// The body as a JSON object.
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+}
+
+func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
+
+/// The `policy` executable and the first line a server prints.
+enum ServedProcess {
+    static var binary: URL {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("policy").path), dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.appendingPathComponent("policy")
+    }
+
+    /// Reads the first line of `handle` on a thread of its own, giving up after `seconds`.
+    static func firstLine(_ handle: FileHandle, seconds: Double) async throws -> String {
+        final class Box: @unchecked Sendable {
+            let lock = NSLock()
+            var value: String?
+        }
+        let line = Box()
+        Thread.detachNewThread {
+            var bytes: [UInt8] = []
+            while true {
+                let chunk = handle.readData(ofLength: 1)
+                if chunk.isEmpty || chunk.first == 0x0A { break }
+                bytes += chunk
+            }
+            line.lock.withLock { line.value = String(decoding: bytes, as: UTF8.self) }
+        }
+        for _ in 0..<Int(seconds * 10) {
+            if let seen = line.lock.withLock({ line.value }) { return seen }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CancellationError()
+    }
+
+
+    /// Starts `policy serve` with `arguments` on a free loopback port; returns the process and its base URL.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, URL) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        process.environment = environment
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = try await firstLine(stdout.fileHandleForReading, seconds: 60)
+        guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
+            process.terminate()
+            throw CancellationError()
+        }
+        return (process, url)
+    }
+
+    /// SIGTERM, then a bounded wait for the exit.
+    static func stop(_ process: Process) async throws {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate() }
+    }
+}
