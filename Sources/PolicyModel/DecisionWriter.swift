@@ -76,20 +76,27 @@ public enum DecisionWriter {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// The text escaped for a JSON string: `"` and `\` and control characters, the rest as its UTF-8 bytes.
-    @inlinable
+    /// The text escaped for a JSON string: `"` and `\\` and control characters, the rest as its UTF-8 bytes.
     public static func appendEscaped(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
             var runStart = 0
-            for i in bytes.indices {
-                let b = bytes[i]
-                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
-                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
-                runStart = i + 1
+            var i = 0
+            while i < bytes.count {
+                i = JSONBytes.skipPlain(base, from: i, count: bytes.count, stopAtNonASCII: false)
+                guard i < bytes.count else { break }
+                let b = base[i]
+                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else {
+                    i += 1
+                    continue
+                }
+                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
                 appendEscape(b, to: &out)
+                i += 1
+                runStart = i
             }
-            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: bytes.count - runStart)) }
         }
     }
 

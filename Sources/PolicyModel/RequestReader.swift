@@ -120,6 +120,33 @@ extension RequestError {
     }
 }
 
+/// Word-at-a-time scans of JSON string bytes.
+enum JSONBytes {
+    /// The first index from `from` whose byte is `"`, `\\` or a control character (or, with `stopAtNonASCII`,
+    /// at least 0x80), or a later index (at most `count`) from which the caller must look byte by byte.
+    @inline(__always)
+    static func skipPlain(_ base: UnsafePointer<UInt8>, from: Int, count: Int, stopAtNonASCII: Bool) -> Int {
+        var pos = from
+        #if _endian(little)
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while pos + 8 <= count {
+            let w = UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)
+            let quote = w ^ (ones &* 0x22)
+            let backslash = w ^ (ones &* 0x5C)
+            // A byte's high bit is set in each term where that byte is zero (or below 0x20 for the last); borrows
+            // can only mark bytes above the first true match, which is the lowest marked byte.
+            var special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((w &- ones &* 0x20) & ~w)
+            special &= highs
+            if stopAtNonASCII { special |= w & highs }
+            if special != 0 { return pos + special.trailingZeroBitCount / 8 }
+            pos += 8
+        }
+        #endif
+        return pos
+    }
+}
+
 /// A string token: where its bytes are, between the quotes, and whether it holds escapes to decode.
 struct StringToken {
     var start: Int
@@ -539,7 +566,8 @@ struct JSONRequestParser {
         let start = pos
         var escaped = false
         while true {
-            // ASCII without quotes, backslashes or control characters: the common case, one compare each.
+            // ASCII without quotes, backslashes or control characters: the common case, eight bytes at a time.
+            pos = JSONBytes.skipPlain(base, from: pos, count: count, stopAtNonASCII: true)
             while pos < count {
                 let b = base[pos]
                 guard b >= 0x20, b != UInt8(ascii: "\""), b != UInt8(ascii: "\\"), b < 0x80 else { break }
