@@ -33,6 +33,7 @@ PATTERNS = {
     "explain": r"CompiledA0V7explain",
     "handwritten": r"HandWrittenBaseline0aB0O(15researchCrawler|10mimisupply)y",
     "handwritten-interned": r"HandWrittenBaseline0aB0O6decidey",
+    "interned": r"CompiledA0V6decidey\w*InternedRequestV",
 }
 
 

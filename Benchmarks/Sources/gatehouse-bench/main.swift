@@ -162,6 +162,10 @@ if let profile {
         case "mimisupply": for _ in 0..<passes { for r in requests { consume(HandWritten.mimisupply(r)) } }
         default: fatalError("no hand-written rules for \(profile[1])")
         }
+    case "interned":
+        let vocabulary = policy.vocabulary
+        let interned = requests.map { vocabulary.intern($0) }
+        for _ in 0..<passes { for r in interned { consume(policy.decide(r)) } }
     case "handwritten-interned":
         let interned = requests.map(HandInternedRequest.init)
         for _ in 0..<passes { for r in interned { consume(HandWritten.decide(r)) } }
