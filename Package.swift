@@ -30,6 +30,8 @@ let package = Package(
         .target(
             name: "PolicyCompiler",
             dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
+        // The JSON edge: the JSON Lines decision stream behind `policy decide --jsonl` (block reads, one write per block).
+        .target(name: "PolicyEdge", dependencies: ["PolicyModel", "PolicyEngine"]),
         // Policy tests, diagnostics rendering; later invariants and diffs.
         .target(name: "PolicyVerification", dependencies: ["PolicyModel", "PolicySyntax", "PolicyCompiler", "PolicyEngine"]),
         // Users, sessions, PIN, device keys, Apple tokens, audit; the Store protocol and its SQLite form.
@@ -63,7 +65,7 @@ let package = Package(
         .target(
             name: "PolicyCLI",
             dependencies: [
-                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyServer",
+                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge", "PolicyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -73,9 +75,12 @@ let package = Package(
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel"]),
+        .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
         .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport"]),
+        .testTarget(
+            name: "PolicyEdgeTests",
+            dependencies: ["PolicyEdge", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification", "GatehouseTestSupport", "policy"]),
         .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
         .testTarget(
             name: "PolicyVerificationTests",

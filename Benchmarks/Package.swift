@@ -16,12 +16,17 @@ let package = Package(
         .target(name: "PolicySynth", dependencies: [.product(name: "Gatehouse", package: "Gatehouse")]),
         // The shipped policy sets and the fixed request mixes every benchmark shares.
         .target(name: "BenchFixtures", dependencies: ["PolicySynth", .product(name: "Gatehouse", package: "Gatehouse")]),
+        // The shipped research-crawler and mimisupply rules written by hand: the yardstick decide is reported against.
+        .target(name: "HandWrittenBaseline", dependencies: [.product(name: "Gatehouse", package: "Gatehouse")]),
         // `swift run -c release policy-synth N DIR`: writes a synthetic set to disk.
         .executableTarget(name: "policy-synth", dependencies: ["PolicySynth"]),
         // `swift run -c release gatehouse-bench`: ContinuousClock medians/p99 and the scaling table, no plugin needed.
         .executableTarget(
             name: "gatehouse-bench",
-            dependencies: ["BenchFixtures", "PolicySynth", .product(name: "MallocInterposerSwift", package: "malloc-interposer")]),
+            dependencies: [
+                "BenchFixtures", "PolicySynth", "HandWrittenBaseline",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]),
         // ordo-one/benchmark suite: `swift package benchmark`.
         .executableTarget(
             name: "GatehouseBenchmarks",
@@ -31,5 +36,7 @@ let package = Package(
             ],
             path: "Benchmarks/GatehouseBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        // `swift test -c release`: the hand-written baseline and the interned path agree with `decide` on the mixes.
+        .testTarget(name: "HandWrittenBaselineTests", dependencies: ["HandWrittenBaseline", "BenchFixtures"]),
     ]
 )

@@ -6,6 +6,8 @@ Allocations are counted by gatehouse-bench itself (malloc interposer), not here.
 Usage (from Benchmarks/, after `swift build -c release --product gatehouse-bench`):
     scripts/callgrind-per-decision.py decide research-crawler [PASSES]
     scripts/callgrind-per-decision.py allow|deny|prepared|explain SET [PASSES]
+    scripts/callgrind-per-decision.py handwritten|handwritten-interned|interned SET [PASSES]
+    scripts/callgrind-per-decision.py ratio SET [PASSES]   (decide and interned against the hand-written baselines)
     scripts/callgrind-per-decision.py scaling 10000 [PASSES]
 
 Runs `gatehouse-bench --profile KIND SET PASSES` under callgrind with collection switched on only inside
@@ -26,10 +28,19 @@ def stripped_copy(tmp):
     return os.path.join(tmp, os.path.basename(BENCH))
 
 
+# The entry symbols collected per kind: explain, the hand-written baselines, or decide (every public form).
+PATTERNS = {
+    "explain": r"CompiledA0V7explain",
+    "handwritten": r"HandWrittenBaseline0aB0O(15researchCrawler|10mimisupply)y",
+    "handwritten-interned": r"HandWrittenBaseline0aB0O6decidey",
+    "interned": r"CompiledA0V6decidey\w*InternedRequestV",
+}
+
+
 def entry_points(binary, kind):
-    """The public entry symbols of the kind: decide (both forms) or explain."""
+    """The public entry symbols of the kind."""
     names = subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout.split("\n")
-    pattern = r"CompiledA0V7explain" if kind == "explain" else r"CompiledA0V6decide(y|_8prepared)"
+    pattern = PATTERNS.get(kind, r"CompiledA0V6decide(y|_8prepared)")
     return [line.split()[-1] for line in names if " T " in line and re.search(pattern, line)]
 
 
@@ -49,15 +60,29 @@ def run(kind, target, passes):
         return collected, requests
 
 
-def main():
-    kind, target = sys.argv[1], sys.argv[2]
-    passes = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+def per_decision(kind, target, passes):
     # Warm-up and filtering in the runner call decide too: count them by running 0 passes and subtract.
     base, n = run(kind, target, 0)
     full, _ = run(kind, target, passes)
-    decisions = passes * n
-    print(f"{kind} {target}: {n} requests x {passes} passes: "
-          f"{(full - base) / decisions:,.0f} instructions per decision")
+    return n, (full - base) / (passes * n)
+
+
+def main():
+    kind, target = sys.argv[1], sys.argv[2]
+    passes = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    if kind == "ratio":
+        # decide against the String-keyed hand-written rules, the interned decide against the pre-interned ones.
+        n, hand = per_decision("handwritten", target, passes)
+        _, decide = per_decision("decide", target, passes)
+        print(f"{target}: {n} requests x {passes} passes, instructions per decision")
+        print(f"  decide {decide:,.0f} / hand-written {hand:,.0f} = {decide / hand:.2f}x")
+        _, hand_interned = per_decision("handwritten-interned", target, passes)
+        _, interned = per_decision("interned", target, passes) if "interned" in PATTERNS else (0, 0)
+        if "interned" in PATTERNS:
+            print(f"  interned decide {interned:,.0f} / hand-written over integers {hand_interned:,.0f} = {interned / hand_interned:.2f}x")
+        return
+    n, cost = per_decision(kind, target, passes)
+    print(f"{kind} {target}: {n} requests x {passes} passes: {cost:,.0f} instructions per decision")
 
 
 main()

@@ -44,10 +44,13 @@ public struct ResourceFacts: Sendable, Hashable {
 extension IdentityService {
     // MARK: - Accounts
 
-    /// Creates an anonymous account and signs it in (seed 001's default path).
-    public func signInAnonymously() async throws -> SessionTokens {
+    /// Creates an anonymous account and signs it in (seed 001's default path); counts against the
+    /// source's sign-up limit (`AbuseLimits.signUps`).
+    public func signInAnonymously(source: ClientSource) async throws -> SessionTokens {
         let t = now()
         return try await store.write { tx in
+            try self.checkSignUps(tx, source, at: t)
+            try self.countGuess(tx, self.signUpWindow(source), at: t)
             let user = try self.insertUser(tx, at: t)
             let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.anonymous, at: t)
             try self.audit(tx, .signUp, method: AuthMethod.anonymous, outcome: .success, user: user, at: t)

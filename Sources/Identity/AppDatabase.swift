@@ -251,5 +251,41 @@ enum Schema {
             ALTER TABLE appleIdentity ADD COLUMN stateChangedAt DATETIME;
             UPDATE appleIdentity SET stateChangedAt = updatedAt;
             """),
+        // The logs stay append-only with two exceptions, each guarded by a trigger: expiry by age
+        // (rows older than the cutoff an operator set in logRetention), and erasure of a deleted
+        // user (only `actor`, and a decision's `resourceId`, of rows whose actor is listed in
+        // `erasure`, which the deletion transaction fills and empties).
+        ("v10-log-retention-and-erasure", """
+            CREATE TABLE logRetention (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                cutoff DATETIME NOT NULL                 -- rows older than this may be deleted
+            );
+            CREATE TABLE erasure (
+                pseudonym TEXT PRIMARY KEY               -- filled and emptied inside one deletion transaction
+            );
+            DROP TRIGGER auditEvent_noUpdate;
+            DROP TRIGGER auditEvent_noDelete;
+            DROP TRIGGER decisionLog_noUpdate;
+            DROP TRIGGER decisionLog_noDelete;
+            CREATE TRIGGER auditEvent_noUpdate BEFORE UPDATE ON auditEvent
+                WHEN NOT (NEW.id IS OLD.id AND NEW.at IS OLD.at AND NEW.kind IS OLD.kind AND NEW.method IS OLD.method
+                    AND NEW.outcome IS OLD.outcome AND NEW.reason IS OLD.reason AND OLD.actor IN (SELECT pseudonym FROM erasure))
+                BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+            CREATE TRIGGER auditEvent_noDelete BEFORE DELETE ON auditEvent
+                WHEN NOT (OLD.at < coalesce((SELECT cutoff FROM logRetention WHERE id = 1), ''))
+                BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+            CREATE TRIGGER decisionLog_noUpdate BEFORE UPDATE ON decisionLog
+                WHEN NOT (NEW.id IS OLD.id AND NEW.at IS OLD.at AND NEW.action IS OLD.action AND NEW.resourceType IS OLD.resourceType
+                    AND NEW.effect IS OLD.effect AND NEW.reason IS OLD.reason AND NEW.policyHash IS OLD.policyHash
+                    AND NEW.policyLocation IS OLD.policyLocation AND (NEW.resourceId IS OLD.resourceId OR NEW.resourceId IS NULL)
+                    AND OLD.actor IN (SELECT pseudonym FROM erasure))
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
+            CREATE TRIGGER decisionLog_noDelete BEFORE DELETE ON decisionLog
+                WHEN NOT (OLD.at < coalesce((SELECT cutoff FROM logRetention WHERE id = 1), ''))
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
+            CREATE INDEX auditEvent_at ON auditEvent(at);
+            CREATE INDEX decisionLog_at ON decisionLog(at);
+            CREATE INDEX decisionLog_actor ON decisionLog(actor);
+            """),
     ]
 }

@@ -41,8 +41,10 @@ public struct URLJWKSFetcher: JWKSFetcher {
     }
 }
 
-/// Apple's RSA public keys by `kid`: cached, re-fetched when a token names a `kid` not yet seen
-/// (at most once per `minRefetchInterval`, so random `kid`s cannot make us hammer the source).
+/// Apple's RSA public keys by `kid`: cached, re-fetched when a token names a `kid` not yet seen or
+/// the cache is stale, at most once per `minRefetchInterval` even while the cache is empty (a source
+/// outage), and single-flight: concurrent callers wait for the one fetch under way. So random `kid`s
+/// cannot make us hammer the source.
 public actor AppleKeyCache {
     private let fetcher: any JWKSFetcher
     private let configuration: AppleSignInConfiguration
@@ -50,6 +52,7 @@ public actor AppleKeyCache {
     private var keys: [String: _RSA.Signing.PublicKey] = [:]
     private var fetchedAt: Date?
     private var lastAttempt: Date?
+    private var inFlight: (task: Task<[String: _RSA.Signing.PublicKey]?, Never>, startedAt: Date)?
     /// How many times the JWKS was fetched; tests read it.
     public private(set) var fetchCount = 0
 
@@ -64,16 +67,23 @@ public actor AppleKeyCache {
         let t = now()
         let stale = fetchedAt.map { t.timeIntervalSince($0) > configuration.keyCacheLifetime } ?? true
         if let key = keys[kid], !stale { return key }
-        let mayFetch = lastAttempt.map { t.timeIntervalSince($0) >= configuration.minRefetchInterval } ?? true
-        if mayFetch || stale && keys.isEmpty {
+        var running = inFlight
+        if running == nil, lastAttempt.map({ t.timeIntervalSince($0) >= configuration.minRefetchInterval }) ?? true {
             lastAttempt = t
             fetchCount += 1
-            do {
-                let fresh = try AppleKeyCache.parseJWKS(try await fetcher.fetchJWKS())
+            let fetcher = self.fetcher
+            running = (Task { try? AppleKeyCache.parseJWKS(try await fetcher.fetchJWKS()) }, t)
+            inFlight = running
+        }
+        if let running {
+            // Every waiter applies the result (whichever resumes first), so none reads the old keys.
+            let fresh = await running.task.value
+            if inFlight?.task == running.task { inFlight = nil }
+            // A failed fetch or a document that does not parse keeps the keys we have: an outage of
+            // the key source is not a reason to drop them.
+            if let fresh, fetchedAt.map({ $0 < running.startedAt }) ?? true {
                 keys = fresh
-                fetchedAt = t
-            } catch {
-                // Keep serving the keys we have; an outage of the key source is not a reason to drop them.
+                fetchedAt = running.startedAt
             }
         }
         guard let key = keys[kid] else { throw .rejected("identityToken.kid", "no Apple key has this kid") }

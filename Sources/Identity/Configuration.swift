@@ -26,6 +26,8 @@ public struct IdentityConfiguration: Sendable {
     /// Wrong share codes one user may enter per window before being refused.
     public var shareCodeGuessLimit = 5
     public var shareCodeGuessWindow: TimeInterval = 15 * 60
+    /// The shortest age `expireLogs` may delete audit and decision rows at.
+    public var minimumLogRetention: TimeInterval = 30 * 86400
     public var pin = PINPolicy()
     /// Limits per client and the global failure-rate alarm.
     public var abuse = AbuseLimits()

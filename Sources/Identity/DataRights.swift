@@ -151,6 +151,7 @@ extension IdentityService {
             try self.requireRecentVerification(tx, s, at: t, action: "deleting the account")
             try self.deleteUser(tx, s.userId, at: t)
         }
+        try await store.flushErasures()
     }
 
     /// Deletes a user by id (an operator action, e.g. a request received by mail).
@@ -158,10 +159,13 @@ extension IdentityService {
         try authorizeOperator(credential)
         let t = now()
         try await store.write { tx in try self.deleteUser(tx, userId, at: t) }
+        try await store.flushErasures()
     }
 
     /// In one transaction: revoke sessions, hand owned spaces to the longest-standing strongest member
-    /// (or delete them when no one else is in them), record a pseudonymous deletion, delete the rest.
+    /// (or delete them when no one else is in them), record a pseudonymous deletion, give each of the
+    /// user's audit and decision rows its own random pseudonym (and drop the decisions' resource
+    /// ids), delete the rest. The callers then checkpoint the WAL so no copy survives in it.
     func deleteUser(_ tx: any IdentityTransaction, _ userId: String, at t: Date) throws {
         let user = try self.user(tx, userId)
         try revokeSessions(tx, of: userId, reason: "account_deleted", at: t)
@@ -186,5 +190,30 @@ extension IdentityService {
         // share codes, subscription, privacy, roles. The pseudonym goes with the row.
         try tx.deleteAll(UserRow.self, ["id": .text(userId)])
         try tx.deleteAll(GuessLimitRow.self, ["scope": .text("share-code:" + userId)])
+        try tx.deleteAll(GuessLimitRow.self, ["scope": .text("username-probe-user:" + userId)])
+        try tx.erase(actor: user.pseudonym)
+    }
+
+    /// Deletes audit and decision rows older than `maxAge` (an operator action, run periodically):
+    /// the only deletion the logs allow. `maxAge` must be at least `minimumLogRetention`; the cutoff
+    /// never moves back. Returns how many rows of each log went.
+    @discardableResult
+    public func expireLogs(olderThan maxAge: TimeInterval, operator credential: OperatorCredential) async throws -> (audit: Int, decisions: Int) {
+        try authorizeOperator(credential)
+        guard maxAge >= configuration.minimumLogRetention else {
+            throw IdentityError.invalid("maxAge", "must be at least \(Int(configuration.minimumLogRetention / 86400)) days")
+        }
+        let t = now()
+        let cutoff = t.addingTimeInterval(-maxAge)
+        let counts = try await store.write { tx in
+            let previous = try tx.fetchOne(LogRetentionRow.self, "id", .int(1))?.cutoff
+            let effective = max(previous ?? cutoff, cutoff)
+            try tx.upsert(LogRetentionRow(id: 1, cutoff: effective))
+            let audit = try tx.deleteAll(AuditEventRow.self, "at", before: effective)
+            let decisions = try tx.deleteAll(DecisionLogRow.self, "at", before: effective)
+            try self.audit(tx, .logsExpired, outcome: .success, reason: "audit:\(audit),decisions:\(decisions)", at: t)
+            return (audit, decisions)
+        }
+        return counts
     }
 }

@@ -144,6 +144,7 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case privacyChanged = "privacy_changed"
     case dataExport = "data_export"
     case accountDeleted = "account_deleted"
+    case logsExpired = "logs_expired"
 }
 
 public enum AuditOutcome: String, Sendable {

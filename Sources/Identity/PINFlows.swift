@@ -23,13 +23,23 @@ extension IdentityService {
         try Self.validateUsername(username)
         try PINHasher.validateNew(pin)
         let t = now()
+        let probe = "username-probe:" + source.digest
+        // Refusals (taken name, spent sign-up allowance) come before the KDF, so they cost no KDF time.
+        try await commit { tx -> Result<Void, IdentityError> in
+            try self.checkSignUps(tx, source, at: t)
+            if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
+                return .failure(try self.takenAnswer(tx, scope: probe, at: t))
+            }
+            return .success(())
+        }
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
         return try await commit { tx in
             if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
-                return .failure(try self.takenAnswer(tx, scope: "username-probe:" + source.digest, at: t))
+                return .failure(try self.takenAnswer(tx, scope: probe, at: t))
             }
+            try self.countGuess(tx, self.signUpWindow(source), at: t)
             let user = try self.insertUser(tx, username: username, at: t)
             try tx.insert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
             let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
@@ -161,30 +171,23 @@ extension IdentityService {
                 try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: "pin-source:" + source.digest, at: t0)
                 return .failure(IdentityError(.throttled, field: "source", "too many failed sign-ins from this client", retryAfter: wait))
             }
-            let user = try locate(tx)
-            let cred = try user.flatMap { try tx.fetchOne(PINCredentialRow.self, "userId", .text($0.id)) }
-            var throttle = cred == nil ? try tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0) : nil
-            let failures = cred?.failedAttempts ?? throttle!.failures
-            let next = cred.map(\.nextAttemptAt) ?? (throttle!.failures > 0 ? throttle!.lastFailureAt.addingTimeInterval(policy.delay(afterFailures: throttle!.failures)) : nil)
-            let actor = cred == nil ? nil : user
-            if cred?.lockedAt != nil || failures >= policy.effectiveLockoutThreshold {
-                try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "locked", user: actor, scope: unknownScope, at: t0)
-                return .failure(IdentityError(.locked, field: field, "too many wrong PINs; reset the PIN with Sign in with Apple or a device key"))
-            }
-            if let next, next > t0 {
-                try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "throttled", user: actor, scope: unknownScope, at: t0)
-                return .failure(IdentityError(.throttled, field: field, "too many wrong PINs", retryAfter: next.timeIntervalSince(t0)))
-            }
-            if let user, var cred {
+            if let user = try locate(tx), var cred = try tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) {
+                let state = (failures: cred.failedAttempts, locked: cred.lockedAt != nil, next: cred.nextAttemptAt)
+                if let refusal = try self.pinRefusal(tx, kind, field: field, state, actor: user, scope: unknownScope, at: t0) { return .failure(refusal) }
                 cred.failedAttempts += 1
                 let delay = policy.delay(afterFailures: cred.failedAttempts)
                 cred.nextAttemptAt = delay > 0 ? t0.addingTimeInterval(delay) : nil
                 try tx.update(cred)
                 return .success(.known(user, cred))
             }
-            throttle!.failures += 1
-            throttle!.lastFailureAt = t0
-            try tx.upsert(throttle!)
+            var throttle = try tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0)
+            let next = throttle.failures > 0 ? throttle.lastFailureAt.addingTimeInterval(policy.delay(afterFailures: throttle.failures)) : nil
+            if let refusal = try self.pinRefusal(tx, kind, field: field, (throttle.failures, false, next), actor: nil, scope: unknownScope, at: t0) {
+                return .failure(refusal)
+            }
+            throttle.failures += 1
+            throttle.lastFailureAt = t0
+            try tx.upsert(throttle)
             return .success(.unknown)
         }
         guard case .known(let user, let cred) = reserved else {
@@ -236,6 +239,23 @@ extension IdentityService {
             try self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t)
             return .success(result)
         }
+    }
+
+    /// The `locked` or `throttled` refusal an attempt gets in this state (audited, coalesced), or nil.
+    /// Known and unknown usernames go through here alike.
+    func pinRefusal(
+        _ tx: any IdentityTransaction, _ kind: AuditKind, field: String, _ state: (failures: Int, locked: Bool, next: Date?),
+        actor: UserRow?, scope: String, at t: Date
+    ) throws -> IdentityError? {
+        if state.locked || state.failures >= configuration.pin.effectiveLockoutThreshold {
+            try auditRefusal(tx, kind, method: AuthMethod.pin, reason: "locked", user: actor, scope: scope, at: t)
+            return IdentityError(.locked, field: field, "too many wrong PINs; reset the PIN with Sign in with Apple or a device key")
+        }
+        if let next = state.next, next > t {
+            try auditRefusal(tx, kind, method: AuthMethod.pin, reason: "throttled", user: actor, scope: scope, at: t)
+            return IdentityError(.throttled, field: field, "too many wrong PINs", retryAfter: next.timeIntervalSince(t))
+        }
+        return nil
     }
 
     /// Lifts a PIN lockout and its delays (an operator action, e.g. after the owner proved who they

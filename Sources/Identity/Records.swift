@@ -221,6 +221,14 @@ public struct AuditEventRow: StoredRow, Hashable {
     }
 }
 
+/// The age limit of the logs: rows older than `cutoff` may be deleted (a trigger checks it).
+public struct LogRetentionRow: StoredRow, Hashable {
+    public static let table = "logRetention"
+    public static let primaryKey = ["id"]
+    public var id: Int
+    public var cutoff: Date
+}
+
 /// One decision of the engine, as the facade logs it. Names the policy set's content hash.
 public struct DecisionLogRow: StoredRow, Hashable {
     public static let table = "decisionLog"

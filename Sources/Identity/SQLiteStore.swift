@@ -17,6 +17,12 @@ public struct SQLiteStore: IdentityStore {
         try await mapped { try await database.pool.write { db in try body(SQLiteTransaction(db: db)) } }
     }
 
+    public func flushErasures() async throws {
+        try await mapped {
+            try await database.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        }
+    }
+
     /// Passes identity errors through; turns database errors into `storage` errors without SQL or values.
     private func mapped<T>(_ work: () async throws -> T) async throws -> T {
         do {
@@ -76,6 +82,17 @@ struct SQLiteTransaction: IdentityTransaction {
     func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) throws -> Int {
         try db.execute(sql: "DELETE FROM \"\(R.table)\" WHERE \"\(column)\" < ?", arguments: [date])
         return db.changesCount
+    }
+
+    func erase(actor pseudonym: String) throws -> Int {
+        try db.execute(sql: "INSERT INTO erasure (pseudonym) VALUES (?)", arguments: [pseudonym])
+        try db.execute(sql: "UPDATE auditEvent SET actor = 'erased-' || lower(hex(randomblob(12))) WHERE actor = ?", arguments: [pseudonym])
+        var changed = db.changesCount
+        try db.execute(
+            sql: "UPDATE decisionLog SET actor = 'erased-' || lower(hex(randomblob(12))), resourceId = NULL WHERE actor = ?", arguments: [pseudonym])
+        changed += db.changesCount
+        try db.execute(sql: "DELETE FROM erasure WHERE pseudonym = ?", arguments: [pseudonym])
+        return changed
     }
 
     func append(_ event: AuditEventRow) throws {

@@ -9,6 +9,8 @@ import Foundation
 public protocol IdentityStore: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T
+    /// Makes erased data unrecoverable from the store's files (SQLite: checkpoint and truncate the WAL).
+    func flushErasures() async throws
 }
 
 /// A value in a column comparison.
@@ -40,6 +42,10 @@ public protocol IdentityTransaction {
     @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) throws -> Int
     /// Appends to the audit log (which refuses updates and deletes).
     func append(_ event: AuditEventRow) throws
+    /// Gives every audit and decision row of a deleted user's pseudonym its own random pseudonym and
+    /// drops the decisions' resource ids, so the rows no longer link to each other or to resources.
+    /// Returns how many rows changed.
+    @discardableResult func erase(actor pseudonym: String) throws -> Int
 }
 
 extension IdentityTransaction {

@@ -20,6 +20,10 @@ public struct ClientSource: Sendable, Hashable, CustomStringConvertible {
 
 /// Limits on guesses and probes that are not tied to one account, and the failure-rate alarm.
 public struct AbuseLimits: Sendable {
+    /// Accounts one source may create per window (anonymous or username + PIN): each is rows and a
+    /// KDF run nobody authenticated. Generous, since carrier NAT puts many users behind one address.
+    public var signUps = 100
+    public var signUpWindow: TimeInterval = 3600
     /// Failed PIN sign-ins one source may make per window (password spraying across accounts).
     public var sourcePINFailures = 30
     public var sourcePINWindow: TimeInterval = 15 * 60
@@ -126,6 +130,18 @@ extension IdentityService {
         if global == limits.alarmFailures {
             counters.add(.failureRateAlarms)
             try audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
+        }
+    }
+
+    /// The sign-up window of a source.
+    func signUpWindow(_ source: ClientSource) -> GuessWindow {
+        GuessWindow(scope: "signup-source:" + source.digest, limit: configuration.abuse.signUps, window: configuration.abuse.signUpWindow)
+    }
+
+    /// Throws `throttled` when `source` has created its share of accounts this window.
+    func checkSignUps(_ tx: any IdentityTransaction, _ source: ClientSource, at t: Date) throws {
+        if let wait = try retryAfter(tx, signUpWindow(source), at: t) {
+            throw IdentityError(.throttled, field: "source", "too many new accounts from this client", retryAfter: wait)
         }
     }
 

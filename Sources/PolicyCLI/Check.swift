@@ -13,6 +13,8 @@ struct Check: ParsableCommand {
               json    one document: {"ok", "sets": [{path, ok, contentHash, diagnostics, tests, invariants, coverage}]}
               github  GitHub Actions annotations on the file and line (::error file=...,line=...,col=...::)
               junit   JUnit XML: one <testsuite> per set; errors, tests, invariants and coverage as <testcase>s
+              markdown  a table of sets (result, tests, invariants, coverage, errors, warnings), then each finding:
+                        for $GITHUB_STEP_SUMMARY or a pull-request comment
 
             Exit codes:
               0   clean
@@ -29,7 +31,7 @@ struct Check: ParsableCommand {
     @Argument(help: "Policy set folders, or folders holding policy sets.")
     var directories: [String] = ["policies"]
 
-    @Option(help: "Output format: text, json, github or junit.")
+    @Option(help: "Output format: text, json, github, junit or markdown.")
     var format: CheckFormat = .text
 
     @Flag(help: "Treat warnings (lints, invariant warnings) as errors: exit 1.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PolicyCompiler
+import PolicyEdge
 import PolicyEngine
 import PolicyModel
 
@@ -10,8 +11,10 @@ struct Decide: ParsableCommand {
         discussion: """
             Reads one request JSON from --request FILE or standard input and prints one decision JSON.
             With --jsonl, reads one request per line from standard input and writes one decision per line,
-            in order, flushed as soon as each line is read. A line that is not a valid request gets
-            {"error": ..., "field": ...} on its line and the stream goes on; blank lines are skipped.
+            in order: input is read in blocks and the answers to a block's lines are written at once, so a
+            lone line is answered as soon as it arrives. A line that is not a valid request gets
+            {"error": ..., "field": ..., "offset": ..., "line": ...} on its line and the stream goes on; blank
+            lines are skipped. A request (line or file) may be at most 1 MiB.
             """)
 
     @Option(help: "The policy set folder.")
@@ -27,18 +30,18 @@ struct Decide: ParsableCommand {
         let policy = try loadOrExit(policies)
         if jsonl {
             if request != nil { throw ValidationError("--jsonl reads standard input; do not combine it with --request") }
-            streamDecisions(policy)
+            try streamDecisions(policy)
             return
         }
-        let text: String
+        let data: Data
         if let path = request {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read '\(path)'") }
-            text = String(decoding: data, as: UTF8.self)
+            guard let contents = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read '\(path)'") }
+            data = contents
         } else {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            data = FileHandle.standardInput.readDataToEndOfFile()
         }
         do {
-            print(policy.decide(try Request(json: text)).json.rendered(pretty: true))
+            print(policy.decide(try Request(json: data)).json.rendered(pretty: true))
         } catch {
             writeError("error: invalid request: \(error.description)")
             throw ExitCode(65)
@@ -46,22 +49,11 @@ struct Decide: ParsableCommand {
     }
 }
 
-/// Answers each request line with one decision line, flushing after each so a co-process never waits.
-func streamDecisions(_ policy: CompiledPolicy) {
-    var lineNumber = 0
-    while let line = readLine(strippingNewline: true) {
-        lineNumber += 1
-        if line.allSatisfy(\.isWhitespace) { continue }
-        let output: JSONText
-        do {
-            output = policy.decide(try Request(json: line)).json
-        } catch {
-            var fields: [JSONText.Field] = [.init("error", .string(error.description))]
-            if !error.field.isEmpty { fields.append(.init("field", .string(error.field))) }
-            fields.append(.init("line", .int(lineNumber)))
-            output = .object(fields)
-        }
-        // Unbuffered: the line reaches the reader before the next request is read.
-        FileHandle.standardOutput.write(Data((output.rendered() + "\n").utf8))
+/// Answers each request line with one decision line (`PolicyEdge.DecisionStream`: block reads, one write per block).
+func streamDecisions(_ policy: CompiledPolicy) throws {
+    var stream = DecisionStream(policy: policy)
+    if let failure = stream.run(input: 0, output: 1) {
+        writeError("error: \(String(cString: strerror(failure)))")
+        throw ExitCode(74)  // EX_IOERR
     }
 }

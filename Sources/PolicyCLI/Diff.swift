@@ -29,13 +29,13 @@ struct Diff: ParsableCommand {
     @Flag(help: "Exit 2 when any request that was denied becomes allowed.")
     var failOnWidening = false
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: "Output format: text, json or markdown (a pull-request comment).")
     var format: OutputFormat = .text
 
     func validate() throws {
         if base != nil, folders.count != 1 { throw ValidationError("with --base, give exactly one policy set folder") }
         if base == nil, folders.count != 2 { throw ValidationError("give OLD and NEW policy set folders, or --base REV and one folder") }
-        if format == .github { throw ValidationError("diff writes text or json") }
+        if format == .github { throw ValidationError("diff writes text, json or markdown") }
     }
 
     func run() throws {
@@ -61,6 +61,7 @@ struct Diff: ParsableCommand {
         let diff = PolicyDiffer.diff(old: old, new: new)
         switch format {
         case .json: print(DiffRenderer.json(diff, old: oldName, new: newName).rendered(pretty: true))
+        case .markdown: print(DiffRenderer.markdown(diff, old: oldName, new: newName))
         default: print(DiffRenderer.text(diff, old: oldName, new: newName))
         }
         if failOnWidening, diff.widening > 0 { throw Exit.failingTests }

@@ -65,7 +65,7 @@ struct Explain: ParsableCommand {
                 data = FileHandle.standardInput.readDataToEndOfFile()
             }
             do {
-                parsed = try Request(json: String(decoding: data, as: UTF8.self))
+                parsed = try Request(json: data)
             } catch {
                 writeError("error: invalid request: \(error.description)")
                 throw ExitCode(65)

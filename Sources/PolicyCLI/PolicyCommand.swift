@@ -16,14 +16,14 @@ public struct PolicyCommand: AsyncParsableCommand {
             decide/explain: 65 invalid request JSON.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
-        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Serve.self])
+        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Matrix.self, Serve.self])
 
     public init() {}
 }
 
-/// Output formats of `diff` (text or json; github is refused there). `check` has `CheckFormat`, `explain` `ExplainFormat`.
+/// Output formats of `diff` (text, json or markdown; github is refused there). `check` has `CheckFormat`, `explain` `ExplainFormat`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json, github
+    case text, json, github, markdown
 }
 
 /// Exit codes shared by every subcommand (sysexits for usage).

@@ -8,6 +8,18 @@ extension CompiledPolicy {
         return table.evaluate(request, useIndex: true, tracer: &tracer)
     }
 
+    /// Decides a request already in this policy's vocabulary: the same decision as `decide(_: Request)` over the
+    /// request it was interned from, without comparing or hashing a name.
+    ///
+    /// The ids must come from this policy's `vocabulary`. When the action reads the request
+    /// (`vocabulary.readsRequest(_:)`), `request.request` must be set: deciding without it is a programmer error.
+    public func decide(_ request: InternedRequest) -> Decision {
+        var tracer = NoTracer()
+        let table = self.table
+        guard let action = request.action, action.slot >= 0, Int(action.slot) < table.entries.count else { return table.defaultDenyDecision }
+        return table.evaluate(request, entry: table.entries[Int(action.slot)], useIndex: true, tracer: &tracer)
+    }
+
     /// Decides one request and returns the trace of every check and rule considered, with locations.
     public func explain(_ request: Request) -> Explanation {
         var tracer = TraceRecorder()
@@ -88,32 +100,31 @@ extension DecisionTable {
         return TraceStep(check: "action", outcome: .fail, detail: "'\(request.action)' is not an action of '\(type.name)'", location: nil)
     }
 
-    func evaluate<T: Tracer>(_ request: Request, entry: ActionEntry, useIndex: Bool, tracer: inout T) -> Decision {
+    func evaluate<Input: DecideInput, T: Tracer>(_ request: Input, entry: ActionEntry, useIndex: Bool, tracer: inout T) -> Decision {
         tracer.record(TraceStep(check: "action", outcome: .pass, detail: "\(entry.typeName).\(entry.plan.name)", location: entry.plan.location))
-        let signedIn = request.subject.isSignedIn
-        let now = request.context.now ?? Date()
-        let tier = effectiveTier(of: request.subject, signedIn: signedIn, now: now)
+        let signedIn = request.signedIn
+        let now = request.decisionTime
+        let tier = request.effectiveTier(self, signedIn: signedIn, now: now)
         tracer.record(TraceStep(
             check: "subject", outcome: .info,
             detail: "\(signedIn ? "signed in" : "signed out"), effective tier '\(tiers[tier].id)'", location: nil))
-        let (isOwner, role) = entry.needsStanding || !useIndex ? standing(request, signedIn: signedIn, entry: entry) : (false, nil)
+        let (isOwner, role) = entry.needsStanding || !useIndex ? request.resourceStanding(self, signedIn: signedIn, entry: entry) : (false, nil)
         // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all.
         guard entry.hasConditions || !useIndex else {
             return decide(
                 request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
                 tracer: &tracer, evaluate: { _ in nil })
         }
-        return withUnsafePointer(to: request) { pointer in
-            let input = EvaluationInput(borrowing: pointer, now: now, effectiveTier: tiers[tier].id, signedIn: signedIn, resourceRole: role)
-            return decide(
+        return request.withConditionInput(self, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role) { input in
+            decide(
                 request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
                 tracer: &tracer, evaluate: { $0.evaluate(input) })
         }
     }
 
     @inline(__always)
-    private func decide<T: Tracer>(
-        _ request: Request, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: String?, useIndex: Bool,
+    private func decide<Input: DecideInput, T: Tracer>(
+        _ request: Input, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: Input.Role?, useIndex: Bool,
         tracer: inout T, evaluate: (ConditionNode) -> ConditionValue?
     ) -> Decision {
         // An explicit deny beats everything else.
@@ -136,7 +147,7 @@ extension DecisionTable {
         else {
             var decision = entry.allowDecision
             if let caps = entry.limitCaps, let cap = caps[tier] {
-                let used = request.resource.usage[entry.limitCounter] ?? 0
+                let used = request.usedCount(entry)
                 decision.limit = cap
                 decision.used = used
                 // `used` comes from the request and may be any integer; Int.min must not trap.
@@ -208,14 +219,14 @@ extension DecisionTable {
     func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
         guard signedIn, let id = request.subject.id else { return (false, nil) }
         if let owner = entry.owner, owner.read(request.resource) == id { return (true, entry.ownerRole ?? "owner") }
-        guard let role = request.resource.members[id] else { return (false, nil) }
+        guard let role = request.resource.members.value(forSmall: id) else { return (false, nil) }
         return (role == entry.ownerRole, role)
     }
 
     /// The first requirement of the action the request fails, as a deny without its message yet; nil when all pass.
     @inline(__always)
-    private func firstFailedRequirement<T: Tracer>(
-        _ request: Request, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: String?, tracer: inout T,
+    private func firstFailedRequirement<Input: DecideInput, T: Tracer>(
+        _ request: Input, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: Input.Role?, tracer: inout T,
         evaluate: (ConditionNode) -> ConditionValue?
     ) -> Failure? {
         let action = entry.plan
@@ -232,14 +243,13 @@ extension DecisionTable {
 
         if entry.hasAuth {
             let methods = entry.authMethods
-            if !methods.isEmpty {
-                let method = request.subject.auth?.method
-                if !(method.map(methods.contains) ?? false) {
-                    return fail(.stepUpRequired, at: action.auth?.location, "needs \(methods.joined(separator: " or ")), verified by \(method ?? "nothing")")
-                }
+            if !methods.isEmpty, !request.authMethodSatisfies(entry) {
+                return fail(
+                    .stepUpRequired, at: action.auth?.location,
+                    "needs \(methods.joined(separator: " or ")), verified by \(request.authMethodName ?? "nothing")")
             }
             if let maxAge = entry.authMaxAge {
-                guard let at = request.subject.auth?.verifiedAt, now.timeIntervalSince(at) <= maxAge else {
+                guard let at = request.verifiedAt, now.timeIntervalSince(at) <= maxAge else {
                     return fail(.stepUpRequired, at: action.auth?.location, "verification older than \(CompiledPolicy.formatDuration(maxAge)) or missing")
                 }
             }
@@ -247,7 +257,7 @@ extension DecisionTable {
         }
 
         if let needed = entry.appRoles {
-            guard request.subject.roles.contains(where: needed.contains) else {
+            guard request.holdsAppRole(entry) else {
                 return fail(.roleRequired, at: action.appRoles?.location, "needs app role \(needed.joined(separator: " or "))")
             }
             tracer.record(TraceStep(check: "app role", outcome: .pass, detail: "has \(needed.joined(separator: " or "))", location: action.appRoles?.location))
@@ -257,10 +267,14 @@ extension DecisionTable {
             if isOwner {
                 tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "owner", location: action.membership?.location))
             } else if let role {
-                guard entry.openToMembers || entry.grants(role) else {
-                    return fail(entry.ownerOnly ? .ownerOnly : .accessDenied, at: action.membership?.location, "role '\(role)' does not grant '\(action.name)'")
+                guard entry.openToMembers || request.grants(entry, role) else {
+                    return fail(
+                        entry.ownerOnly ? .ownerOnly : .accessDenied, at: action.membership?.location,
+                        "role '\(request.name(of: role, self))' does not grant '\(action.name)'")
                 }
-                tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "role '\(role)' grants '\(action.name)'", location: action.membership?.location))
+                tracer.record(TraceStep(
+                    check: "membership", outcome: .pass, detail: "role '\(request.name(of: role, self))' grants '\(action.name)'",
+                    location: action.membership?.location))
             } else {
                 return fail(.notMember, at: action.membership?.location, "subject is not a member")
             }
@@ -276,7 +290,7 @@ extension DecisionTable {
 
         if let caps = entry.limitCaps {
             if let cap = caps[tier] {
-                let used = request.resource.usage[entry.limitCounter] ?? 0
+                let used = request.usedCount(entry)
                 if used >= cap {
                     var failure = fail(
                         .limitExceeded, at: action.limit.flatMap { $0.capLocations[tier] ?? $0.location }, "\(used) of \(cap) \(entry.limitCounter) used")

@@ -21,8 +21,11 @@ final class DecisionTable: Sendable {
     /// Every action of every resource type; `ActionTable` slots index it.
     let entries: [ActionEntry]
     let actionTable: ActionTable
-    /// Tier ids in upgrade order, for a linear lookup when there are few.
-    private let tierIDs: [String]
+    /// Tier ids in upgrade order, hashed.
+    let tierNames: NameTable
+    /// Every app role some action requires, and every member role of every resource type: the vocabulary's ids.
+    let appRoleNames: NameTable
+    let memberRoleNames: NameTable
     /// Slots by name, kept only when some policy name is not ASCII (and so cannot use `actionTable`).
     private let slotsByName: [String: [String: Int]]
 
@@ -32,7 +35,20 @@ final class DecisionTable: Sendable {
     ) {
         self.tiers = tiers
         self.tierIndex = Dictionary(uniqueKeysWithValues: tiers.enumerated().map { ($1.id, $0) })
-        self.tierIDs = tiers.map(\.id)
+        self.tierNames = NameTable(tiers.map(\.id))
+        var appRoles: [String] = []
+        var memberRoles: [String] = []
+        for typeName in resourceTypes.keys.sorted() {
+            let type = resourceTypes[typeName]!
+            for role in type.roleNames + (type.ownerRole.map { [$0] } ?? []) where !memberRoles.contains(role) { memberRoles.append(role) }
+            for actionName in type.actions.keys.sorted() {
+                for role in type.actions[actionName]!.appRoles?.roles ?? [] where !appRoles.contains(role) { appRoles.append(role) }
+            }
+        }
+        let appRoleNames = NameTable(appRoles)
+        let memberRoleNames = NameTable(memberRoles)
+        self.appRoleNames = appRoleNames
+        self.memberRoleNames = memberRoleNames
         self.defaultTier = defaultTier
         self.productTiers = productTiers
         self.resourceTypes = resourceTypes
@@ -55,7 +71,9 @@ final class DecisionTable: Sendable {
             for actionName in type.actions.keys.sorted() {
                 let plan = type.actions[actionName]!
                 let build = MessageBuilder(plan: plan, type: type, tiers: tiers, rules: rules, defaultDenyMessage: defaultDenyMessage)
-                entries.append(ActionEntry(plan: plan, type: type, rules: rules, tiers: tiers, messages: build.messages(intern), ruleMessages: build.denyRuleMessages(intern), limitMessages: build.limitMessages(intern)))
+                entries.append(ActionEntry(
+                    plan: plan, type: type, rules: rules, tiers: tiers, messages: build.messages(intern), ruleMessages: build.denyRuleMessages(intern),
+                    limitMessages: build.limitMessages(intern), appRoleNames: appRoleNames, memberRoleNames: memberRoleNames))
                 keys.append((typeName, actionName))
             }
         }
@@ -86,8 +104,10 @@ final class DecisionTable: Sendable {
     /// The index of tier `name`, or nil when the policy has no such tier.
     @inline(__always)
     func tierSlot(_ name: String) -> Int? {
-        if tierIDs.count <= 8 {
-            for i in tierIDs.indices where tierIDs[i] == name { return i }
+        // A few compares cost less than a hash when there are few tiers.
+        let names = tierNames.names
+        if names.count <= 8 {
+            for i in names.indices where names[i] == name { return i }
             return nil
         }
         return tierIndex[name]
@@ -137,10 +157,18 @@ final class ActionEntry: Sendable {
     let denyDecisions: [Decision]
     /// The finished deny decision of each deny rule, in `plan.denyRules` order.
     let denyRuleDecisions: [Decision]
+    // The requirements in the vocabulary's ids, for `InternedRequest`s.
+    /// The app roles that satisfy the requirement; nil when there is none.
+    let appRoleIDs: AppRoleSet?
+    /// Member role ids the membership plan grants, and the owner role's id (-1 when the type has none).
+    let grantingRoleIDs: [Int32]
+    let ownerRoleID: Int32
+    /// Bit i set: `AuthMethod.all[i]` satisfies the auth requirement.
+    let authMethodBits: UInt8
 
     init(
         plan: ActionPlan, type: ResourceTypePlan, rules: [RulePlan], tiers: [TierPlan], messages: [(Reason, String)], ruleMessages: [String],
-        limitMessages: [String?]
+        limitMessages: [String?], appRoleNames: NameTable, memberRoleNames: NameTable
     ) {
         self.plan = plan
         self.typeName = type.name
@@ -175,6 +203,25 @@ final class ActionEntry: Sendable {
         self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
             Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
         }
+        self.appRoleIDs = plan.appRoles.map { required in
+            var set = AppRoleSet()
+            for role in required.roles { appRoleNames.index(of: role).map { set.insert(AppRoleID(Int32($0))) } }
+            return set
+        }
+        self.grantingRoleIDs = (plan.membership.map { Array($0.grantingRoles) } ?? []).compactMap {
+            memberRoleNames.index(of: $0).map(Int32.init)
+        }
+        self.ownerRoleID = type.ownerRole.flatMap { memberRoleNames.index(of: $0) }.map(Int32.init) ?? -1
+        self.authMethodBits = (plan.auth?.methods ?? []).reduce(0) { bits, method in
+            bits | (AuthMethod.all.firstIndex(of: method).map { UInt8(1) << UInt8($0) } ?? 0)
+        }
+    }
+
+    /// Whether a member with role id `role` is granted the action by role.
+    @inline(__always)
+    func grants(roleID role: Int32) -> Bool {
+        for granting in grantingRoleIDs where granting == role { return true }
+        return false
     }
 
     /// The deny for a failed requirement with a fixed message (every reason but `limit_exceeded`).
@@ -373,55 +420,178 @@ struct ActionTable: Sendable {
     /// The hash of the pair, or nil when either name is not ASCII.
     @inline(__always)
     static func hash(type: String, action: String) -> UInt64? {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var bits: UInt64 = 0
-        absorb(type, into: &state, bits: &bits)
-        absorb(action, into: &state, bits: &bits)
+        var hasher = WordHasher()
+        guard hasher.absorb(type), hasher.absorb(action) else { return nil }
+        return hasher.finishIfASCII()
+    }
+
+    /// The slot of the pair given as UTF-8 bytes, for readers that have not built Strings.
+    func lookup(type: UnsafeRawBufferPointer, action: UnsafeRawBufferPointer) -> Lookup {
+        guard usable else { return .notASCII }
+        var hasher = WordHasher()
+        hasher.absorb(type)
+        hasher.absorb(action)
+        guard let hash = hasher.finishIfASCII() else { return .notASCII }
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let slot = Int(buckets[i])
+            if slot < 0 { return .absent }
+            if hashes[slot] == hash, WordHasher.equal(types[slot], type), WordHasher.equal(actions[slot], action) { return .found(slot) }
+            i = (i + 1) & mask
+        }
+    }
+}
+
+/// Names to their positions, by the same word-at-a-time hash as `ActionTable`: the policy's tiers and roles.
+///
+/// ASCII names only, as for `ActionTable`: a name with any other byte answers `.notASCII`, and the caller
+/// compares with `==` (canonical equivalence).
+struct NameTable: Sendable {
+    private let mask: Int
+    private let buckets: [Int32]
+    private let hashes: [UInt64]
+    let names: [String]
+    private let usable: Bool
+
+    init(_ names: [String]) {
+        var capacity = 8
+        while capacity < names.count * 2 { capacity <<= 1 }
+        var buckets = [Int32](repeating: -1, count: capacity)
+        var hashes: [UInt64] = []
+        var usable = names.count < Int(Int32.max)
+        for (index, name) in names.enumerated() {
+            var hasher = WordHasher()
+            guard hasher.absorb(name), let hash = hasher.finishIfASCII() else {
+                usable = false
+                break
+            }
+            hashes.append(hash)
+            var i = Int(truncatingIfNeeded: hash) & (capacity - 1)
+            while buckets[i] >= 0 { i = (i + 1) & (capacity - 1) }
+            buckets[i] = Int32(index)
+        }
+        self.mask = capacity - 1
+        self.buckets = buckets
+        self.hashes = hashes
+        self.names = names
+        self.usable = usable
+    }
+
+    /// The position of `name`; `.notASCII` when the name or any name of the table is not ASCII.
+    @inline(__always)
+    func lookup(_ name: String) -> ActionTable.Lookup {
+        guard usable else { return .notASCII }
+        var hasher = WordHasher()
+        guard hasher.absorb(name), let hash = hasher.finishIfASCII() else { return .notASCII }
+        return probe(hash) { names[$0] == name }
+    }
+
+    /// The position of the name given as UTF-8 bytes.
+    @inline(__always)
+    func lookup(utf8 name: UnsafeRawBufferPointer) -> ActionTable.Lookup {
+        guard usable else { return .notASCII }
+        var hasher = WordHasher()
+        hasher.absorb(name)
+        guard let hash = hasher.finishIfASCII() else { return .notASCII }
+        return probe(hash) { WordHasher.equal(names[$0], name) }
+    }
+
+    /// The position of `name`, comparing by canonical equivalence whatever the bytes.
+    func index(of name: String) -> Int? {
+        switch lookup(name) {
+        case .found(let index): return index
+        case .absent: return nil
+        case .notASCII: return names.firstIndex(of: name)
+        }
+    }
+
+    /// The position of the name given as UTF-8 bytes, by canonical equivalence when it is not ASCII.
+    func index(utf8 name: UnsafeRawBufferPointer) -> Int? {
+        switch lookup(utf8: name) {
+        case .found(let index): return index
+        case .absent: return nil
+        case .notASCII: return index(of: String(decoding: name, as: UTF8.self))
+        }
+    }
+
+    @inline(__always)
+    private func probe(_ hash: UInt64, _ same: (Int) -> Bool) -> ActionTable.Lookup {
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let index = Int(buckets[i])
+            if index < 0 { return .absent }
+            if hashes[index] == hash, same(index) { return .found(index) }
+            i = (i + 1) & mask
+        }
+    }
+}
+
+/// A multiplicative hash over UTF-8 a word at a time, noting whether any byte was outside ASCII.
+///
+/// Not keyed: it hashes only the policy's own names, fixed at compile time; a request's names only probe.
+struct WordHasher {
+    private var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    private var bits: UInt64 = 0
+
+    /// Absorbs the string's UTF-8; false when the string has no contiguous UTF-8 (bridged), which callers treat as not ASCII.
+    @inline(__always)
+    mutating func absorb(_ text: String) -> Bool {
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { absorb(UnsafeRawBufferPointer($0)) }
+        return done != nil
+    }
+
+    @inline(__always)
+    mutating func absorb(_ buffer: UnsafeRawBufferPointer) {
+        let count = buffer.count
+        var offset = 0
+        if let base = buffer.baseAddress {
+            while offset + 8 <= count {
+                let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                bits |= word
+                state = (state ^ word) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D
+                offset += 8
+            }
+        }
+        // The last 0 to 7 bytes in one word, read as 4 + 2 + 1 bytes so nothing past the end is touched (the
+        // same bytes always give the same word, whatever the byte order).
+        var tail: UInt64 = 0
+        let rest = count - offset
+        if rest > 0, let base = buffer.baseAddress {
+            let bytes = base + offset
+            var at = 0
+            if rest & 4 != 0 {
+                tail = UInt64(bytes.loadUnaligned(as: UInt32.self))
+                at = 4
+            }
+            if rest & 2 != 0 {
+                tail |= UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
+                at += 2
+            }
+            if rest & 1 != 0 { tail |= UInt64(bytes.load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
+        }
+        bits |= tail
+        // The length closes each name, so ("ab", "c") and ("a", "bc") differ.
+        state = (state ^ tail ^ (UInt64(count) << 56)) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D
+        state ^= state >> 29
+    }
+
+    /// The hash, or nil when some absorbed byte was not ASCII.
+    @inline(__always)
+    func finishIfASCII() -> UInt64? {
         guard bits & 0x8080_8080_8080_8080 == 0 else { return nil }
+        var state = self.state
         state ^= state >> 33
         state = state &* 0xFF51_AFD7_ED55_8CCD
         state ^= state >> 33
         return state
     }
 
+    /// Whether `name`'s UTF-8 is exactly `bytes`.
     @inline(__always)
-    private static func absorb(_ text: String, into state: inout UInt64, bits: inout UInt64) {
-        let done: Void? = text.utf8.withContiguousStorageIfAvailable { buffer in
-            let count = buffer.count
-            var offset = 0
-            if let base = buffer.baseAddress.map(UnsafeRawPointer.init) {
-                while offset + 8 <= count {
-                    let word = base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                    bits |= word
-                    state = (state ^ word) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D
-                    offset += 8
-                }
-            }
-            // The last 0 to 7 bytes in one word, read as 4 + 2 + 1 bytes so nothing past the end is touched (the
-            // same bytes always give the same word, whatever the byte order).
-            var tail: UInt64 = 0
-            let rest = count - offset
-            if rest > 0, let base = buffer.baseAddress {
-                let bytes = UnsafeRawPointer(base + offset)
-                var at = 0
-                if rest & 4 != 0 {
-                    tail = UInt64(bytes.loadUnaligned(as: UInt32.self))
-                    at = 4
-                }
-                if rest & 2 != 0 {
-                    tail |= UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
-                    at += 2
-                }
-                if rest & 1 != 0 { tail |= UInt64(bytes.load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
-            }
-            bits |= tail
-            // The length closes each name, so ("ab", "c") and ("a", "bc") differ.
-            state = (state ^ tail ^ (UInt64(count) << 56)) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D
-            state ^= state >> 29
+    static func equal(_ name: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let same: Bool? = name.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
         }
-        if done == nil {
-            // Not contiguous UTF-8 (a bridged string): treat as not ASCII, so the caller takes the exact path.
-            bits |= 0x80
-        }
+        return same ?? name.utf8.elementsEqual(bytes)
     }
 }

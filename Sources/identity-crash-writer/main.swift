@@ -11,6 +11,7 @@ guard args.count == 2 else {
 let database = try AppDatabase(path: args[1])
 var configuration = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["crash.writer"]))
 configuration.pin = .unsafeForTesting(rounds: 1000)
+configuration.abuse.signUps = .max  // one source signing up without pause is the point here
 let service = IdentityService(
     store: SQLiteStore(database), configuration: configuration,
     jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
@@ -20,7 +21,7 @@ await withThrowingTaskGroup(of: Void.self) { group in
     for _ in 0..<4 {
         group.addTask {
             while true {
-                let tokens = try await service.signInAnonymously()
+                let tokens = try await service.signInAnonymously(source: .inProcess)
                 // One write(2) per line: lines from different tasks never interleave.
                 FileHandle.standardOutput.write(Data("committed \(tokens.sessionId)\n".utf8))
             }

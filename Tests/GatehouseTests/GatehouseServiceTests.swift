@@ -42,7 +42,7 @@ struct Facade {
         let f = try Facade(policySet: "contacasal")
         // Onboarding needs no account.
         #expect(try await f.gate.decide(token: nil, action: "create_space", resource: Resource(type: "onboarding")).isAllowed)
-        let owner = try await f.identity.signInAnonymously()
+        let owner = try await f.identity.signInAnonymously(source: .inProcess)
         let space = try await f.identity.createSpace(accessToken: owner.accessToken, name: "Casa", type: "space", inviteRole: "partner")
         let room = Resource(type: "space", id: space.resourceId)
         // An anonymous session counts as signed out to the engine.
@@ -52,7 +52,7 @@ struct Facade {
         // The old (anonymous-level) token died with the rise in level.
         #expect(try await f.gate.decide(token: owner.accessToken, action: "view_dashboard", resource: room).reason == .unauthenticated)
 
-        let partner = try await f.identity.signInAnonymously()
+        let partner = try await f.identity.signInAnonymously(source: .inProcess)
         let partnerPIN = try await f.identity.setPIN(accessToken: partner.accessToken, pin: "5817").accessToken
         #expect(try await f.gate.decide(token: partnerPIN, action: "add_expense", resource: room).reason == .notMember)
         _ = try await f.identity.joinSpace(accessToken: partnerPIN, shareCode: space.shareCode, source: .inProcess)

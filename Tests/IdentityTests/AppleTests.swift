@@ -142,7 +142,7 @@ import _CryptoExtras
 
     @Test func linkingAppleToAnAnonymousAccount() async throws {
         let h = try Harness()
-        let anon = try await h.service.signInAnonymously()
+        let anon = try await h.service.signInAnonymously(source: .inProcess)
         let (token, nonce) = try await h.appleToken(sub: "apple.link")
         let up = try await h.service.linkApple(accessToken: anon.accessToken, identityToken: token, rawNonce: nonce, fullName: "Bea")
         #expect(up.rotated && up.method == AuthMethod.apple)
@@ -150,7 +150,7 @@ import _CryptoExtras
         let (t2, n2) = try await h.appleToken(sub: "apple.link")
         #expect(try await h.service.signInWithApple(identityToken: t2, rawNonce: n2).userId == anon.userId)
         // The same Apple id cannot be linked to a second account.
-        let other = try await h.service.signInAnonymously()
+        let other = try await h.service.signInAnonymously(source: .inProcess)
         let (t3, n3) = try await h.appleToken(sub: "apple.link")
         let e = await identityError { try await h.service.linkApple(accessToken: other.accessToken, identityToken: t3, rawNonce: n3) }
         #expect(e?.code == .conflict && e?.field == "identityToken.sub")

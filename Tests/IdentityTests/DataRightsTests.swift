@@ -32,7 +32,7 @@ import Testing
         let space = try await h.service.createSpace(accessToken: up.accessToken, name: "Casa", inviteRole: "editor")
         let solo = try await h.service.createSpace(accessToken: up.accessToken, name: "Notes", type: "project", inviteRole: "editor")
         try await h.service.incrementUsage(resourceId: solo.resourceId, counter: "sources", by: 7)
-        let partner = try await h.service.signInAnonymously()
+        let partner = try await h.service.signInAnonymously(source: .inProcess)
         _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess)
         try await h.service.recordSubscription(userId: owner.userId, productId: "pro.yearly", expiresAt: h.clock.now.addingTimeInterval(86400), productTiers: ["pro.yearly": "pro"])
         try await h.service.setAppRoles(userId: owner.userId, roles: ["customer"])

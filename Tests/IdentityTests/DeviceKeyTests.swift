@@ -34,7 +34,7 @@ import Testing
 
     @Test func enrolmentNeedsARecentPINVerification() async throws {
         let h = try Harness()
-        let anon = try await h.service.signInAnonymously()
+        let anon = try await h.service.signInAnonymously(source: .inProcess)
         let key = P256.Signing.PrivateKey().publicKey.x963Representation
         #expect(await identityError { try await h.service.enrollDeviceKey(accessToken: anon.accessToken, deviceId: "d", publicKey: key) }?.code == .forbidden)
         let s = try await h.pinUser()

@@ -20,7 +20,7 @@ import Testing
 
     @Test func aSpentRefreshTokenPredictsNothing() async throws {
         let h = try Harness()
-        let first = try await h.service.signInAnonymously()
+        let first = try await h.service.signInAnonymously(source: .inProcess)
         let copied = first.refreshToken  // a backup, a log, a device image
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
         h.clock.advance(60)
@@ -74,6 +74,23 @@ import Testing
         _ = try await h.service.validate(accessToken: phone.accessToken)
     }
 
+    @Test func unlinkingAppleKeepsAnotherCredentialAndEndsOtherSessions() async throws {
+        let h = try Harness()
+        let (token, nonce) = try await h.appleToken(sub: "apple.only")
+        let apple = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
+        // The Apple id is the only credential: unlinking it would leave nothing to sign in with.
+        #expect(await identityError { try await h.service.unlinkApple(accessToken: apple.accessToken) }?.code == .conflict)
+        _ = try await h.service.setPIN(accessToken: apple.accessToken, pin: "739154")
+        let (token2, nonce2) = try await h.appleToken(sub: "apple.only")
+        let other = try await h.service.signInWithApple(identityToken: token2, rawNonce: nonce2)
+        h.clock.advance(10 * 60)
+        #expect(await identityError { try await h.service.unlinkApple(accessToken: apple.accessToken) }?.code == .forbidden)
+        let fresh = try await h.service.verifyPIN(accessToken: apple.accessToken, pin: "739154")
+        try await h.service.unlinkApple(accessToken: fresh.accessToken)
+        #expect(await identityError { try await h.service.validate(accessToken: other.accessToken) }?.code == .unauthenticated)
+        #expect(try h.count("appleIdentity") == 0)
+    }
+
     // MARK: 3. Lockout and enumeration
 
     @Test func knownAndUnknownUsernamesGetTheSameAnswers() async throws {
@@ -100,6 +117,19 @@ import Testing
             h.clock.advance(2 * 86400)
         }
         // Past the delay, the owner's PIN works again: no permanent lock from guesses alone.
+        _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
+    }
+
+    @Test func anOperatorLiftsALockForAPINOnlyAccount() async throws {
+        let h = try Harness { $0.pin.lockoutThreshold = 4 }
+        let alice = try await h.pinUser()
+        for _ in 0..<4 {
+            _ = await identityError { try await h.service.signIn(username: "alice", pin: "1357", source: .inProcess) }
+            h.clock.advance(2 * 86400)
+        }
+        #expect(await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }?.code == .locked)
+        #expect(await identityError { try await h.service.unlockPIN(userId: alice.userId, operator: OperatorCredential(token: "nope")) }?.code == .forbidden)
+        try await h.service.unlockPIN(userId: alice.userId, operator: .testOperator)
         _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
     }
 
@@ -143,6 +173,17 @@ import Testing
             if let e = await identityError({ try await h.service.register(username: "alice", pin: "739154", source: prober) }) { codes.append(e.code) }
         }
         #expect(codes == [.conflict, .conflict, .conflict, .throttled, .throttled])
+    }
+
+    @Test func oneSourceCannotCreateAccountsWithoutLimit() async throws {
+        let h = try Harness { $0.abuse.signUps = 3 }
+        let bot = ClientSource("203.0.113.9")
+        for _ in 0..<2 { _ = try await h.service.signInAnonymously(source: bot) }
+        _ = try await h.service.register(username: "bot1", pin: "739154", source: bot)
+        #expect(await identityError { try await h.service.signInAnonymously(source: bot) }?.code == .throttled)
+        #expect(await identityError { try await h.service.register(username: "bot2", pin: "739154", source: bot) }?.code == .throttled)
+        h.clock.advance(3600)
+        _ = try await h.service.signInAnonymously(source: bot)
     }
 
     // MARK: 5. Apple credential state
@@ -198,7 +239,7 @@ import Testing
 
     // MARK: 8. JWKS fetch storm
 
-    @Test(.disabled("issue 12: pending")) func junkTokensWithAnEmptyKeyCacheFetchOnce() async throws {
+    @Test func junkTokensWithAnEmptyKeyCacheFetchOnce() async throws {
         let h = try Harness()
         h.fetcher.set(Data("503 Service Unavailable".utf8))  // the key source is down: the cache stays empty
         let verifier = h.service.appleVerifier
@@ -217,9 +258,29 @@ import Testing
         #expect(h.fetcher.fetches == 1)
     }
 
+    @Test func concurrentTokensForANewKeyWaitForTheOneFetch() async throws {
+        let h = try Harness()
+        let fetcher = YieldingJWKSFetcher(try AppleFixture.jwks([h.apple]))
+        let cache = AppleKeyCache(fetcher: fetcher, configuration: h.service.configuration.apple, now: h.clock.source)
+        let verifier = AppleTokenVerifier(configuration: h.service.configuration.apple, keys: cache, now: h.clock.source)
+        let nonceHash = SecretCoding.sha256("n")
+        _ = try await verifier.verify(h.apple.token(AppleFixture.claims(rawNonce: "n", now: h.clock.now)), expectedNonceHash: nonceHash)
+        // Apple rotates in a new key; ten tokens naming it arrive at once.
+        let rotated = try AppleFixture(kid: "test-key-rotated")
+        fetcher.set(try AppleFixture.jwks([h.apple, rotated]))
+        h.clock.advance(120)
+        let token = rotated.token(AppleFixture.claims(rawNonce: "n", now: h.clock.now))
+        let accepted = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 { group.addTask { (try? await verifier.verify(token, expectedNonceHash: nonceHash)) != nil } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(accepted == 10)
+        #expect(fetcher.fetches == 2)
+    }
+
     // MARK: 9. GDPR
 
-    @Test(.disabled("issue 12: pending")) func deletedDataDoesNotSurviveInTheDatabaseFiles() async throws {
+    @Test func deletedDataDoesNotSurviveInTheDatabaseFiles() async throws {
         let h = try Harness()
         let marker = "zebulonmarker"
         let tokens = try await h.service.register(username: marker, pin: "739154", source: .inProcess)
@@ -230,7 +291,7 @@ import Testing
         }
     }
 
-    @Test(.disabled("issue 12: pending")) func aDeletedUsersRowsNoLongerLinkToEachOther() async throws {
+    @Test func aDeletedUsersRowsNoLongerLinkToEachOther() async throws {
         let h = try Harness()
         let tokens = try await h.pinUser()
         _ = try await h.service.verifyPIN(accessToken: tokens.accessToken, pin: "4826")
@@ -244,11 +305,31 @@ import Testing
         #expect(resourceIds.allSatisfy { $0 == nil })
     }
 
+    // MARK: 7. Log retention
+
+    @Test func anOperatorExpiresOldLogRowsAndNothingElse() async throws {
+        let h = try Harness()
+        let alice = try await h.pinUser()
+        try await h.service.logDecision(userId: alice.userId, action: "view", resourceType: "app", resourceId: nil, effect: "deny", reason: "default_deny", policyHash: "h", policyLocation: nil)
+        let old = try h.count("auditEvent")
+        h.clock.advance(40 * 86400)
+        _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
+        #expect(await identityError { try await h.service.expireLogs(olderThan: 35 * 86400, operator: OperatorCredential(token: "x")) }?.code == .forbidden)
+        #expect(await identityError { try await h.service.expireLogs(olderThan: 86400, operator: .testOperator) }?.field == "maxAge")
+        let expired = try await h.service.expireLogs(olderThan: 35 * 86400, operator: .testOperator)
+        #expect(expired.audit == old && expired.decisions == 1)
+        #expect(try h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
+        // Younger rows are still append-only, whatever SQL tries.
+        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "DELETE FROM auditEvent") } }
+        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "UPDATE auditEvent SET reason = 'x'") } }
+        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "UPDATE auditEvent SET actor = 'x'") } }
+    }
+
     // MARK: 10. Small items
 
     @Test func setUsernameIsAudited() async throws {
         let h = try Harness()
-        let anon = try await h.service.signInAnonymously()
+        let anon = try await h.service.signInAnonymously(source: .inProcess)
         try await h.service.setUsername(accessToken: anon.accessToken, username: "carol")
         #expect(try h.auditRows().contains { $0.kind == "username_set" })
     }
@@ -259,6 +340,18 @@ import Testing
         let s = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
         let user = try await h.service.store.read { tx in try tx.fetchOne(UserRow.self, "id", .text(s.userId))! }
         #expect(user.email == nil)
+    }
+}
+
+/// A JWKS source that suspends while fetching, so concurrent callers overlap with the fetch.
+final class YieldingJWKSFetcher: JWKSFetcher {
+    private let inner: StaticJWKSFetcher
+    init(_ jwks: Data) { inner = StaticJWKSFetcher(jwks) }
+    func set(_ jwks: Data) { inner.set(jwks) }
+    var fetches: Int { inner.fetches }
+    func fetchJWKS() async throws -> Data {
+        for _ in 0..<50 { await Task.yield() }
+        return try await inner.fetchJWKS()
     }
 }
 

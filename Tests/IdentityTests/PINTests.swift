@@ -100,7 +100,7 @@ import Testing
 
     @Test func legacyHashIsAcceptedOnceThenReplaced() async throws {
         let h = try Harness()
-        let anon = try await h.service.signInAnonymously()
+        let anon = try await h.service.signInAnonymously(source: .inProcess)
         try await h.service.setUsername(accessToken: anon.accessToken, username: "legacy")
         let legacy = SecretCoding.hex(SHA256.hash(data: Data("couple_pin_salt_v1_4321".utf8)))
         try await h.service.importLegacyPINHash(userId: anon.userId, hexHash: legacy.uppercased())

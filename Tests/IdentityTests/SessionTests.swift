@@ -7,7 +7,7 @@ import Testing
 @Suite struct SessionTests {
     @Test func anonymousSignInGivesAValidSession() async throws {
         let h = try Harness()
-        let tokens = try await h.service.signInAnonymously()
+        let tokens = try await h.service.signInAnonymously(source: .inProcess)
         #expect(tokens.accessToken.hasPrefix("gha_") && tokens.refreshToken.hasPrefix("ghr_"))
         let s = try await h.service.validate(accessToken: tokens.accessToken)
         #expect(s.userId == tokens.userId)
@@ -27,7 +27,7 @@ import Testing
 
     @Test func idleTimeoutEndsTheSession() async throws {
         let h = try Harness { $0.accessTokenLifetime = 4 * 3600 }
-        let tokens = try await h.service.signInAnonymously()
+        let tokens = try await h.service.signInAnonymously(source: .inProcess)
         h.clock.advance(3500)
         _ = try await h.service.validate(accessToken: tokens.accessToken)  // activity resets the idle timer
         h.clock.advance(3500)
@@ -39,7 +39,7 @@ import Testing
 
     @Test func absoluteLifetimeEndsTheSessionHoweverActive() async throws {
         let h = try Harness { $0.absoluteLifetime = 2 * 3600 }
-        let tokens = try await h.service.signInAnonymously()
+        let tokens = try await h.service.signInAnonymously(source: .inProcess)
         var refresh = tokens.refreshToken
         for _ in 0..<3 {
             h.clock.advance(35 * 60)
@@ -51,7 +51,7 @@ import Testing
 
     @Test func accessTokenExpiresAndRefreshRotatesBoth() async throws {
         let h = try Harness()
-        let first = try await h.service.signInAnonymously()
+        let first = try await h.service.signInAnonymously(source: .inProcess)
         h.clock.advance(16 * 60)
         #expect(await identityError { try await h.service.validate(accessToken: first.accessToken) }?.code == .unauthenticated)
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
@@ -62,7 +62,7 @@ import Testing
 
     @Test func refreshTokenReuseRevokesTheFamily() async throws {
         let h = try Harness()
-        let first = try await h.service.signInAnonymously()
+        let first = try await h.service.signInAnonymously(source: .inProcess)
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
         h.clock.advance(30)  // past the grace window
         let e = await identityError { try await h.service.refresh(refreshToken: first.refreshToken) }
@@ -75,7 +75,7 @@ import Testing
 
     @Test func reuseAfterTheSuccessorWasUsedRevokesEvenInsideTheGraceWindow() async throws {
         let h = try Harness()
-        let first = try await h.service.signInAnonymously()
+        let first = try await h.service.signInAnonymously(source: .inProcess)
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
         _ = try await h.service.refresh(refreshToken: second.refreshToken)
         #expect(await identityError { try await h.service.refresh(refreshToken: first.refreshToken) }?.code == .unauthenticated)
@@ -83,7 +83,7 @@ import Testing
 
     @Test func racingRefreshesOfOneTokenGetOneSuccessor() async throws {
         let h = try Harness()
-        let first = try await h.service.signInAnonymously()
+        let first = try await h.service.signInAnonymously(source: .inProcess)
         let results = try await withThrowingTaskGroup(of: SessionTokens.self) { group in
             for _ in 0..<16 { group.addTask { try await h.service.refresh(refreshToken: first.refreshToken) } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -112,7 +112,7 @@ import Testing
 
     @Test func aRiseInAuthLevelReplacesTheAccessToken() async throws {
         let h = try Harness()
-        let anon = try await h.service.signInAnonymously()
+        let anon = try await h.service.signInAnonymously(source: .inProcess)
         let up = try await h.service.setPIN(accessToken: anon.accessToken, pin: "3751")
         #expect(up.rotated && up.accessToken != anon.accessToken)
         #expect(await identityError { try await h.service.validate(accessToken: anon.accessToken) }?.code == .unauthenticated)
@@ -137,7 +137,7 @@ import Testing
                     for _ in 0..<5 { r = try await h.service.refresh(refreshToken: r).refreshToken }
                 }
                 for _ in 0..<2 { group.addTask { _ = try await h.service.signIn(username: name, pin: "3751", source: .inProcess) } }
-                group.addTask { _ = try await h.service.signInAnonymously() }
+                group.addTask { _ = try await h.service.signInAnonymously(source: .inProcess) }
             }
             try await group.waitForAll()
         }
@@ -150,12 +150,12 @@ import Testing
 
     @Test func manyConcurrentValidationsAndSignInsLoseNothing() async throws {
         let h = try Harness()
-        let tokens = try await h.service.signInAnonymously()
+        let tokens = try await h.service.signInAnonymously(source: .inProcess)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<40 {
                 group.addTask {
                     if i % 2 == 0 {
-                        _ = try await h.service.signInAnonymously()
+                        _ = try await h.service.signInAnonymously(source: .inProcess)
                     } else {
                         _ = try await h.service.validate(accessToken: tokens.accessToken)
                     }
@@ -171,16 +171,18 @@ import Testing
 @Suite struct HousekeepingTests {
     @Test func purgeDeletesOnlyWhatCanNoLongerBeUsed() async throws {
         let h = try Harness { $0.absoluteLifetime = 7200; $0.accessTokenLifetime = 7200; $0.idleTimeout = 7200 }
-        let old = try await h.service.signInAnonymously()
+        let old = try await h.service.signInAnonymously(source: .inProcess)
         _ = try await h.service.beginAppleSignIn()
         let space = try await h.service.createSpace(accessToken: old.accessToken, name: "Old", inviteRole: "editor")
         h.clock.advance(3000)
-        let fresh = try await h.service.signInAnonymously()
+        let fresh = try await h.service.signInAnonymously(source: .inProcess)
         let nonce = try await h.service.beginAppleSignIn()
         h.clock.advance(4300)  // the first session is past its absolute lifetime; the second is not
         _ = try await h.service.validate(accessToken: fresh.accessToken)
         let purged = try await h.service.purgeExpired()
-        #expect(purged == 3)  // two nonces, one session (its refresh token goes by cascade); the share code lives 48 h
+        // Two nonces, one session (its refresh token goes by cascade), the spent sign-up window of the
+        // in-process source; the share code lives 48 h.
+        #expect(purged == 4)
         #expect(try h.count("session") == 1)
         #expect(try h.count("refreshToken") == 1)
         _ = nonce

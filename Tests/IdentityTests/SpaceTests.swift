@@ -7,8 +7,8 @@ import Testing
 @Suite struct SpaceTests {
     @Test func createAndJoinWithAShareCode() async throws {
         let h = try Harness()
-        let owner = try await h.service.signInAnonymously()
-        let partner = try await h.service.signInAnonymously()
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
+        let partner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         #expect(!String(describing: space).contains(space.shareCode))
         // Codes are case-insensitive and may be typed with separators.
@@ -18,7 +18,7 @@ import Testing
         let facts = try await h.service.resourceFacts(resourceId: space.resourceId)
         #expect(facts.ownerId == owner.userId && facts.members == [owner.userId: "owner", partner.userId: "editor"])
         // Single-purpose: the code is spent.
-        let third = try await h.service.signInAnonymously()
+        let third = try await h.service.signInAnonymously(source: .inProcess)
         #expect(await identityError { try await h.service.joinSpace(accessToken: third.accessToken, shareCode: space.shareCode, source: .inProcess) }?.code == .invalidCredentials)
         // Stored hashed.
         let codes = try await h.database.pool.read { db in try Data.fetchAll(db, sql: "SELECT codeHash FROM shareCode") }
@@ -27,18 +27,18 @@ import Testing
 
     @Test func codesExpire() async throws {
         let h = try Harness()
-        let owner = try await h.service.signInAnonymously()
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         h.clock.advance(48 * 3600 + 1)
-        let partner = try await h.service.signInAnonymously()
+        let partner = try await h.service.signInAnonymously(source: .inProcess)
         #expect(await identityError { try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess) }?.field == "shareCode")
     }
 
     @Test func guessesAreRateLimited() async throws {
         let h = try Harness { $0.accessTokenLifetime = 3600 }
-        let owner = try await h.service.signInAnonymously()
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
-        let guesser = try await h.service.signInAnonymously()
+        let guesser = try await h.service.signInAnonymously(source: .inProcess)
         for i in 0..<5 {
             let e = await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: String(format: "AAAAA%05d", i), source: .inProcess) }
             #expect(e?.code == .invalidCredentials)
@@ -53,10 +53,10 @@ import Testing
 
     @Test func onlyTheOwnerInvites() async throws {
         let h = try Harness()
-        let owner = try await h.service.signInAnonymously()
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         let viewerCode = try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "viewer")
-        let v = try await h.service.signInAnonymously()
+        let v = try await h.service.signInAnonymously(source: .inProcess)
         _ = try await h.service.joinSpace(accessToken: v.accessToken, shareCode: viewerCode, source: .inProcess)
         #expect(try await h.service.resourceFacts(resourceId: space.resourceId).members[v.userId] == "viewer")
         #expect(await identityError { try await h.service.newShareCode(accessToken: v.accessToken, resourceId: space.resourceId) }?.code == .forbidden)
@@ -65,7 +65,7 @@ import Testing
 
     @Test func concurrentUsageIncrementsLoseNothing() async throws {
         let h = try Harness()
-        let owner = try await h.service.signInAnonymously()
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Research", type: "project", inviteRole: "editor")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<50 { group.addTask { try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources") } }
@@ -93,7 +93,7 @@ import Testing
         #expect(subject.attributes == ["analytics": .bool(true), "crashReporting": .bool(false), "aiSuggestions": .bool(true), "dataSharing": .string("minimal")])
         #expect(subject.isSignedIn)
         // A new account shares nothing by default.
-        let fresh = try await h.service.signInAnonymously()
+        let fresh = try await h.service.signInAnonymously(source: .inProcess)
         let anon = try await h.service.subject(accessToken: fresh.accessToken)
         #expect(anon.attributes["dataSharing"] == .string("none") && anon.tier == nil && !anon.isSignedIn)
     }

@@ -16,7 +16,7 @@ import Testing
         let applied = try await h.database.pool.read { db in try AppDatabase.migrator.appliedIdentifiers(db) }
         #expect(applied == Set(Schema.migrations.map(\.0)))
         // Reopening an existing file migrates nothing and keeps the data.
-        _ = try await h.service.signInAnonymously()
+        _ = try await h.service.signInAnonymously(source: .inProcess)
         let reopened = try AppDatabase(path: h.dir.appendingPathComponent("identity.sqlite").path)
         #expect(try await reopened.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") } == 1)
         #expect(try reopened.integrityProblems().isEmpty)
@@ -24,7 +24,7 @@ import Testing
 
     @Test func theAuditLogIsAppendOnly() async throws {
         let h = try Harness()
-        _ = try await h.service.signInAnonymously()
+        _ = try await h.service.signInAnonymously(source: .inProcess)
         for sql in ["UPDATE auditEvent SET outcome = 'failure'", "DELETE FROM auditEvent"] {
             #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: sql) } }
         }
@@ -34,24 +34,24 @@ import Testing
     @Test func aWriteThatFailsMidwayLeavesTheDatabaseAsItWas() async throws {
         let h = try Harness()
         let tables = ["user", "privacySettings", "session", "refreshToken", "auditEvent"]
-        _ = try await h.service.signInAnonymously()
+        _ = try await h.service.signInAnonymously(source: .inProcess)
         let before = try tables.map { try h.count($0) }
         // The audit insert is the last write of a sign-in: make it fail after the user and session rows went in.
         try await h.database.pool.write { db in
             try db.execute(sql: "CREATE TEMP TRIGGER failAudit BEFORE INSERT ON main.auditEvent BEGIN SELECT RAISE(ABORT, 'injected'); END")
         }
-        let e = await identityError { try await h.service.signInAnonymously() }
+        let e = await identityError { try await h.service.signInAnonymously(source: .inProcess) }
         #expect(e?.code == .storage && e?.field == "database")
         #expect(try tables.map { try h.count($0) } == before)
         try await h.database.pool.write { db in try db.execute(sql: "DROP TRIGGER failAudit") }
-        _ = try await h.service.signInAnonymously()
+        _ = try await h.service.signInAnonymously(source: .inProcess)
         #expect(try h.count("session") == before[2] + 1)
     }
 
     @Test func aDeletionThatFailsMidwayRevokesNothingAndMovesNothing() async throws {
         let h = try Harness()
-        let owner = try await h.service.signInAnonymously()
-        let partner = try await h.service.signInAnonymously()
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
+        let partner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess)
         let audit = try h.auditRows().count

@@ -78,6 +78,7 @@ import FoundationXML
         case .json: #expect(actual.contains(#""expected": "deny""#) && actual.contains(#""trace": ["#))
         case .github: #expect(actual.contains("::error file=projects/app.yaml,line=18,col=5,title=invariant-failed::"))
         case .junit: #expect(actual.contains(#"<testcase name="viewer never edit" classname="projects.invariants" file="projects/app.yaml" line="18">"#))
+        case .markdown: #expect(actual.contains("`projects/app.yaml:18:5` ❌ invariant **viewer never edit** does not hold: expected deny"))
         }
     }
 

@@ -8,13 +8,14 @@
 import BenchFixtures
 import Foundation
 import Gatehouse
+import HandWrittenBaseline
 import MallocInterposerSwift
 import PolicySynth
 
 let usage = """
     usage: gatehouse-bench [--section shipped|check|facade|scaling|all] [--max-rules N] [--samples N]
            gatehouse-bench --compile-only N
-           gatehouse-bench --profile decide|allow|deny|prepared|explain SET PASSES
+           gatehouse-bench --profile decide|allow|deny|prepared|explain|handwritten|interned|handwritten-interned SET PASSES
            gatehouse-bench --profile scaling N PASSES
            gatehouse-bench --decide-file POLICY_DIR REQUESTS_JSONL
     """
@@ -154,6 +155,20 @@ if let profile {
     }
     switch profile[0] {
     case "explain": for _ in 0..<passes { for r in requests { consume(policy.explain(r)) } }
+    case "handwritten":
+        // Called directly, not through `HandWritten.check(for:)`'s closure, so the symbol callgrind collects is the one run.
+        switch profile[1] {
+        case "research-crawler": for _ in 0..<passes { for r in requests { consume(HandWritten.researchCrawler(r)) } }
+        case "mimisupply": for _ in 0..<passes { for r in requests { consume(HandWritten.mimisupply(r)) } }
+        default: fatalError("no hand-written rules for \(profile[1])")
+        }
+    case "interned":
+        let vocabulary = policy.vocabulary
+        let interned = requests.map { vocabulary.intern($0) }
+        for _ in 0..<passes { for r in interned { consume(policy.decide(r)) } }
+    case "handwritten-interned":
+        let interned = requests.map(HandInternedRequest.init)
+        for _ in 0..<passes { for r in interned { consume(HandWritten.decide(r)) } }
     case "prepared":
         let prepared = requests.map { policy.prepare(resourceType: $0.resource.type, action: $0.action) }
         for _ in 0..<passes {

@@ -12,6 +12,8 @@ public enum CheckFormat: String, Sendable, CaseIterable {
     case github
     /// JUnit XML (`<testsuites>`, one `<testsuite>` per set) for CI test reports.
     case junit
+    /// A short markdown summary (a table of sets, then each finding) for a CI job summary or a pull request.
+    case markdown
 }
 
 extension CheckReport {
@@ -22,6 +24,7 @@ extension CheckReport {
         case .json: return CheckJSON.render(self).rendered(pretty: true)
         case .github: return sets.map(CheckGitHub.render).joined(separator: "\n")
         case .junit: return JUnitReport.render(self)
+        case .markdown: return CheckMarkdown.render(self)
         }
     }
 }
@@ -237,6 +240,59 @@ enum CheckGitHub {
             }
         }
         lines.append(CheckText.summary(set))
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The CI summary: one table row per set (result, tests, invariants, coverage, warnings), then what failed.
+enum CheckMarkdown {
+    static func render(_ report: CheckReport) -> String {
+        let clean = report.outcome == .clean
+        var lines = ["## Policy check: " + (clean ? "✅ passed" : "❌ failed"), ""]
+        lines.append("| set | result | tests | invariants | coverage | errors | warnings |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for set in report.sets {
+            let cell = MatrixRenderer.markdownCell
+            let result = !set.loaded ? "❌ not loaded" : set.outcome == .clean ? "✅ ok" : "❌ failed"
+            let failed = set.failedTests.count
+            let tests = set.loaded ? "\(set.tests.count - failed) passed, \(failed) failed" : "–"
+            let broken = set.failedInvariants.count
+            let invariants = set.loaded
+                ? "\(set.invariants.results.count - broken) held, \(broken) broken over \(CheckText.plural(set.invariants.spaceSize, "request"))" : "–"
+            let coverage = set.coverage.map { c in
+                Coverage.format(c.percent) + (set.minCoverage.map { " (minimum \(formatMinimum($0)))" } ?? "")
+            } ?? "–"
+            lines.append("| \(cell(set.path)) | \(result) | \(tests) | \(invariants) | \(coverage) | \(set.errors.count) | \(set.warnings.count) |")
+        }
+        for set in report.sets {
+            var findings: [String] = []
+            for d in set.diagnostics {
+                let mark = d.severity == .error ? "❌ error" : d.severity == .warning ? "⚠️ warning" : "ℹ️ note"
+                let location = d.location.map { "`\($0)` " } ?? ""
+                findings.append("- \(location)\(mark): \(MatrixRenderer.markdownCell(d.message)) `[\(d.code)]`")
+            }
+            for test in set.failedTests {
+                findings.append("- `\(test.location)` ❌ policy test **\(MatrixRenderer.markdownCell(test.name))** failed: "
+                    + test.failures.map(MatrixRenderer.markdownCell).joined(separator: "; "))
+            }
+            for invariant in set.failedInvariants {
+                var line = "- `\(invariant.location)` ❌ invariant **\(MatrixRenderer.markdownCell(invariant.name))** does not hold"
+                if let c = invariant.counterexample {
+                    let d = c.explanation.decision
+                    line += ": expected \(MatrixRenderer.markdownCell(c.expected)), got \(d.effect.rawValue) (\(d.reason.rawValue))"
+                        + " for `\(c.request.json.rendered().replacingOccurrences(of: "`", with: "'"))`"
+                }
+                findings.append(line)
+            }
+            if set.coverageBelowMinimum, let coverage = set.coverage, let minimum = set.minCoverage {
+                findings.append("- ❌ coverage \(Coverage.format(coverage.percent)) is below the minimum of \(formatMinimum(minimum))")
+            }
+            if let coverage = set.coverage, !coverage.uncovered.isEmpty {
+                findings.append("- not exercised by any policy test: " + coverage.uncovered.map { "`\($0.location)` \(MatrixRenderer.markdownCell($0.name))" }.joined(separator: ", "))
+            }
+            guard !findings.isEmpty else { continue }
+            lines += ["", "### \(MatrixRenderer.markdownCell(set.path))", ""] + findings
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -135,25 +135,58 @@ struct Cover {
     }
 
 
-    func cubes(_ points: [SpacePoint]) -> [Cube] {
+    func cubes(_ points: [SpacePoint]) -> [Cube] { Self.cubes(points, size: cubeSize) }
+
+    /// Cubes of points whose axes are free of the subject's restrictions (any product of values is a point).
+    static func productCubes(_ points: [SpacePoint]) -> [Cube] {
+        cubes(points) { $0.reduce(1) { $0 * $1.count } }
+    }
+
+    /// Splits `points` into cubes, `size` telling how many points the product of a projection holds.
+    static func cubes(_ points: [SpacePoint], size: ([Set<Int>]) -> Int) -> [Cube] {
         guard let first = points.first else { return [] }
         var projection = Array(repeating: Set<Int>(), count: first.indices.count)
         for point in points {
             for (axis, value) in point.indices.enumerated() { projection[axis].insert(value) }
         }
-        if cubeSize(projection) == points.count { return [Cube(points: points, projection: projection)] }
+        if size(projection) == points.count { return [Cube(points: points, projection: projection)] }
         // Not a cube: split on the first axis that varies and cover each part.
         guard let axis = projection.indices.first(where: { projection[$0].count > 1 }) else {
             return [Cube(points: points, projection: projection)]
         }
         var parts: [Int: [SpacePoint]] = [:]
         for point in points { parts[point.indices[axis], default: []].append(point) }
-        return parts.keys.sorted().flatMap { cubes(parts[$0]!) }
+        return parts.keys.sorted().flatMap { cubes(parts[$0]!, size: size) }
+    }
+
+    /// Joins cubes that differ on one axis only while their union is still a cube, so "free" and
+    /// "pro (expired)" read as one line: fewer, larger cubes than the first-axis split gives.
+    static func joined(_ cubes: [Cube], size: ([Set<Int>]) -> Int) -> [Cube] {
+        var cubes = cubes
+        var joinedAny = true
+        while joinedAny {
+            joinedAny = false
+            search: for i in cubes.indices {
+                for j in cubes.indices where j > i {
+                    let a = cubes[i].projection, b = cubes[j].projection
+                    let differing = a.indices.filter { a[$0] != b[$0] }
+                    guard differing.count == 1 else { continue }
+                    var union = a
+                    union[differing[0]].formUnion(b[differing[0]])
+                    guard size(union) == cubes[i].points.count + cubes[j].points.count else { continue }
+                    cubes[i] = Cube(points: cubes[i].points + cubes[j].points, projection: union)
+                    cubes.remove(at: j)
+                    joinedAny = true
+                    break search
+                }
+            }
+        }
+        return cubes
     }
 
     /// How many points of the space lie in the product of `projection` (signed-out and anonymous subjects
     /// take only the first standing and auth value).
-    private func cubeSize(_ projection: [Set<Int>]) -> Int {
+    func cubeSize(_ projection: [Set<Int>]) -> Int {
         var total = 0
         for s in projection[0] {
             var product = 1
@@ -167,7 +200,7 @@ struct Cover {
         return total
     }
 
-    private func restricted(axis: Int, subject: SubjectClass) -> Bool {
+    func restricted(axis: Int, subject: SubjectClass) -> Bool {
         switch subject {
         case .signedOut: axis == 1 || axis == 3
         case .anonymous: axis == 3 || (axis == 1 && !space.anonymousHasStanding)
@@ -195,7 +228,7 @@ struct Cover {
     }
 
     /// Every value an axis can take for the given subjects.
-    private func allowedCount(axis: Int, subjects: Set<Int>) -> Int {
+    func allowedCount(axis: Int, subjects: Set<Int>) -> Int {
         subjects.allSatisfy { restricted(axis: axis, subject: space.subjects[$0]) } ? 1 : space.allAxisSizes[axis]
     }
 

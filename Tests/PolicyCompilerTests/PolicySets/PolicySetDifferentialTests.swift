@@ -42,6 +42,9 @@ struct DifferentialRun {
         var problems: [String] = []
         if Observed(indexed) != expected { problems.append("decide:    \(Observed(indexed))\nreference: \(expected)") }
         if Observed(unindexed) != Observed(indexed) { problems.append("decideUnindexed: \(Observed(unindexed))\ndecide:          \(Observed(indexed))") }
+        // The interned path must give the very same decision, location included.
+        let interned = policy.decide(policy.vocabulary.intern(request))
+        if interned != indexed { problems.append("decide(interned): \(Observed(interned))\ndecide:           \(Observed(indexed))") }
         if indexed.effect == .deny, indexed.message?.isEmpty ?? true { problems.append("a deny without a message: \(Observed(indexed))") }
         if compared % 16 == 0, policy.explain(request).decision != indexed { problems.append("explain disagrees with decide") }
         guard problems.isEmpty else {

@@ -1,0 +1,150 @@
+import Foundation
+import PolicyModel
+
+/// What `decide` reads of a request, whichever form it comes in: the String-keyed `Request` or an
+/// `InternedRequest`. One generic decide serves both, so they cannot drift apart; each form is specialised.
+protocol DecideInput {
+    /// How the subject's role on the resource is held: its name, or the policy's id for it.
+    associatedtype Role
+
+    var signedIn: Bool { get }
+    /// `context.now`, or the clock's now.
+    var decisionTime: Date { get }
+    func effectiveTier(_ table: DecisionTable, signedIn: Bool, now: Date) -> Int
+    /// Whether the subject owns the resource, and its role on it (the owner role for the owner).
+    func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: Role?)
+    func grants(_ entry: ActionEntry, _ role: Role) -> Bool
+    /// The role's name, for traces.
+    func name(of role: Role, _ table: DecisionTable) -> String
+    func authMethodSatisfies(_ entry: ActionEntry) -> Bool
+    /// The auth method's name, for traces.
+    var authMethodName: String? { get }
+    var verifiedAt: Date? { get }
+    func holdsAppRole(_ entry: ActionEntry) -> Bool
+    /// The count the action's limit reads.
+    func usedCount(_ entry: ActionEntry) -> Int
+    /// Calls `body` with what the action's conditions see.
+    func withConditionInput<Result>(
+        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Role?, _ body: (EvaluationInput) -> Result
+    ) -> Result
+}
+
+extension Request: DecideInput {
+    @inline(__always) var signedIn: Bool { subject.isSignedIn }
+    @inline(__always) var decisionTime: Date { context.now ?? Date() }
+
+    @inline(__always)
+    func effectiveTier(_ table: DecisionTable, signedIn: Bool, now: Date) -> Int {
+        table.effectiveTier(of: subject, signedIn: signedIn, now: now)
+    }
+
+    @inline(__always)
+    func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
+        table.standing(self, signedIn: signedIn, entry: entry)
+    }
+
+    @inline(__always) func grants(_ entry: ActionEntry, _ role: String) -> Bool { entry.grants(role) }
+    func name(of role: String, _ table: DecisionTable) -> String { role }
+
+    @inline(__always)
+    func authMethodSatisfies(_ entry: ActionEntry) -> Bool {
+        guard let method = subject.auth?.method else { return false }
+        return entry.authMethods.contains(method)
+    }
+
+    var authMethodName: String? { subject.auth?.method }
+    @inline(__always) var verifiedAt: Date? { subject.auth?.verifiedAt }
+
+    @inline(__always)
+    func holdsAppRole(_ entry: ActionEntry) -> Bool {
+        guard let needed = entry.appRoles else { return true }
+        return subject.roles.contains(where: needed.contains)
+    }
+
+    @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { resource.usage.value(forSmall: entry.limitCounter) ?? 0 }
+
+    @inline(__always)
+    func withConditionInput<Result>(
+        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: String?, _ body: (EvaluationInput) -> Result
+    ) -> Result {
+        withUnsafePointer(to: self) { pointer in
+            body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: role))
+        }
+    }
+}
+
+extension InternedRequest: DecideInput {
+    /// A member role id, -1 for a role the policy does not know.
+    typealias Role = Int32
+
+    @inline(__always) var decisionTime: Date { now ?? Date() }
+
+    @inline(__always)
+    func effectiveTier(_ table: DecisionTable, signedIn: Bool, now: Date) -> Int {
+        guard signedIn, let tier, tier.index >= 0, Int(tier.index) < table.tiers.count else { return table.defaultTier }
+        if let expiry = subscriptionExpiry, expiry < now { return table.defaultTier }
+        return Int(tier.index)
+    }
+
+    @inline(__always)
+    func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: Int32?) {
+        guard signedIn else { return (false, nil) }
+        switch self.standing {
+        case .none: return (false, nil)
+        case .owner: return entry.owner == nil ? (false, nil) : (true, entry.ownerRoleID)
+        case .member(let id):
+            let role = id?.index ?? -1
+            return (role >= 0 && role == entry.ownerRoleID, role)
+        }
+    }
+
+    @inline(__always) func grants(_ entry: ActionEntry, _ role: Int32) -> Bool { entry.grants(roleID: role) }
+
+    func name(of role: Int32, _ table: DecisionTable) -> String {
+        role >= 0 && Int(role) < table.memberRoleNames.names.count ? table.memberRoleNames.names[Int(role)] : "?"
+    }
+
+    @inline(__always)
+    func authMethodSatisfies(_ entry: ActionEntry) -> Bool {
+        guard let authMethod else { return false }
+        return authMethod.index < 8 && entry.authMethodBits & (1 << authMethod.index) != 0
+    }
+
+    var authMethodName: String? { authMethod.map { Int($0.index) < AuthMethod.all.count ? AuthMethod.all[Int($0.index)] : "?" } }
+
+    @inline(__always)
+    func holdsAppRole(_ entry: ActionEntry) -> Bool {
+        guard let needed = entry.appRoleIDs else { return true }
+        return appRoles.intersects(needed)
+    }
+
+    @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { used }
+
+    func withConditionInput<Result>(
+        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Int32?, _ body: (EvaluationInput) -> Result
+    ) -> Result {
+        guard let request else {
+            preconditionFailure("InternedRequest.request is required for \(entry.typeName).\(entry.plan.name): its conditions read the request")
+        }
+        // Conditions see the role by name, as the String-keyed request spells it.
+        let name = table.standing(request, signedIn: signedIn, entry: entry).role
+        return withUnsafePointer(to: request) { pointer in
+            body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: name))
+        }
+    }
+}
+
+extension Dictionary where Key == String {
+    /// `self[key]`, comparing keys one by one when there are few: a handful of String compares costs less than
+    /// hashing the key with SipHash. Same answer: keys are unique under `==`, which both ways compare by.
+    @inline(__always)
+    func value(forSmall key: String) -> Value? {
+        guard count <= 4 else { return self[key] }
+        var index = startIndex
+        while index != endIndex {
+            if keys[index] == key { return values[index] }
+            formIndex(after: &index)
+        }
+        return nil
+    }
+}

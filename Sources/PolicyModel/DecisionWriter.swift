@@ -1,0 +1,151 @@
+/// Writes decisions as the contract's compact JSON into a byte buffer, with no Foundation and no allocation
+/// beyond the buffer's own growth.
+///
+/// The bytes are exactly `decision.json.rendered()`'s (tested): fields in contract order, absent fields left
+/// out, strings escaped the same way.
+public enum DecisionWriter {
+    /// Appends `decision` as one line of compact JSON, without the newline.
+    @inlinable
+    public static func append(_ decision: Decision, to out: inout [UInt8]) {
+        appendHead(effect: decision.effect, reason: decision.reason, to: &out)
+        if let message = decision.message {
+            append(literal: ",\"message\":", to: &out)
+            appendString(message, to: &out)
+        }
+        if let limit = decision.limit {
+            append(literal: ",\"limit\":", to: &out)
+            appendInteger(limit, to: &out)
+        }
+        if let used = decision.used {
+            append(literal: ",\"used\":", to: &out)
+            appendInteger(used, to: &out)
+        }
+        if let remaining = decision.remaining {
+            append(literal: ",\"remaining\":", to: &out)
+            appendInteger(remaining, to: &out)
+        }
+        if let upgradeTo = decision.upgradeTo {
+            append(literal: ",\"upgradeTo\":", to: &out)
+            appendString(upgradeTo, to: &out)
+        }
+        if let policy = decision.policy {
+            append(literal: ",\"policy\":\"", to: &out)
+            appendEscaped(policy.file, to: &out)
+            out.append(UInt8(ascii: ":"))
+            appendInteger(policy.line, to: &out)
+            out.append(UInt8(ascii: ":"))
+            appendInteger(policy.column, to: &out)
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `{"decision":"…","reason":"…"`: one literal per (effect, reason).
+    @usableFromInline
+    static func appendHead(effect: Effect, reason: Reason, to out: inout [UInt8]) {
+        append(literal: effect == .allow ? "{\"decision\":\"allow\",\"reason\":\"" : "{\"decision\":\"deny\",\"reason\":\"", to: &out)
+        let code: StaticString
+        switch reason {
+        case .allowed: code = "allowed\""
+        case .defaultDeny: code = "default_deny\""
+        case .deniedByRule: code = "denied_by_rule\""
+        case .unauthenticated: code = "unauthenticated\""
+        case .stepUpRequired: code = "step_up_required\""
+        case .roleRequired: code = "role_required\""
+        case .notMember: code = "not_member\""
+        case .accessDenied: code = "access_denied\""
+        case .ownerOnly: code = "owner_only\""
+        case .requiresUpgrade: code = "requires_upgrade\""
+        case .limitExceeded: code = "limit_exceeded\""
+        case .consentRequired: code = "consent_required\""
+        }
+        append(literal: code, to: &out)
+    }
+
+    /// Appends a literal's bytes.
+    @inlinable @inline(__always)
+    public static func append(literal: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// A JSON string literal, quotes included.
+    @inlinable
+    public static func appendString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        appendEscaped(text, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The text escaped for a JSON string: `"` and `\\` and control characters, the rest as its UTF-8 bytes.
+    public static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var runStart = 0
+            var i = 0
+            while i < bytes.count {
+                i = JSONBytes.skipPlain(base, from: i, count: bytes.count, stopAtNonASCII: false)
+                guard i < bytes.count else { break }
+                let b = base[i]
+                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else {
+                    i += 1
+                    continue
+                }
+                if runStart < i { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
+                appendEscape(b, to: &out)
+                i += 1
+                runStart = i
+            }
+            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: bytes.count - runStart)) }
+        }
+    }
+
+    @usableFromInline
+    static func appendEscape(_ b: UInt8, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\\"))
+        switch b {
+        case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\"))
+        case 0x0A: out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(UInt8(ascii: "t"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 0xF)]])
+        }
+    }
+
+    /// A decimal integer, as `String(value)` writes it.
+    @inlinable
+    public static func appendInteger(_ value: Int, to out: inout [UInt8]) {
+        if value >= 0, value < 10 {
+            out.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 20 digits and a sign fit
+        var magnitude = value.magnitude
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var i = buffer.count
+            repeat {
+                i -= 1
+                buffer[i] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                i -= 1
+                buffer[i] = UInt8(ascii: "-")
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[i...]))
+        }
+    }
+}
+
+extension Decision {
+    /// The contract's compact JSON of this decision, as bytes (`DecisionWriter`).
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        DecisionWriter.append(self, to: &out)
+        return out
+    }
+}
