@@ -113,12 +113,14 @@ func addDecisionRoutes(_ routes: RouteBuilder) {
     let limit = server.settings.bodyLimit
     route(.post, "/v1/decide") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBody(request, limit: limit)
+        let body = try await readBytes(request, limit: limit)
         let bearer = try bearerToken(request)
         let policy = server.service.policy
-        let decision = try await server.decide(try DecisionBodies.request(body), bearer: bearer, by: policy)
+        let decision = try await server.decide(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
         server.metrics.decisionRoute("decide", took: DispatchTime.now().uptimeNanoseconds - start)
-        return json(decision.json, policy: policy.contentHash)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", .gatehousePolicy: policy.contentHash],
+            body: .init(byteBuffer: ByteBuffer(bytes: decision.jsonBytes)))
     }
     route(.post, "/v1/decide/batch") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
@@ -131,10 +133,10 @@ func addDecisionRoutes(_ routes: RouteBuilder) {
     }
     route(.post, "/v1/explain") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBody(request, limit: limit)
+        let body = try await readBytes(request, limit: limit)
         let bearer = try bearerToken(request)
         let policy = server.service.policy
-        let explanation = try await server.explain(try DecisionBodies.request(body), bearer: bearer, by: policy)
+        let explanation = try await server.explain(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
         server.metrics.decisionRoute("explain", took: DispatchTime.now().uptimeNanoseconds - start)
         return json(explanation.json, policy: policy.contentHash)
     }
@@ -240,9 +242,13 @@ func text(_ value: String) -> Response {
 /// The body as text, refused with 413 when it is (or says it is) longer than `limit`: a declared length is
 /// refused before any byte is read, a streamed one as soon as the limit is passed.
 func readBody(_ request: Hummingbird.Request, limit: Int) async throws -> String {
+    String(buffer: try await readBytes(request, limit: limit))
+}
+
+func readBytes(_ request: Hummingbird.Request, limit: Int) async throws -> ByteBuffer {
     if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw Problem.bodyTooLarge(limit: limit) }
     do {
-        return String(buffer: try await request.body.collect(upTo: limit))
+        return try await request.body.collect(upTo: limit)
     } catch is NIOTooManyBytesError {
         throw Problem.bodyTooLarge(limit: limit)
     }
