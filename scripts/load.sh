@@ -5,7 +5,8 @@
 #
 #   scripts/load.sh [SECONDS_PER_RUN]     (default 10; CONFIG=debug for a debug build)
 #
-# Bounded: each wrk run lasts SECONDS_PER_RUN; the memory phase stops at 1,000,000 requests or 300 s.
+# Bounded: each wrk run lasts SECONDS_PER_RUN; the memory phase stops at 1,000,000 requests or MEM_SECONDS
+# (default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"
@@ -61,7 +62,7 @@ awk -v h="$RATE_healthz" -v d="$RATE_decide" -v b="$RATE_batch" -v t="$RATE_bear
 
 # Memory: decide requests until 100,000, read RSS; on to 1,000,000 (at most 300 s), read RSS again.
 total=0; rss100k=""; started=$SECONDS
-while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt 300 ]; do
+while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt "${MEM_SECONDS:-300}" ]; do
   wrk -t"$THREADS" -c"$CONNS" -d5s -s "$WORK/decide.lua" "$URL/v1/decide" > "$WORK/mem.txt"
   total=$((total + $(awk '/requests in/ {print $1}' "$WORK/mem.txt")))
   if [ -z "$rss100k" ] && [ "$total" -ge 100000 ]; then
