@@ -28,14 +28,14 @@ URL="$(sed -n 's/^listening on //p' "$WORK/out" | head -1)"
 [ -n "$URL" ] || { echo "the server did not start"; cat "$WORK/server.log"; exit 1; }
 
 ONE='{"subject":{"id":"u1","tier":"free"},"action":"add_source","resource":{"type":"app","usage":{"sources":49}}}'
-BATCH="{\"requests\":[$(for i in $(seq 1 100); do printf '%s' "$ONE"; [ "$i" -lt 100 ] && printf ','; done)]}"
+BATCH="{\"requests\":[$(for i in $(seq 1 100); do printf '%s' "$ONE"; if [ "$i" -lt 100 ]; then printf ','; fi; done)]}"
 TOKEN="$(curl -s -X POST "$URL/v1/auth/anonymous" | sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')"
 BEARER='{"action":"ai_suggestions","resource":{"type":"app"}}'
 
 post_script() {  # $1 file, $2 body, $3 extra header line (optional)
   local body="${2//\\/\\\\}"; body="${body//\"/\\\"}"
   { echo 'wrk.method = "POST"'; echo "wrk.body = \"$body\""; echo 'wrk.headers["Content-Type"] = "application/json"'
-    [ -n "${3:-}" ] && echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; } > "$1"
+    if [ -n "${3:-}" ]; then echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; fi; } > "$1"
 }
 post_script "$WORK/decide.lua" "$ONE"
 post_script "$WORK/batch.lua" "$BATCH"
