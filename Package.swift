@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [
-                "PolicyServer", "Gatehouse", "policy",
+                "PolicyServer", "Gatehouse", "PolicyModel", "policy",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ]),

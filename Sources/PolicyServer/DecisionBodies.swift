@@ -13,6 +13,89 @@ public enum DecisionBodies {
         try Request(json: bytes, limits: RequestLimits(maxBytes: limit))
     }
 
+    /// `{"requests": [...]}` from the body's bytes: when the envelope has exactly that shape, each item's
+    /// bytes go to the contract's byte reader (errors carry the item's field path and the body offset);
+    /// any other envelope is read by `batch(_:)`, which names what is wrong with it.
+    public static func batch(bytes: [UInt8], limit: Int) throws(RequestError) -> [Result<Request, RequestError>] {
+        guard let items = itemRanges(bytes) else { return try batch(String(decoding: bytes, as: UTF8.self)) }
+        guard items.count <= maxItems else { throw RequestError(field: "requests", "holds more than \(maxItems) requests") }
+        let limits = RequestLimits(maxBytes: limit)
+        return items.enumerated().map { i, range in
+            do throws(RequestError) {
+                return .success(try Request(json: bytes[range], limits: limits))
+            } catch {
+                return .failure(
+                    RequestError(
+                        field: "requests[\(i)]" + (error.field.isEmpty ? "" : "." + error.field), error.message, kind: error.kind,
+                        offset: error.offset.map { $0 + range.lowerBound }))
+            }
+        }
+    }
+
+    /// The byte ranges of the items of `{"requests": [item, ...]}`, or nil when the body is not exactly
+    /// that shape. This only finds where each item ends (strings and nesting skipped); reading an item is
+    /// the request reader's work, so an item that is not JSON fails there, alone.
+    static func itemRanges(_ b: [UInt8]) -> [Range<Int>]? {
+        var i = 0
+        func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
+        func take(_ literal: StaticString) -> Bool {
+            let n = literal.utf8CodeUnitCount
+            guard i + n <= b.count else { return false }
+            for k in 0..<n where b[i + k] != literal.utf8Start[k] { return false }
+            i += n
+            return true
+        }
+        skipSpace()
+        guard take("{") else { return nil }
+        skipSpace()
+        guard take("\"requests\"") else { return nil }
+        skipSpace()
+        guard take(":") else { return nil }
+        skipSpace()
+        guard take("[") else { return nil }
+        skipSpace()
+        var items: [Range<Int>] = []
+        if take("]") == false {
+            while true {
+                let start = i
+                var depth = 0
+                var inString = false
+                scan: while i < b.count {
+                    let c = b[i]
+                    if inString {
+                        if c == 0x5C { i += 2; continue }
+                        if c == 0x22 { inString = false }
+                        i += 1
+                        continue
+                    }
+                    switch c {
+                    case 0x22: inString = true
+                    case 0x7B, 0x5B: depth += 1
+                    case 0x7D, 0x5D:
+                        if depth == 0 { break scan }
+                        depth -= 1
+                    case 0x2C where depth == 0: break scan
+                    default: break
+                    }
+                    i += 1
+                }
+                guard i < b.count, i > start else { return nil }
+                items.append(start..<i)
+                if b[i] == 0x2C {
+                    i += 1
+                    continue
+                }
+                guard b[i] == 0x5D else { return nil }
+                i += 1
+                break
+            }
+        }
+        skipSpace()
+        guard take("}") else { return nil }
+        skipSpace()
+        return i == b.count ? items : nil
+    }
+
     /// `{"requests": [...]}`: each item read on its own, so a bad one fails alone.
     public static func batch(_ text: String) throws(RequestError) -> [Result<Request, RequestError>] {
         let object = try envelope(text, allowed: ["requests"])

@@ -124,10 +124,11 @@ func addDecisionRoutes(_ routes: RouteBuilder) {
     }
     route(.post, "/v1/decide/batch") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBody(request, limit: limit)
+        let body = try await readBytes(request, limit: limit)
         let bearer = try bearerToken(request)
         let policy = server.service.policy
-        let answers = try await server.decideBatch(try DecisionBodies.batch(body), bearer: bearer, by: policy)
+        let items = try DecisionBodies.batch(bytes: Array(body.readableBytesView), limit: limit)
+        let answers = try await server.decideBatch(items, bearer: bearer, by: policy)
         server.metrics.decisionRoute("batch", took: DispatchTime.now().uptimeNanoseconds - start)
         return json(.object([.init("decisions", .array(answers))]), policy: policy.contentHash)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import PolicyModel
 import PolicyServer
 import Testing
 
@@ -85,6 +86,25 @@ import Testing
                 #expect(r.object["field"] as? String == "requests")
             }
         }
+    }
+
+    /// The byte path (exact envelope) and the Foundation path (any other envelope) give the same answers.
+    @Test func aBatchReadsTheSameByBothPaths() throws {
+        let items = [Self.freeAI, #"{"action": 5, "resource": {"type": "app"}}"#, #" {"action": "a,]}", "resource": {"type": "x\"]"}} "#, Self.proAI]
+        let exact = #"{"requests": [\#(items.joined(separator: ","))]}"#
+        let other = #"{ "requests" : [\#(items.joined(separator: " , "))] , "requests2": 1}"#
+        let fast = try DecisionBodies.batch(bytes: Array(exact.utf8), limit: 1 << 20)
+        let slow = try DecisionBodies.batch(exact)
+        #expect(fast.count == 4)
+        for (a, b) in zip(fast, slow) {
+            switch (a, b) {
+            case (.success(let x), .success(let y)): #expect(x == y)
+            case (.failure(let x), .failure(let y)): #expect(x.field == y.field)
+            default: Issue.record("the two paths disagree: \(a) / \(b)")
+            }
+        }
+        #expect(throws: RequestError.self) { try DecisionBodies.batch(bytes: Array(other.utf8), limit: 1 << 20) }
+        #expect(try DecisionBodies.batch(bytes: Array(#"{"requests": []}"#.utf8), limit: 1 << 20).isEmpty)
     }
 
     @Test func checkAnswersEveryActionForOneSubject() async throws {
