@@ -31,7 +31,7 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     // MARK: sessions
     route(.post, "/v1/auth/anonymous") { _, context in
         try throttle(context)
-        let tokens = try await server.signIn(method: "anonymous") { try await identity.signInAnonymously() }
+        let tokens = try await server.signIn(method: "anonymous") { try await identity.signInAnonymously(source: source(context)) }
         return json(GatehouseServer.tokens(tokens), status: .created)
     }
     route(.post, "/v1/auth/refresh") { request, context in

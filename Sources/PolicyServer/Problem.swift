@@ -15,14 +15,20 @@ public struct Problem: Error, Sendable, Hashable {
     public var field: String?
     /// Seconds until a throttled client may try again (sent as `Retry-After` too).
     public var retryAfter: Int?
+    /// For a body the request reader refused: the byte offset of the fault, 0-based.
+    public var offset: Int?
 
-    public init(status: Int, code: String, title: String, detail: String? = nil, field: String? = nil, retryAfter: Int? = nil) {
+    public init(
+        status: Int, code: String, title: String, detail: String? = nil, field: String? = nil, retryAfter: Int? = nil,
+        offset: Int? = nil
+    ) {
         self.status = status
         self.code = code
         self.title = title
         self.detail = detail
         self.field = field
         self.retryAfter = retryAfter
+        self.offset = offset
     }
 
     /// The `application/problem+json` body.
@@ -34,16 +40,23 @@ public struct Problem: Error, Sendable, Hashable {
         if let detail { fields.append(.init("detail", .string(detail))) }
         if let field, !field.isEmpty { fields.append(.init("field", .string(field))) }
         if let retryAfter { fields.append(.init("retryAfter", .int(retryAfter))) }
+        if let offset { fields.append(.init("offset", .int(offset))) }
         return .object(fields)
     }
 
-    /// A request body that is not a valid request: `invalid_json` for bad syntax, else `invalid_request`
-    /// naming the field. `prefix` places an envelope's item (`requests[3]`).
+    /// A request body that is not a valid request: `invalid_json` for bytes that are not one unambiguous JSON
+    /// value (bad syntax or UTF-8, a duplicate key, too deep, a number out of range), else `invalid_request`
+    /// naming the field; both with the reader's byte offset. `prefix` places an envelope's item (`requests[3]`).
     public init(_ error: RequestError, prefix: String = "") {
         let field = [prefix, error.field].filter { !$0.isEmpty }.joined(separator: ".")
-        self.init(
-            status: 400, code: error.field.isEmpty && error.message.hasPrefix("invalid JSON") ? "invalid_json" : "invalid_request",
-            title: "Invalid request", detail: error.message, field: field)
+        let code: String
+        switch error.kind {
+        case .syntax, .duplicateKey, .invalidUTF8, .unpairedSurrogate, .integerOverflow, .numberOutOfRange, .tooDeep, .tooLarge:
+            code = "invalid_json"
+        case .negativeCount, .unknownField, .wrongType, .missingField, .invalidTimestamp:
+            code = "invalid_request"
+        }
+        self.init(status: 400, code: code, title: "Invalid request", detail: error.message, field: field, offset: error.offset)
     }
 
     /// An identity refusal, with the status that fits its code.

@@ -34,6 +34,7 @@ import Testing
                 #expect(r.headers[.contentType] == "application/problem+json")
                 #expect(r.object["code"] as? String == "invalid_json")
                 #expect(r.object["status"] as? Int == 400)
+                #expect(r.object["offset"] as? Int == 11)
             }
             try await client.execute(uri: "/v1/decide", method: .post, body: body(#"{"action": "x", "resource": {"type": "app"}, "extra": 1}"#)) { r in
                 #expect(r.status == .badRequest)
