@@ -55,6 +55,14 @@ public struct AppRoleSet: Sendable, Hashable {
     }
 }
 
+/// The request field that names a resource's owner.
+public enum OwnerSource: Sendable, Hashable {
+    /// `resource.ownerId`.
+    case ownerId
+    /// `resource.attributes.NAME`, when it holds a string.
+    case resourceAttribute(String)
+}
+
 /// The subject's standing on the resource, as the policy's owner field and member roles see it.
 public enum Standing: Sendable, Hashable {
     /// Neither the owner nor a member (or signed out: standing is ignored then).
@@ -161,6 +169,16 @@ public struct PolicyVocabulary: Sendable {
     /// The usage counter the action's limit reads, nil when it has no limit.
     public func limitCounter(of action: ActionID) -> String? {
         entry(action).flatMap { $0.limitCaps == nil ? nil : $0.limitCounter }
+    }
+
+    /// Which request field names the owner of the action's resource type, nil when the type has no owner: a reader
+    /// sets `InternedRequest.standing` to `.owner` when that field's bytes equal the subject id's, with no hashing.
+    public func owner(of action: ActionID) -> OwnerSource? {
+        switch entry(action)?.owner {
+        case .ownerId?: return .ownerId
+        case .attribute(let name)?: return .resourceAttribute(name)
+        case nil: return nil
+        }
     }
 
     /// Whether deciding the action evaluates conditions, which read `InternedRequest.request`.
