@@ -516,19 +516,7 @@ struct JSONRequestParser {
     /// The next key of an object whose `{` is consumed, with the cursor on its value; nil after the closing `}`.
     @inline(__always)
     mutating func nextMember(_ first: inout Bool) throws(RequestError) -> StringToken? {
-        skipWhitespace()
-        guard pos < count else { throw syntax("unterminated object") }
-        if base[pos] == UInt8(ascii: "}") {
-            pos += 1
-            return nil
-        }
-        if first {
-            first = false
-        } else {
-            guard base[pos] == UInt8(ascii: ",") else { throw syntax("expected ',' or '}' in an object, found \(describeByte())") }
-            pos += 1
-            skipWhitespace()
-        }
+        guard try nextItem(&first, close: UInt8(ascii: "}"), in: "an object") else { return nil }
         guard pos < count, base[pos] == UInt8(ascii: "\"") else { throw syntax("expected a key in quotes, found \(describeByte())") }
         let key = try scanString()
         skipWhitespace()
@@ -541,16 +529,25 @@ struct JSONRequestParser {
     /// Whether an array whose `[` is consumed has another element (the cursor then on it); false after `]`.
     @inline(__always)
     mutating func nextElement(_ first: inout Bool) throws(RequestError) -> Bool {
+        try nextItem(&first, close: UInt8(ascii: "]"), in: "a list")
+    }
+
+    /// Whether a container whose opening bracket is consumed has another item (the cursor then on it); false
+    /// after its closing bracket `close`.
+    @inline(__always)
+    mutating func nextItem(_ first: inout Bool, close: UInt8, in container: String) throws(RequestError) -> Bool {
         skipWhitespace()
-        guard pos < count else { throw syntax("unterminated list") }
-        if base[pos] == UInt8(ascii: "]") {
+        guard pos < count else { throw syntax("unterminated \(container.dropFirst(container.hasPrefix("an ") ? 3 : 2))") }
+        if base[pos] == close {
             pos += 1
             return false
         }
         if first {
             first = false
         } else {
-            guard base[pos] == UInt8(ascii: ",") else { throw syntax("expected ',' or ']' in a list, found \(describeByte())") }
+            guard base[pos] == UInt8(ascii: ",") else {
+                throw syntax("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container), found \(describeByte())")
+            }
             pos += 1
             skipWhitespace()
         }
