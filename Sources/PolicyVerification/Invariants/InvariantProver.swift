@@ -179,7 +179,7 @@ struct CheckedInvariant {
     /// Whether the invariant selects this request of the action's space.
     func matches(_ point: SpacePoint, in space: ActionSpace, policy: CompiledPolicy) -> Bool {
         let subject = space.subject(point)
-        let now = Date(timeIntervalSince1970: space.nows[point.indices[4]])
+        let now = space.now(point)
         if let subjects {
             let matched: Bool
             switch subject {
