@@ -1,4 +1,5 @@
 import Foundation
+import PolicyEngine
 import PolicyModel
 
 /// One axis of an `ActionSpace`, by name. The six fixed axes come first, in this order, then one axis per
@@ -47,9 +48,10 @@ enum SubjectClass: Hashable {
         return false
     }
 
+    /// Whether the subscription has lapsed at `now`, as `decide` judges it.
     func isExpired(now: Date) -> Bool {
         guard case .tier(_, let expiry?) = self else { return false }
-        return expiry.date(now: now) < now
+        return Subject.subscriptionHasLapsed(expiry: expiry.date(now: now), at: now)
     }
 }
 
