@@ -75,13 +75,18 @@ let package = Package(
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
+        // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
+        .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
-        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport"]),
+        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport", "GatehouseReferenceModel"]),
         .testTarget(
             name: "PolicyEdgeTests",
             dependencies: ["PolicyEdge", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification", "GatehouseTestSupport", "policy"]),
-        .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
+        .testTarget(
+            name: "PolicyEngineTests",
+            // The compiler and syntax build the policies the engine's tests decide with (generated sets, shipped sets).
+            dependencies: ["PolicyEngine", "PolicyModel", "PolicyCompiler", "PolicySyntax", "GatehouseTestSupport", "GatehouseReferenceModel"]),
         .testTarget(
             name: "PolicyVerificationTests",
             dependencies: ["PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel", "GatehouseTestSupport"]),
