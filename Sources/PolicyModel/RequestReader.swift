@@ -8,6 +8,7 @@ public struct RequestLimits: Sendable, Hashable {
     /// fields need 3; deeper levels are free-form `attributes`).
     public var maxDepth: Int
 
+    /// Limits of `maxBytes` bytes and `maxDepth` levels.
     public init(maxBytes: Int = 1 << 20, maxDepth: Int = 32) {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
@@ -25,8 +26,10 @@ public struct RequestLimits: Sendable, Hashable {
 /// objects (`attributes` are free-form). Every error names the field (`resource.usage.sources`) and the byte
 /// offset. Written by hand (no `JSONDecoder`, no value tree except for `attributes`): see docs/performance.md.
 public struct RequestReader: Sendable {
+    /// The most it reads.
     public var limits: RequestLimits
 
+    /// A reader within `limits`.
     public init(limits: RequestLimits = .standard) {
         self.limits = limits
     }
