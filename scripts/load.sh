@@ -5,7 +5,8 @@
 #
 #   scripts/load.sh [SECONDS_PER_RUN]     (default 10; CONFIG=debug for a debug build)
 #
-# Bounded: each wrk run lasts SECONDS_PER_RUN; the memory phase stops at 1,000,000 requests or 300 s.
+# Bounded: each wrk run lasts SECONDS_PER_RUN; the memory phase stops at 1,000,000 requests or MEM_SECONDS
+# (default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"
@@ -27,14 +28,14 @@ URL="$(sed -n 's/^listening on //p' "$WORK/out" | head -1)"
 [ -n "$URL" ] || { echo "the server did not start"; cat "$WORK/server.log"; exit 1; }
 
 ONE='{"subject":{"id":"u1","tier":"free"},"action":"add_source","resource":{"type":"app","usage":{"sources":49}}}'
-BATCH="{\"requests\":[$(for i in $(seq 1 100); do printf '%s' "$ONE"; [ "$i" -lt 100 ] && printf ','; done)]}"
+BATCH="{\"requests\":[$(for i in $(seq 1 100); do printf '%s' "$ONE"; if [ "$i" -lt 100 ]; then printf ','; fi; done)]}"
 TOKEN="$(curl -s -X POST "$URL/v1/auth/anonymous" | sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')"
 BEARER='{"action":"ai_suggestions","resource":{"type":"app"}}'
 
 post_script() {  # $1 file, $2 body, $3 extra header line (optional)
   local body="${2//\\/\\\\}"; body="${body//\"/\\\"}"
   { echo 'wrk.method = "POST"'; echo "wrk.body = \"$body\""; echo 'wrk.headers["Content-Type"] = "application/json"'
-    [ -n "${3:-}" ] && echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; } > "$1"
+    if [ -n "${3:-}" ]; then echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; fi; } > "$1"
 }
 post_script "$WORK/decide.lua" "$ONE"
 post_script "$WORK/batch.lua" "$BATCH"
@@ -61,7 +62,7 @@ awk -v h="$RATE_healthz" -v d="$RATE_decide" -v b="$RATE_batch" -v t="$RATE_bear
 
 # Memory: decide requests until 100,000, read RSS; on to 1,000,000 (at most 300 s), read RSS again.
 total=0; rss100k=""; started=$SECONDS
-while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt 300 ]; do
+while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt "${MEM_SECONDS:-300}" ]; do
   wrk -t"$THREADS" -c"$CONNS" -d5s -s "$WORK/decide.lua" "$URL/v1/decide" > "$WORK/mem.txt"
   total=$((total + $(awk '/requests in/ {print $1}' "$WORK/mem.txt")))
   if [ -z "$rss100k" ] && [ "$total" -ge 100000 ]; then

@@ -8,9 +8,9 @@ public enum DecisionBodies {
     /// Most items in one batch or actions in one check.
     public static let maxItems = 10_000
 
-    /// One request in the contract's JSON.
-    public static func request(_ text: String) throws(RequestError) -> Request {
-        try Request(json: text)
+    /// One request in the contract's JSON, read straight from the body's bytes.
+    public static func request(_ bytes: some Collection<UInt8>, limit: Int) throws(RequestError) -> Request {
+        try Request(json: bytes, limits: RequestLimits(maxBytes: limit))
     }
 
     /// `{"requests": [...]}`: each item read on its own, so a bad one fails alone.
@@ -23,7 +23,8 @@ public enum DecisionBodies {
             do throws(RequestError) {
                 return .success(try Request(value: item))
             } catch {
-                return .failure(RequestError(field: "requests[\(i)]" + (error.field.isEmpty ? "" : "." + error.field), error.message))
+                return .failure(
+                    RequestError(field: "requests[\(i)]" + (error.field.isEmpty ? "" : "." + error.field), error.message, kind: error.kind))
             }
         }
     }
@@ -45,7 +46,7 @@ public enum DecisionBodies {
             do throws(RequestError) {
                 out.append((action, try Request(value: .map(fields))))
             } catch where error.field == "action" {
-                throw RequestError(field: "actions[\(i)]", error.message)
+                throw RequestError(field: "actions[\(i)]", error.message, kind: error.kind)
             }
         }
         return out
@@ -64,6 +65,7 @@ public enum DecisionBodies {
         let problem = Problem(error)
         var fields: [JSONText.Field] = [.init("code", .string(problem.code))]
         if let field = problem.field, !field.isEmpty { fields.append(.init("field", .string(field))) }
+        if let kind = problem.kind { fields.append(.init("kind", .string(kind))) }
         if let detail = problem.detail { fields.append(.init("detail", .string(detail))) }
         return .object([.init("error", .object(fields))])
     }

@@ -66,21 +66,21 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         return json(GatehouseServer.tokens(tokens))
     }
     route(.put, "/v1/auth/pin") { request, context in
-        try throttle(context)
         let token = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["pin"])
         return stepUp(try await identity.setPIN(accessToken: token, pin: try body.string("pin")))
     }
     route(.post, "/v1/auth/pin/change") { request, context in
-        try throttle(context)
         let token = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["currentPin", "newPin"])
         try await identity.changePIN(accessToken: token, currentPIN: try body.string("currentPin"), newPIN: try body.string("newPin"))
         return Response(status: .noContent)
     }
     route(.post, "/v1/auth/pin/verify") { request, context in
-        try throttle(context)
         let token = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["pin"])
         do {
             let result = try await identity.verifyPIN(accessToken: token, pin: try body.string("pin"))
@@ -107,8 +107,8 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         return json(GatehouseServer.tokens(tokens))
     }
     route(.post, "/v1/auth/apple/link") { request, context in
-        try throttle(context)
         let bearer = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["identityToken", "nonce"], optional: ["fullName"])
         return stepUp(
             try await identity.linkApple(
@@ -136,22 +136,22 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
 
     // MARK: device keys
     route(.post, "/v1/auth/device/enroll") { request, context in
-        try throttle(context)
         let bearer = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["deviceId", "publicKey"])
         try await identity.enrollDeviceKey(accessToken: bearer, deviceId: try body.string("deviceId"), publicKey: try body.bytes("publicKey"))
         return Response(status: .noContent)
     }
     route(.post, "/v1/auth/device/challenge") { request, context in
-        try throttle(context)
         let bearer = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["deviceId"])
         let challenge = try await identity.deviceChallenge(accessToken: bearer, deviceId: try body.string("deviceId"))
         return json(.object([.init("challenge", .string(challenge.base64EncodedString()))]), status: .created)
     }
     route(.post, "/v1/auth/device/verify") { request, context in
-        try throttle(context)
         let bearer = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["deviceId", "challenge", "signature"])
         return stepUp(
             try await identity.verifyDeviceSignature(
@@ -221,8 +221,8 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         return json(.object([.init("shareCode", .string(code))]), status: .created)
     }
     route(.post, "/v1/spaces/join") { request, context in
-        try throttle(context)
         let bearer = try requiredBearer(request)
+        try throttle(context)
         let body = try await fields(request, required: ["shareCode"])
         let id = try await identity.joinSpace(accessToken: bearer, shareCode: try body.string("shareCode"), source: source(context))
         return json(.object([.init("resourceId", .string(id))]))

@@ -15,7 +15,9 @@ public struct Problem: Error, Sendable, Hashable {
     public var field: String?
     /// Seconds until a throttled client may try again (sent as `Retry-After` too).
     public var retryAfter: Int?
-    /// For a body the request reader refused: the byte offset of the fault, 0-based.
+    /// For a body that is not a valid request: what the reader found (`duplicate_key`, `wrong_type`, ...)
+    /// and the byte offset in the body where it found it.
+    public var kind: String?
     public var offset: Int?
 
     public init(
@@ -40,23 +42,25 @@ public struct Problem: Error, Sendable, Hashable {
         if let detail { fields.append(.init("detail", .string(detail))) }
         if let field, !field.isEmpty { fields.append(.init("field", .string(field))) }
         if let retryAfter { fields.append(.init("retryAfter", .int(retryAfter))) }
+        if let kind { fields.append(.init("kind", .string(kind))) }
         if let offset { fields.append(.init("offset", .int(offset))) }
         return .object(fields)
     }
 
-    /// A request body that is not a valid request: `invalid_json` for bytes that are not one unambiguous JSON
-    /// value (bad syntax or UTF-8, a duplicate key, too deep, a number out of range), else `invalid_request`
-    /// naming the field; both with the reader's byte offset. `prefix` places an envelope's item (`requests[3]`).
-    public init(_ error: RequestError, prefix: String = "") {
-        let field = [prefix, error.field].filter { !$0.isEmpty }.joined(separator: ".")
+    /// A request body that is not a valid request: `invalid_json` when it is not JSON (bad syntax or
+    /// encoding, a duplicate key), `body_too_large` past the reader's size limit, else `invalid_request`
+    /// naming the field; the reader's kind and byte offset go along.
+    public init(_ error: RequestError) {
         let code: String
+        var status = 400
         switch error.kind {
-        case .syntax, .duplicateKey, .invalidUTF8, .unpairedSurrogate, .integerOverflow, .numberOutOfRange, .tooDeep, .tooLarge:
-            code = "invalid_json"
-        case .negativeCount, .unknownField, .wrongType, .missingField, .invalidTimestamp:
-            code = "invalid_request"
+        case .syntax, .invalidUTF8, .unpairedSurrogate, .duplicateKey, .tooDeep: code = "invalid_json"
+        case .tooLarge: (code, status) = ("body_too_large", 413)
+        default: code = "invalid_request"
         }
-        self.init(status: 400, code: code, title: "Invalid request", detail: error.message, field: field, offset: error.offset)
+        self.init(status: status, code: code, title: status == 413 ? "Body too large" : "Invalid request", detail: error.message, field: error.field)
+        kind = error.kind.rawValue
+        offset = error.offset
     }
 
     /// An identity refusal, with the status that fits its code.

@@ -8,6 +8,7 @@ import NIOCore
 import PolicyEngine
 import PolicyModel
 import ServiceLifecycle
+import Synchronization
 
 /// The request context of every route: Hummingbird's core storage and the peer address (for rate limits).
 public struct ServerContext: RequestContext, RemoteAddressRequestContext {
@@ -30,15 +31,37 @@ public struct RouteTable: Sendable {
     public internal(set) var routes: [(method: String, path: String)] = []
 }
 
+/// Which methods each registered path answers, for `405 Method Not Allowed` with `Allow`.
+final class AllowedMethods: Sendable {
+    private let routes = Mutex<[(method: String, segments: [Substring])]>([])
+
+    func add(_ method: String, _ path: String) {
+        routes.withLock { $0.append((method, path.split(separator: "/"))) }
+    }
+
+    /// The methods registered for a concrete path (`{id}` matches any one segment); empty when none.
+    func methods(for path: String) -> [String] {
+        let parts = path.split(separator: "/")
+        return routes.withLock { all in
+            all.filter { route in
+                route.segments.count == parts.count
+                    && zip(route.segments, parts).allSatisfy { pattern, part in pattern.hasPrefix("{") || pattern == part }
+            }.map(\.method)
+        }
+    }
+}
+
 /// Adds routes to a router and keeps the table of what it added.
 final class RouteBuilder {
     let router: Router<ServerContext>
     let server: GatehouseServer
+    let allowed: AllowedMethods
     var table = RouteTable()
 
-    init(router: Router<ServerContext>, server: GatehouseServer) {
+    init(router: Router<ServerContext>, server: GatehouseServer, allowed: AllowedMethods) {
         self.router = router
         self.server = server
+        self.allowed = allowed
     }
 
     func on(
@@ -47,6 +70,7 @@ final class RouteBuilder {
     ) {
         router.on(RouterPath(path), method: method, use: handler)
         table.routes.append((method.rawValue, path))
+        allowed.add(method.rawValue, path)
     }
 }
 
@@ -58,8 +82,9 @@ public func buildRouter(_ server: GatehouseServer) -> Router<ServerContext> {
 /// The router and the table of what it registered.
 public func buildRouterAndTable(_ server: GatehouseServer) -> (router: Router<ServerContext>, table: RouteTable) {
     let router = Router(context: ServerContext.self)
-    router.add(middleware: ProblemMiddleware(logger: server.logger))
-    let builder = RouteBuilder(router: router, server: server)
+    let allowed = AllowedMethods()
+    router.add(middleware: ProblemMiddleware(logger: server.logger, allowed: allowed))
+    let builder = RouteBuilder(router: router, server: server, allowed: allowed)
     addOperationRoutes(builder)
     addDecisionRoutes(builder)
     addIdentityRoutes(builder)
@@ -88,12 +113,14 @@ func addDecisionRoutes(_ routes: RouteBuilder) {
     let limit = server.settings.bodyLimit
     route(.post, "/v1/decide") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBody(request, limit: limit)
+        let body = try await readBytes(request, limit: limit)
         let bearer = try bearerToken(request)
         let policy = server.service.policy
-        let decision = try await server.decide(try DecisionBodies.request(body), bearer: bearer, by: policy)
+        let decision = try await server.decide(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
         server.metrics.decisionRoute("decide", took: DispatchTime.now().uptimeNanoseconds - start)
-        return json(decision.json, policy: policy.contentHash)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", .gatehousePolicy: policy.contentHash],
+            body: .init(byteBuffer: ByteBuffer(bytes: decision.jsonBytes)))
     }
     route(.post, "/v1/decide/batch") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
@@ -106,10 +133,10 @@ func addDecisionRoutes(_ routes: RouteBuilder) {
     }
     route(.post, "/v1/explain") { request, _ in
         let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBody(request, limit: limit)
+        let body = try await readBytes(request, limit: limit)
         let bearer = try bearerToken(request)
         let policy = server.service.policy
-        let explanation = try await server.explain(try DecisionBodies.request(body), bearer: bearer, by: policy)
+        let explanation = try await server.explain(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
         server.metrics.decisionRoute("explain", took: DispatchTime.now().uptimeNanoseconds - start)
         return json(explanation.json, policy: policy.contentHash)
     }
@@ -157,6 +184,7 @@ public func buildApplication(
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = ServerContext
     let logger: Logger
+    let allowed: AllowedMethods
 
     func handle(_ request: Hummingbird.Request, context: ServerContext, next: (Hummingbird.Request, ServerContext) async throws -> Response)
         async throws -> Response
@@ -164,6 +192,15 @@ struct ProblemMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError {
+            if error.status == .notFound {
+                let methods = allowed.methods(for: request.uri.path)
+                if !methods.isEmpty {
+                    var response = problemResponse(
+                        Problem(status: 405, code: "method_not_allowed", title: "Method Not Allowed", detail: "this path answers \(methods.joined(separator: ", "))"))
+                    response.headers[.allow] = methods.joined(separator: ", ")
+                    return response
+                }
+            }
             let status = Int(error.status.code)
             let code =
                 switch status {
@@ -205,9 +242,13 @@ func text(_ value: String) -> Response {
 /// The body as text, refused with 413 when it is (or says it is) longer than `limit`: a declared length is
 /// refused before any byte is read, a streamed one as soon as the limit is passed.
 func readBody(_ request: Hummingbird.Request, limit: Int) async throws -> String {
+    String(buffer: try await readBytes(request, limit: limit))
+}
+
+func readBytes(_ request: Hummingbird.Request, limit: Int) async throws -> ByteBuffer {
     if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw Problem.bodyTooLarge(limit: limit) }
     do {
-        return String(buffer: try await request.body.collect(upTo: limit))
+        return try await request.body.collect(upTo: limit)
     } catch is NIOTooManyBytesError {
         throw Problem.bodyTooLarge(limit: limit)
     }

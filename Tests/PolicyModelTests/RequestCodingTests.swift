@@ -55,4 +55,12 @@ import Testing
         #expect(Subject(id: "u", auth: Authentication(method: "pin")).isSignedIn)
         #expect(!Subject(id: "").isSignedIn)
     }
+
+    @Test func aTimestampWithTrailingTextIsRefused() {
+        #expect(Timestamp.parse("2077-12-02T20:37:56.714-02:38") != nil)
+        #expect(Timestamp.parse("2026-11-22T11:58:00Z") != nil)
+        for bad in ["2077-12-02T20:37:56.714-02:38*", "2026-11-22T11:58:00Zjunk", "2026-11-22T11:58:00Z ", "2026-11-22 11:58:00Z"] {
+            #expect(Timestamp.parse(bad) == nil, "\(bad)")
+        }
+    }
 }

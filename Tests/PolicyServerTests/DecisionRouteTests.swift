@@ -36,6 +36,13 @@ import Testing
                 #expect(r.object["status"] as? Int == 400)
                 #expect(r.object["offset"] as? Int == 11)
             }
+            let duplicate = #"{"action": "a", "action": "b", "resource": {"type": "app"}}"#
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(duplicate)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.object["code"] as? String == "invalid_json")
+                #expect(r.object["kind"] as? String == "duplicate_key")
+                #expect(r.object["offset"] is Int)
+            }
             try await client.execute(uri: "/v1/decide", method: .post, body: body(#"{"action": "x", "resource": {"type": "app"}, "extra": 1}"#)) { r in
                 #expect(r.status == .badRequest)
                 #expect(r.object["code"] as? String == "invalid_request")
@@ -47,6 +54,14 @@ import Testing
             try await client.execute(uri: "/v1/nothing", method: .get) { r in
                 #expect(r.status == .notFound)
                 #expect(r.object["code"] as? String == "not_found")
+            }
+            try await client.execute(uri: "/v1/decide", method: .get) { r in
+                #expect(r.status == .methodNotAllowed)
+                #expect(r.headers[.allow] == "POST")
+                #expect(r.object["code"] as? String == "method_not_allowed")
+            }
+            try await client.execute(uri: "/v1/spaces/abc/codes", method: .delete) { r in
+                #expect(r.status == .methodNotAllowed)
             }
         }
     }
