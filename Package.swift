@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // `swift package generate-documentation` (scripts/check-docs.sh); a plugin, so no target links it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Plain value types of the decision contract; Foundation only.
@@ -75,13 +77,18 @@ let package = Package(
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
+        // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
+        .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
-        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport"]),
+        .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport", "GatehouseReferenceModel"]),
         .testTarget(
             name: "PolicyEdgeTests",
             dependencies: ["PolicyEdge", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification", "GatehouseTestSupport", "policy"]),
-        .testTarget(name: "PolicyEngineTests", dependencies: ["PolicyEngine", "PolicyModel"]),
+        .testTarget(
+            name: "PolicyEngineTests",
+            // The compiler and syntax build the policies the engine's tests decide with (generated sets, shipped sets).
+            dependencies: ["PolicyEngine", "PolicyModel", "PolicyCompiler", "PolicySyntax", "GatehouseTestSupport", "GatehouseReferenceModel"]),
         .testTarget(
             name: "PolicyVerificationTests",
             dependencies: ["PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel", "GatehouseTestSupport"]),

@@ -49,6 +49,8 @@ elif target == "request":
     put("deep-array.json", '{"subject":{"attributes":{"x":' + "[" * 100_000 + "]" * 100_000 + '}},"action":"a","resource":{"type":"app"}}')
     put("many-members.json", '{"action":"view","resource":{"type":"project","members":{' + ",".join(f'"u{i}":"viewer"' for i in range(50_000)) + '}}}')
     put("huge-string.json", '{"action":"' + "x" * 500_000 + '","resource":{"type":"app"}}')
+    put("over-size-cap.json", '{"action":"' + "x" * (2 << 20) + '","resource":{"type":"app"}}')
+    put("deep-object.json", '{"action":"a","resource":{"type":"app","attributes":' + '{"k":' * 50_000 + "1" + "}" * 50_000 + "}}")
 else:
     put("deep-parens.txt", "(" * 3000 + "true" + ")" * 3000)
     put("long-or.txt", " || ".join(["subject.signedIn"] * 2000))

@@ -110,14 +110,13 @@ public final class GatehouseService: Sendable {
 
     /// The decision on a resolved request by `policy`: `unauthenticated` whenever the token was rejected.
     public func decide(_ resolved: ResolvedRequest, by policy: CompiledPolicy) -> Decision {
-        let decision = policy.decide(resolved.request)
-        return resolved.tokenRejected ? Self.signedOut(decision) : decision
+        resolved.tokenRejected ? Self.signedOut(resolved, by: policy) : policy.decide(resolved.request)
     }
 
     /// The decision with its trace on a resolved request by `policy`.
     public func explain(_ resolved: ResolvedRequest, by policy: CompiledPolicy) -> Explanation {
         var explanation = policy.explain(resolved.request)
-        if resolved.tokenRejected { explanation.decision = Self.signedOut(explanation.decision) }
+        if resolved.tokenRejected { explanation.decision = Self.signedOut(resolved, by: policy) }
         return explanation
     }
 
@@ -136,14 +135,9 @@ public final class GatehouseService: Sendable {
         current.withLock { $0 = policy }
     }
 
-    /// A rejected token's decision: always a deny, for the reason `unauthenticated`.
-    private static func signedOut(_ decision: Decision) -> Decision {
-        var d = decision
-        if d.reason != .unauthenticated {
-            d = Decision(effect: .deny, reason: .unauthenticated, message: "Your session has ended. Sign in again.")
-        }
-        d.effect = .deny
-        return d
+    /// A rejected token's decision: always a deny for the reason `unauthenticated`, in the policy's words.
+    private static func signedOut(_ resolved: ResolvedRequest, by policy: CompiledPolicy) -> Decision {
+        policy.signedOutDecision(resourceType: resolved.request.resource.type, action: resolved.request.action)
     }
 
     /// Decides a full request as given, trusting every fact in it (subject, owner, members, usage,

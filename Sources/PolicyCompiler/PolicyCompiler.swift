@@ -8,6 +8,7 @@ import PolicySyntax
 public struct PolicyLoadResult: Sendable {
     /// nil whenever `diagnostics` holds an error: a set that fails to load never yields a partial engine.
     public let policy: CompiledPolicy?
+    /// Every error, warning and note, in the order found.
     public let diagnostics: [Diagnostic]
     /// The files read, by path, so diagnostics can quote their lines.
     public let sources: [String: SourceFile]
@@ -16,8 +17,11 @@ public struct PolicyLoadResult: Sendable {
 
 /// One policy file's bytes and the path to report it under.
 public struct PolicyFileInput: Sendable {
+    /// The path diagnostics name the file by.
     public var path: String
+    /// The file's bytes.
     public var bytes: [UInt8]
+    /// A file from its path and bytes.
     public init(path: String, bytes: [UInt8]) {
         self.path = path
         self.bytes = bytes

@@ -35,6 +35,7 @@ public struct CompiledPolicy: Sendable {
 
     /// Tier ids in upgrade order.
     public var tierIDs: [String] { tiers.map(\.id) }
+    /// The id of the tier signed-out, anonymous and lapsed subjects get.
     public var defaultTierID: String { tiers[defaultTier].id }
     /// Resource type names, sorted.
     public var resourceTypeNames: [String] { resourceTypes.keys.sorted() }

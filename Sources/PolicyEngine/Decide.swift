@@ -71,7 +71,9 @@ extension CompiledPolicy {
 
 /// A resource type and action resolved by `CompiledPolicy.prepare(resourceType:action:)`.
 public struct PreparedAction: Sendable, Hashable {
+    /// The resource type the handle stands for.
     public let resourceType: String
+    /// The action the handle stands for.
     public let action: String
     let slot: Int
 }

@@ -33,8 +33,10 @@ public struct AppRoleSet: Sendable, Hashable {
     /// Roles past the 64th, rare: an empty array costs nothing.
     private var high: [Int32] = []
 
+    /// An empty set.
     public init() {}
 
+    /// Adds a role.
     public mutating func insert(_ role: AppRoleID) {
         if role.index < 64 {
             low |= 1 << UInt64(role.index)
@@ -43,6 +45,7 @@ public struct AppRoleSet: Sendable, Hashable {
         }
     }
 
+    /// Whether the set holds `role`.
     public func contains(_ role: AppRoleID) -> Bool {
         role.index < 64 ? low & (1 << UInt64(role.index)) != 0 : high.contains(role.index)
     }
@@ -53,6 +56,14 @@ public struct AppRoleSet: Sendable, Hashable {
         if high.isEmpty || other.high.isEmpty { return false }
         return high.contains(where: other.high.contains)
     }
+}
+
+/// The request field that names a resource's owner.
+public enum OwnerSource: Sendable, Hashable {
+    /// `resource.ownerId`.
+    case ownerId
+    /// `resource.attributes.NAME`, when it holds a string.
+    case resourceAttribute(String)
 }
 
 /// The subject's standing on the resource, as the policy's owner field and member roles see it.
@@ -76,17 +87,21 @@ public struct InternedRequest: Sendable {
     public var signedIn: Bool
     /// The subject's tier; nil when it has none or one the policy does not know.
     public var tier: TierID?
+    /// When the subscription lapses; nil when it does not.
     public var subscriptionExpiry: Date? {
         get { subscriptionExpirySeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
         set { subscriptionExpirySeconds = newValue?.timeIntervalSinceReferenceDate }
     }
     /// nil when the subject has no auth block.
     public var authMethod: AuthMethodID?
+    /// When the subject was verified; nil when unknown.
     public var verifiedAt: Date? {
         get { verifiedAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
         set { verifiedAtSeconds = newValue?.timeIntervalSinceReferenceDate }
     }
+    /// The app roles the subject holds that the policy knows.
     public var appRoles: AppRoleSet
+    /// The subject's standing on the resource.
     public var standing: Standing
     /// The value of the counter the action's limit reads (`PolicyVocabulary.limitCounter(of:)`), 0 when absent.
     public var used: Int
@@ -103,6 +118,7 @@ public struct InternedRequest: Sendable {
     /// attributes included). Required when `PolicyVocabulary.readsRequest(_:)` says so; ignored otherwise.
     public var request: Request?
 
+    /// A request from its interned parts.
     public init(
         action: ActionID?, signedIn: Bool = false, tier: TierID? = nil, subscriptionExpiry: Date? = nil, authMethod: AuthMethodID? = nil,
         verifiedAt: Date? = nil, appRoles: AppRoleSet = AppRoleSet(), standing: Standing = .none, used: Int = 0, now: Date? = nil,
@@ -130,10 +146,12 @@ public struct InternedRequest: Sendable {
 public struct PolicyVocabulary: Sendable {
     let table: DecisionTable
 
+    /// The (type, action) pair by name; nil when the policy does not know it.
     public func action(type: String, action: String) -> ActionID? {
         table.slot(type: type, action: action).map { ActionID(slot: Int32($0)) }
     }
 
+    /// The (type, action) pair by UTF-8 names.
     public func action(type: UnsafeRawBufferPointer, action: UnsafeRawBufferPointer) -> ActionID? {
         switch table.actionTable.lookup(type: type, action: action) {
         case .found(let slot): return ActionID(slot: Int32(slot))
@@ -142,18 +160,26 @@ public struct PolicyVocabulary: Sendable {
         }
     }
 
+    /// The tier by name; nil for an unknown tier.
     public func tier(_ name: String) -> TierID? { table.tierSlot(name).map { TierID(index: Int32($0)) } }
+    /// The tier by UTF-8 name.
     public func tier(utf8 name: UnsafeRawBufferPointer) -> TierID? { table.tierNames.index(utf8: name).map { TierID(index: Int32($0)) } }
 
+    /// The app role by name; nil for one no action requires.
     public func appRole(_ name: String) -> AppRoleID? { table.appRoleNames.index(of: name).map { AppRoleID(Int32($0)) } }
+    /// The app role by UTF-8 name.
     public func appRole(utf8 name: UnsafeRawBufferPointer) -> AppRoleID? { table.appRoleNames.index(utf8: name).map { AppRoleID(Int32($0)) } }
 
+    /// The member role by name; nil for an unknown role.
     public func memberRole(_ name: String) -> MemberRoleID? { table.memberRoleNames.index(of: name).map { MemberRoleID(index: Int32($0)) } }
+    /// The member role by UTF-8 name.
     public func memberRole(utf8 name: UnsafeRawBufferPointer) -> MemberRoleID? {
         table.memberRoleNames.index(utf8: name).map { MemberRoleID(index: Int32($0)) }
     }
 
+    /// The auth method by name; nil for an unknown method.
     public func authMethod(_ name: String) -> AuthMethodID? { AuthMethod.all.firstIndex(of: name).map { AuthMethodID(index: UInt8($0)) } }
+    /// The auth method by UTF-8 name.
     public func authMethod(utf8 name: UnsafeRawBufferPointer) -> AuthMethodID? {
         authMethod(String(decoding: name, as: UTF8.self))
     }
@@ -161,6 +187,16 @@ public struct PolicyVocabulary: Sendable {
     /// The usage counter the action's limit reads, nil when it has no limit.
     public func limitCounter(of action: ActionID) -> String? {
         entry(action).flatMap { $0.limitCaps == nil ? nil : $0.limitCounter }
+    }
+
+    /// Which request field names the owner of the action's resource type, nil when the type has no owner: a reader
+    /// sets `InternedRequest.standing` to `.owner` when that field's bytes equal the subject id's, with no hashing.
+    public func owner(of action: ActionID) -> OwnerSource? {
+        switch entry(action)?.owner {
+        case .ownerId?: return .ownerId
+        case .attribute(let name)?: return .resourceAttribute(name)
+        case nil: return nil
+        }
     }
 
     /// Whether deciding the action evaluates conditions, which read `InternedRequest.request`.

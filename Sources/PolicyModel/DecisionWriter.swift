@@ -12,18 +12,9 @@ public enum DecisionWriter {
             append(literal: ",\"message\":", to: &out)
             appendString(message, to: &out)
         }
-        if let limit = decision.limit {
-            append(literal: ",\"limit\":", to: &out)
-            appendInteger(limit, to: &out)
-        }
-        if let used = decision.used {
-            append(literal: ",\"used\":", to: &out)
-            appendInteger(used, to: &out)
-        }
-        if let remaining = decision.remaining {
-            append(literal: ",\"remaining\":", to: &out)
-            appendInteger(remaining, to: &out)
-        }
+        if let limit = decision.limit { appendIntegerField(",\"limit\":", limit, to: &out) }
+        if let used = decision.used { appendIntegerField(",\"used\":", used, to: &out) }
+        if let remaining = decision.remaining { appendIntegerField(",\"remaining\":", remaining, to: &out) }
         if let upgradeTo = decision.upgradeTo {
             append(literal: ",\"upgradeTo\":", to: &out)
             appendString(upgradeTo, to: &out)
@@ -38,6 +29,13 @@ public enum DecisionWriter {
             out.append(UInt8(ascii: "\""))
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// `,"key":` and the integer.
+    @inlinable @inline(__always)
+    static func appendIntegerField(_ key: StaticString, _ value: Int, to out: inout [UInt8]) {
+        append(literal: key, to: &out)
+        appendInteger(value, to: &out)
     }
 
     /// `{"decision":"…","reason":"…"`: one literal per (effect, reason).

@@ -3,9 +3,12 @@
 /// Finding and rendering are separate: passes produce `Diagnostic` values, and
 /// `DiagnosticRenderer` turns them into text, JSON or CI annotations.
 public struct Diagnostic: Sendable, Hashable {
+    /// How bad a diagnostic is: an error stops a set from loading, a warning does not.
     public enum Severity: String, Sendable, Hashable, Comparable {
+        /// The severities, most serious first.
         case error, warning, note
 
+        /// Orders errors before warnings before notes.
         public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
         private var rank: Int {
             switch self {
@@ -16,12 +19,15 @@ public struct Diagnostic: Sendable, Hashable {
         }
     }
 
+    /// Error, warning or note.
     public var severity: Severity
     /// What kind of problem this is; its registry entry has the one-line summary.
     public var kind: DiagnosticCode
     /// Stable kebab-case code such as `unknown-tier`; CI filters and docs key on it.
     public var code: String { kind.rawValue }
+    /// What is wrong, in one sentence.
     public var message: String
+    /// Where; nil for a problem with no single place.
     public var location: SourceLocation?
     /// How many columns the caret underline spans (at least 1).
     public var length: Int
@@ -30,6 +36,7 @@ public struct Diagnostic: Sendable, Hashable {
     /// Related places, e.g. the first declaration of a duplicate.
     public var notes: [(SourceLocation?, String)]
 
+    /// A diagnostic; `length` is clamped to at least 1.
     public init(
         _ severity: Severity, _ kind: DiagnosticCode, _ message: String, at location: SourceLocation?, length: Int = 1,
         help: [String] = [], notes: [(SourceLocation?, String)] = []
@@ -43,12 +50,14 @@ public struct Diagnostic: Sendable, Hashable {
         self.notes = notes
     }
 
+    /// Equal when every field, notes included, is equal.
     public static func == (a: Diagnostic, b: Diagnostic) -> Bool {
         a.severity == b.severity && a.kind == b.kind && a.message == b.message && a.location == b.location
             && a.length == b.length && a.help == b.help && a.notes.map(\.1) == b.notes.map(\.1)
             && a.notes.map(\.0) == b.notes.map(\.0)
     }
 
+    /// Hashes the code, message and location.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(kind)
         hasher.combine(message)
@@ -57,6 +66,7 @@ public struct Diagnostic: Sendable, Hashable {
 }
 
 extension Array where Element == Diagnostic {
+    /// Whether any diagnostic is an error.
     public var hasErrors: Bool { contains { $0.severity == .error } }
 
     /// Diagnostics in reading order: by file, line, column, then severity.

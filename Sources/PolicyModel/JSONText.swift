@@ -2,17 +2,28 @@ import Foundation
 
 /// JSON to write, with object keys kept in the order given (the contract's field order).
 public indirect enum JSONText: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// An integer.
     case int(Int)
+    /// A number with a fraction.
     case double(Double)
+    /// A string, escaped when written.
     case string(String)
+    /// An array.
     case array([JSONText])
+    /// An object, its keys in the order given.
     case object([Field])
 
+    /// One key and value of an object.
     public struct Field: Sendable, Hashable {
+        /// The key.
         public var key: String
+        /// The value.
         public var value: JSONText
+        /// A field from its key and value.
         public init(_ key: String, _ value: JSONText) {
             self.key = key
             self.value = value

@@ -7,28 +7,42 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// Not JSON at all: a stray byte, an unterminated string or object, text after the request.
         case syntax
+        /// A key given twice in one object.
         case duplicateKey = "duplicate_key"
+        /// Bytes that are not UTF-8.
         case invalidUTF8 = "invalid_utf8"
+        /// A `\u` escape of half a surrogate pair.
         case unpairedSurrogate = "unpaired_surrogate"
+        /// An integer that does not fit `Int`.
         case integerOverflow = "integer_overflow"
         /// A number with a fraction or exponent too large for a `Double`.
         case numberOutOfRange = "number_out_of_range"
+        /// A usage counter below zero.
         case negativeCount = "negative_count"
+        /// Nesting deeper than `RequestLimits.maxDepth`.
         case tooDeep = "too_deep"
+        /// Input longer than `RequestLimits.maxBytes`.
         case tooLarge = "too_large"
+        /// A field the contract does not define, outside `attributes`.
         case unknownField = "unknown_field"
+        /// A value of the wrong JSON type for its field.
         case wrongType = "wrong_type"
+        /// A required field (`action`, `resource.type`) is absent.
         case missingField = "missing_field"
+        /// A string that is not an RFC 3339 timestamp where one is needed.
         case invalidTimestamp = "invalid_timestamp"
     }
 
+    /// What kind of fault it is.
     public var kind: Kind
     /// The field path, `resource.usage.sources` or `subject.roles[1]`; empty for the request as a whole.
     public var field: String
+    /// What is wrong with the field.
     public var message: String
     /// Where in the input (bytes from its start, 0-based) the fault was found; nil when not read from JSON text.
     public var offset: Int?
 
+    /// An error at `field`.
     public init(field: String, _ message: String, kind: Kind = .wrongType, offset: Int? = nil) {
         self.kind = kind
         self.field = field
@@ -45,6 +59,7 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Value: Decodable {
+    /// Decodes any JSON value.
     public init(from decoder: any Decoder) throws {
         if var array = try? decoder.unkeyedContainer() {
             var items: [Value] = []
@@ -98,6 +113,7 @@ extension Value: Decodable {
 /// Timestamps in requests and policies: RFC 3339, `2026-11-22T12:00:00Z`, with an optional fraction of 1 to 9
 /// digits and a `Z` or `±HH:MM` offset.
 public enum Timestamp {
+    /// The instant an RFC 3339 timestamp names, or nil when `text` is not one.
     public static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(utf8: $0) }
@@ -179,6 +195,7 @@ public enum Timestamp {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// The RFC 3339 form of `date` in UTC, with a fraction only when it has one.
     public static func format(_ date: Date) -> String {
         let whole = date.timeIntervalSince1970.rounded(.down)
         if whole == date.timeIntervalSince1970 {

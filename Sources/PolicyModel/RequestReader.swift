@@ -8,6 +8,7 @@ public struct RequestLimits: Sendable, Hashable {
     /// fields need 3; deeper levels are free-form `attributes`).
     public var maxDepth: Int
 
+    /// Limits of `maxBytes` bytes and `maxDepth` levels.
     public init(maxBytes: Int = 1 << 20, maxDepth: Int = 32) {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
@@ -25,8 +26,10 @@ public struct RequestLimits: Sendable, Hashable {
 /// objects (`attributes` are free-form). Every error names the field (`resource.usage.sources`) and the byte
 /// offset. Written by hand (no `JSONDecoder`, no value tree except for `attributes`): see docs/performance.md.
 public struct RequestReader: Sendable {
+    /// The most it reads.
     public var limits: RequestLimits
 
+    /// A reader within `limits`.
     public init(limits: RequestLimits = .standard) {
         self.limits = limits
     }
@@ -429,12 +432,28 @@ struct JSONRequestParser {
             throw wrongType("an integer")
         }
         let start = pos
+        if case .int(let i) = try number() { return i }
+        pos = start
+        throw wrongType("an integer")
+    }
+
+    /// A number as the data model reads it: an integer literal as `int`; a fraction or exponent as `int` when
+    /// its value is whole and below 2^53, as Foundation reads it, else as `double`. Between 2^53 and 2^63 such a
+    /// number is refused: there Foundation reads the text again as a `Decimal` and drops the fraction, while the
+    /// `Double` is rounded, so two readers would see different integers.
+    mutating func number() throws(RequestError) -> Value {
+        let start = pos
         switch try scanNumber() {
-        case .int(let i): return i
+        case .int(let i): return .int(i)
         case .double(let d):
-            if let i = Int(exactly: d) { return i }
-            pos = start
-            throw wrongType("an integer")
+            let magnitude = d.magnitude
+            if magnitude < 0x1p53, let i = Int(exactly: d) { return .int(i) }
+            if magnitude >= 0x1p53, magnitude <= 0x1p63 {
+                throw RequestError(
+                    field: "", "a number from 2^53 to 2^63 written with a fraction or exponent is ambiguous; write it as an integer",
+                    kind: .numberOutOfRange, offset: start)
+            }
+            return .double(d)
         }
     }
 
@@ -467,10 +486,7 @@ struct JSONRequestParser {
             try literal("null")
             return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            switch try scanNumber() {
-            case .int(let i): return .int(i)
-            case .double(let d): return Int(exactly: d).map(Value.int) ?? .double(d)
-            }
+            return try number()
         default:
             throw syntax("expected a value, found \(describeByte())")
         }
@@ -516,19 +532,7 @@ struct JSONRequestParser {
     /// The next key of an object whose `{` is consumed, with the cursor on its value; nil after the closing `}`.
     @inline(__always)
     mutating func nextMember(_ first: inout Bool) throws(RequestError) -> StringToken? {
-        skipWhitespace()
-        guard pos < count else { throw syntax("unterminated object") }
-        if base[pos] == UInt8(ascii: "}") {
-            pos += 1
-            return nil
-        }
-        if first {
-            first = false
-        } else {
-            guard base[pos] == UInt8(ascii: ",") else { throw syntax("expected ',' or '}' in an object, found \(describeByte())") }
-            pos += 1
-            skipWhitespace()
-        }
+        guard try nextItem(&first, close: UInt8(ascii: "}"), in: "an object") else { return nil }
         guard pos < count, base[pos] == UInt8(ascii: "\"") else { throw syntax("expected a key in quotes, found \(describeByte())") }
         let key = try scanString()
         skipWhitespace()
@@ -541,16 +545,25 @@ struct JSONRequestParser {
     /// Whether an array whose `[` is consumed has another element (the cursor then on it); false after `]`.
     @inline(__always)
     mutating func nextElement(_ first: inout Bool) throws(RequestError) -> Bool {
+        try nextItem(&first, close: UInt8(ascii: "]"), in: "a list")
+    }
+
+    /// Whether a container whose opening bracket is consumed has another item (the cursor then on it); false
+    /// after its closing bracket `close`.
+    @inline(__always)
+    mutating func nextItem(_ first: inout Bool, close: UInt8, in container: String) throws(RequestError) -> Bool {
         skipWhitespace()
-        guard pos < count else { throw syntax("unterminated list") }
-        if base[pos] == UInt8(ascii: "]") {
+        guard pos < count else { throw syntax("unterminated \(container.dropFirst(container.hasPrefix("an ") ? 3 : 2))") }
+        if base[pos] == close {
             pos += 1
             return false
         }
         if first {
             first = false
         } else {
-            guard base[pos] == UInt8(ascii: ",") else { throw syntax("expected ',' or ']' in a list, found \(describeByte())") }
+            guard base[pos] == UInt8(ascii: ",") else {
+                throw syntax("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container), found \(describeByte())")
+            }
             pos += 1
             skipWhitespace()
         }
@@ -896,10 +909,9 @@ struct JSONRequestParser {
         case UInt8(ascii: "f"): return (try? literal("false")) != nil ? "bool" : nil
         case UInt8(ascii: "n"): return (try? literal("null")) != nil ? "null" : nil
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            switch try? scanNumber() {
+            switch try? number() {
             case .int?: return "int"
-            case .double(let d)?: return Int(exactly: d) == nil ? "double" : "int"
-            case nil: return nil
+            default: return "double"
             }
         default: return nil
         }

@@ -20,13 +20,17 @@ public struct Problem: Error, Sendable, Hashable {
     public var kind: String?
     public var offset: Int?
 
-    public init(status: Int, code: String, title: String, detail: String? = nil, field: String? = nil, retryAfter: Int? = nil) {
+    public init(
+        status: Int, code: String, title: String, detail: String? = nil, field: String? = nil, retryAfter: Int? = nil,
+        offset: Int? = nil
+    ) {
         self.status = status
         self.code = code
         self.title = title
         self.detail = detail
         self.field = field
         self.retryAfter = retryAfter
+        self.offset = offset
     }
 
     /// The `application/problem+json` body.

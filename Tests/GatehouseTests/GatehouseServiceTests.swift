@@ -78,6 +78,9 @@ struct Facade {
         for token in ["garbage", "gha_" + String(repeating: "A", count: 43)] {
             let d = try await f.gate.decide(token: token, action: "view_dashboard", resource: room)
             #expect(d.reason == .unauthenticated && !d.isAllowed && d.message != nil)
+            // In the set's own words (contacasal speaks Portuguese), pointing at the action's sign-in requirement.
+            #expect(d.message == "Desbloqueie o ContaCasal com o seu PIN.")
+            #expect(d == f.gate.policy.decide(Request(subject: Subject(), action: "view_dashboard", resource: room)))
         }
         try await f.identity.signOut(accessToken: partnerPIN)
         #expect(try await f.gate.decide(token: partnerPIN, action: "add_expense", resource: room).reason == .unauthenticated)
@@ -85,7 +88,8 @@ struct Facade {
         let afterDeletion = try await f.gate.decide(token: bio.accessToken, action: "view_dashboard", resource: room)
         #expect(afterDeletion.reason == .unauthenticated)
         // Even for an action anyone may take, a dead token is reported, so the app signs in again.
-        #expect(try await f.gate.decide(token: bio.accessToken, action: "create_space", resource: Resource(type: "onboarding")).reason == .unauthenticated)
+        let onboarding = try await f.gate.decide(token: bio.accessToken, action: "create_space", resource: Resource(type: "onboarding"))
+        #expect(onboarding.reason == .unauthenticated && onboarding.message == "Sign in to continue.")
     }
 
     @Test func tiersLimitsAndConsentFromTheStore() async throws {

@@ -46,6 +46,8 @@ import Testing
         Case("usage as a huge double", #"{"action":"x","resource":{"type":"app","usage":{"sources":1e300}}}"#, .wrongType, "resource.usage.sources", at: 58),
         Case("usage as a fraction", #"{"action":"x","resource":{"type":"app","usage":{"sources":49.5}}}"#, .wrongType, "resource.usage.sources", at: 58),
         Case("attribute integer overflow", #"{"action":"x","resource":{"type":"app","attributes":{"n":[1,99999999999999999999]}}}"#, .integerOverflow, "resource.attributes.n[1]", at: 60),
+        Case("big number with a fraction: Double and Decimal disagree", #"{"action":"x","resource":{"type":"app","attributes":{"n":9223332036854777777.7}}}"#, .numberOutOfRange, "resource.attributes.n", at: 57),
+        Case("2^63 - 1 written as a double", #"{"action":"x","resource":{"type":"app","usage":{"n":9223372036854775807.0}}}"#, .numberOutOfRange, "resource.usage.n", at: 52),
         Case("attribute number out of range", #"{"action":"x","resource":{"type":"app","attributes":{"n":1e400}}}"#, .numberOutOfRange, "resource.attributes.n", at: 57),
         // Invalid UTF-8: two byte strings must never become one user.
         Case("invalid UTF-8 in an id", Array(#"{"subject":{"id":"u"#.utf8) + [0xFF] + Array(#""},"action":"x","resource":{"type":"app"}}"#.utf8), .invalidUTF8, "subject.id", at: 19),

@@ -221,6 +221,23 @@ if sections.contains("shipped") {
         for (i, (name, s)) in rows.enumerated() {
             print("| \(set) | \(name) | \(allows.count)/\(denies.count) | \(fmt(s.median)) | \(fmt(s.p99)) | \(fmt(s.perSecond / 1e6, 2))M | \(fmt(s.mallocs, 2)) | \(i == 0 ? fmt(compile, 2) : "") |")
         }
+        // The yardsticks, same mix, same process: the rules written by hand over the same structs, and over integers.
+        if let check = HandWritten.check(for: set) {
+            let vocabulary = policy.vocabulary
+            let interned = requests.map { vocabulary.intern($0) }
+            let handInterned = requests.map(HandInternedRequest.init)
+            let hand = measure(requests, samples: samples) { check($0) }
+            let internedDecide = measure(interned, samples: samples) { policy.decide($0) }
+            let handIntegers = measure(handInterned, samples: samples) { HandWritten.decide($0) }
+            let decide = rows[0].1
+            for (name, s, ratio) in [
+                ("hand-written", hand, ""), ("decide / hand-written", decide, "\(fmt(decide.median / hand.median, 2))x"),
+                ("decide interned", internedDecide, ""), ("hand-written over integers", handIntegers, ""),
+                ("interned / hand-written over integers", internedDecide, "\(fmt(internedDecide.median / handIntegers.median, 2))x"),
+            ] {
+                print("| \(set) | \(name) \(ratio) | \(allows.count)/\(denies.count) | \(fmt(s.median)) | \(fmt(s.p99)) | \(fmt(s.perSecond / 1e6, 2))M | \(fmt(s.mallocs, 2)) | |")
+            }
+        }
     }
 }
 

@@ -130,7 +130,7 @@ struct Cover {
 
     struct Cube {
         var points: [SpacePoint]
-        /// Per axis (in `SpacePoint.indices` order), the values the points take.
+        /// Per axis position (`SpacePoint.indices`), the values the points take.
         var projection: [Set<Int>]
     }
 
@@ -190,9 +190,9 @@ struct Cover {
         var total = 0
         for s in projection[0] {
             var product = 1
-            for axis in 1..<projection.count {
-                var values = projection[axis]
-                if restricted(axis: axis, subject: space.subjects[s]) { values = values.intersection([0]) }
+            for position in 1..<projection.count {
+                var values = projection[position]
+                if space.isRestricted(space.axes[position], for: space.subjects[s]) { values = values.intersection([0]) }
                 product *= values.count
             }
             total += product
@@ -200,36 +200,31 @@ struct Cover {
         return total
     }
 
-    func restricted(axis: Int, subject: SubjectClass) -> Bool {
-        switch subject {
-        case .signedOut: axis == 1 || axis == 3
-        case .anonymous: axis == 3 || (axis == 1 && !space.anonymousHasStanding)
-        case .tier: false
-        }
-    }
-
     /// The axes of a cube that do not take every value, with the values' labels.
     func describe(_ projection: [Set<Int>]) -> [(axis: String, values: [String])] {
-        let sizes = space.allAxisSizes
+        let axes = space.axes
         var result: [(String, [String])] = []
-        for axis in projection.indices {
-            let values = projection[axis]
-            let full = axis == 0 ? sizes[0] : allowedCount(axis: axis, subjects: projection[0])
+        for position in projection.indices {
+            let axis = axes[position]
+            let values = projection[position]
+            let full = axis == .subject ? space.size(of: .subject) : allowedCount(axis, subjects: projection[0])
             guard values.count < full else { continue }
-            let signedIn = Set(space.subjects.indices.filter { if case .tier = space.subjects[$0] { true } else { false } })
-            if axis == 0, values == signedIn {
+            if axis == .subject, values == signedInSubjects {
                 result.append(("subject", ["signed in"]))
                 continue
             }
-            let labels = values.sorted().map { space.label(axis: axis, value: $0) }
-            result.append((space.axisName(axis), labels))
+            let labels = values.sorted().map { space.label(axis, value: $0) }
+            result.append((space.name(of: axis), labels))
         }
         return result
     }
 
+    /// The subject values that are signed in.
+    var signedInSubjects: Set<Int> { Set(space.subjects.indices.filter { space.subjects[$0].isSignedIn }) }
+
     /// Every value an axis can take for the given subjects.
-    func allowedCount(axis: Int, subjects: Set<Int>) -> Int {
-        subjects.allSatisfy { restricted(axis: axis, subject: space.subjects[$0]) } ? 1 : space.allAxisSizes[axis]
+    func allowedCount(_ axis: Axis, subjects: Set<Int>) -> Int {
+        subjects.allSatisfy { space.isRestricted(axis, for: space.subjects[$0]) } ? 1 : space.size(of: axis)
     }
 
 }

@@ -195,14 +195,10 @@ extension RequestFlags {
         return (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
     }
 
-    /// Counters a limit reads, and counters conditions read as `resource.usage.NAME`.
+    /// Counters a limit reads, and counters rule and consent conditions read as `resource.usage.NAME`.
     private static func counters(of policy: CompiledPolicy, declarations: PolicyDeclarations) -> [String] {
         var names = declarations.limits.map(\.counter)
-        for rule in policy.rules {
-            for path in rule.condition?.readPaths ?? [] where path.hasPrefix("resource.usage.") {
-                names.append(String(path.dropFirst("resource.usage.".count)))
-            }
-        }
+        for case .usage(let name) in ConditionFacts(conditionsOf: policy).reads { names.append(name) }
         return names.uniquedSorted()
     }
 

@@ -104,7 +104,7 @@ public enum InvariantProver {
             let request = space.request(point)
             let decision = policy.decide(request)
             part.lint.record(point, request: request, decision: decision)
-            for i in applicable where invariants[i].matches(point, in: space, policy: policy) {
+            for i in applicable where invariants[i].matches(point, request: request, in: space, policy: policy) {
                 part.checked[i] += 1
                 guard part.counterexamples[i] == nil, let expected = invariants[i].violation(decision, action: action) else { continue }
                 part.counterexamples[i] = Counterexample(request: request, expected: expected, explanation: policy.explain(request))
@@ -176,10 +176,10 @@ struct CheckedInvariant {
         return true
     }
 
-    /// Whether the invariant selects this request of the action's space.
-    func matches(_ point: SpacePoint, in space: ActionSpace, policy: CompiledPolicy) -> Bool {
+    /// Whether the invariant selects this request (the one at `point` of the action's space).
+    func matches(_ point: SpacePoint, request: Request, in space: ActionSpace, policy: CompiledPolicy) -> Bool {
         let subject = space.subject(point)
-        let now = Date(timeIntervalSince1970: space.nows[point.indices[4]])
+        let now = space.now(point)
         if let subjects {
             let matched: Bool
             switch subject {
@@ -189,11 +189,7 @@ struct CheckedInvariant {
             }
             if !matched { return false }
         }
-        if let tiers {
-            var effective = policy.defaultTierID
-            if case .tier(let tier, _) = subject, !subject.isExpired(now: now), policy.tierIDs.contains(tier) { effective = tier }
-            if !tiers.contains(effective) { return false }
-        }
+        if let tiers, !tiers.contains(policy.effectiveTierID(of: request.subject, now: now)) { return false }
         if let roles, !roles.contains(space.standing(point).label) { return false }
         if let appRoles {
             let held = space.appRoles(point)

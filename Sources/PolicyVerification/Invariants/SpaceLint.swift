@@ -63,10 +63,11 @@ struct SpaceLint {
     private var space: ActionSpace?
     private var action: ActionPlan?
     private var actionLocation = SourceLocation(file: "", line: 0, column: 0)
-    /// The action's rules (deny rules, then allow rules) as parallel arrays: rule index, condition, effect, location.
+    /// The action's rules (deny rules, then allow rules) as parallel arrays: rule index, condition, error outcome, location.
     private var activeIndex: [Int] = []
     private var activeRoot: [ConditionNode?] = []
-    private var activeIsDeny: [Bool] = []
+    /// Whether each rule matches when its condition errors (`Effect.matchesWhenConditionErrors`).
+    private var activeMatchesOnError: [Bool] = []
     private var activeLocation: [SourceLocation] = []
     /// Pairs with a rule on this action: the pair, and the positions of its rules in `active`.
     private var activePairs: [(pair: Int, allow: Int?, deny: Int?)] = []
@@ -112,7 +113,7 @@ struct SpaceLint {
         let indexes = action.denyRules + action.allowRules
         activeIndex = indexes
         activeRoot = indexes.map { policy.rules[$0].condition?.root }
-        activeIsDeny = indexes.map { policy.rules[$0].effect == .deny }
+        activeMatchesOnError = indexes.map { policy.rules[$0].effect.matchesWhenConditionErrors }
         activeLocation = indexes.map { policy.rules[$0].location }
         actionStats = Array(repeating: RuleStats(), count: indexes.count)
         for position in indexes.indices where !space.isExhaustive { actionStats[position].gapped = true }
@@ -155,8 +156,7 @@ struct SpaceLint {
             let value = values[position]
             if value == true { actionStats[position].isTrue += 1 } else if value == false { actionStats[position].isFalse += 1 }
             actionStats[position].evaluated += 1
-            // An erroring deny condition denies; an erroring allow condition does not allow.
-            let matches = value ?? activeIsDeny[position]
+            let matches = value ?? activeMatchesOnError[position]
             matched[position] = matches
             if decider == position {
                 actionStats[position].decided += 1

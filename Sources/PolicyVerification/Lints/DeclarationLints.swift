@@ -31,7 +31,7 @@ enum DeclarationLints {
 
     static let unusedAppRole = LintRule(code: .unusedAppRole) { input in
         var used = Set(input.declarations.resourceTypes.flatMap { $0.actions.flatMap { $0.appRoles?.map(\.value) ?? [] } })
-        guard let named = ConditionReads(input.policy).literals(on: ["subject.roles"]) else { return [] }
+        guard let named = ConditionReads(input.policy).literals(on: [.field(.subjectRoles)]) else { return [] }
         used.formUnion(named)
         return input.declarations.appRoles.filter { !used.contains($0.id.value) }.map { role in
             warning(
@@ -41,7 +41,7 @@ enum DeclarationLints {
     }
 
     static let unusedResourceRole = LintRule(code: .unusedResourceRole) { input in
-        guard let named = ConditionReads(input.policy).literals(on: ["resource.role", "resource.members"]) else { return [] }
+        guard let named = ConditionReads(input.policy).literals(on: [.field(.resourceRole), .field(.resourceMembers)]) else { return [] }
         var diagnostics: [Diagnostic] = []
         for type in input.declarations.resourceTypes where type.memberActions.isEmpty {
             let roles = Dictionary(type.roles.map { ($0.id.value, $0) }, uniquingKeysWith: { a, _ in a })
@@ -59,7 +59,7 @@ enum DeclarationLints {
     }
 
     static let unusedAttribute = LintRule(code: .unusedAttribute) { input in
-        var read = ConditionReads(input.policy).readPaths
+        var read = Set(ConditionReads(input.policy).reads.map(\.path))
         for type in input.declarations.resourceTypes {
             if let owner = type.owner?.value, owner.hasPrefix("attributes.") { read.insert("resource." + owner) }
         }
@@ -74,7 +74,7 @@ enum DeclarationLints {
     static let unusedTier = LintRule(code: .unusedTier) { input in
         let d = input.declarations
         // A tier left out of a limit is unlimited there: with limits, leaving a tier unnamed says something.
-        guard d.tiers.count > 1, d.limits.isEmpty, let compared = ConditionReads(input.policy).literals(on: ["subject.tier"]) else { return [] }
+        guard d.tiers.count > 1, d.limits.isEmpty, let compared = ConditionReads(input.policy).literals(on: [.field(.subjectTier)]) else { return [] }
         var named = compared
         named.insert(input.policy.defaultTierID)
         for feature in d.features {
@@ -159,36 +159,29 @@ enum DeclarationLints {
     }
 }
 
-/// What a policy's compiled conditions (rules and consents) read and which string literals they compare paths with.
+/// What a policy's compiled conditions (rules and consents) read and which string literals they compare each
+/// value with, as `ConditionFacts` (the one place that works out what a condition reads) finds them.
 struct ConditionReads {
-    private(set) var readPaths: Set<String> = []
-    private var literalsByPath: [String: Set<String>] = [:]
-    /// Paths some condition reads without comparing them to any literal: any name could match there.
-    private var openPaths: Set<String> = []
+    private(set) var reads: Set<SpaceSource> = []
+    private var literalsBySource: [SpaceSource: Set<String>] = [:]
+    /// Values some condition reads without comparing them to any literal: any name could match there.
+    private var open: Set<SpaceSource> = []
 
     init(_ policy: CompiledPolicy) {
-        var conditions = policy.rules.compactMap(\.condition)
-        for typeName in policy.resourceTypeNames {
-            guard let type = policy.resourceTypes[typeName] else { continue }
-            for action in type.actions.values {
-                if let condition = action.consent?.condition { conditions.append(condition) }
+        for condition in policy.conditions {
+            let facts = ConditionFacts(condition)
+            reads.formUnion(facts.reads)
+            for source in facts.reads.union(facts.literals.keys) {
+                literalsBySource[source, default: []].formUnion(facts.strings(comparedWith: source))
+                if !facts.isCompared(source) { open.insert(source) }
             }
-        }
-        for condition in conditions {
-            readPaths.formUnion(condition.readPaths)
-            var compared: Set<String> = []
-            for literal in condition.comparedLiterals {
-                compared.insert(literal.path)
-                if case .string(let s) = literal.literal { literalsByPath[literal.path, default: []].insert(s) }
-            }
-            openPaths.formUnion(condition.readPaths.filter { !compared.contains($0) })
         }
     }
 
-    /// The string literals compared with any of `paths`; nil when a condition reads one of them without a literal.
-    func literals(on paths: [String]) -> Set<String>? {
-        if paths.contains(where: openPaths.contains) { return nil }
-        return paths.reduce(into: Set<String>()) { $0.formUnion(literalsByPath[$1] ?? []) }
+    /// The string literals compared with any of `sources`; nil when a condition reads one of them without a literal.
+    func literals(on sources: [SpaceSource]) -> Set<String>? {
+        if sources.contains(where: open.contains) { return nil }
+        return sources.reduce(into: Set<String>()) { $0.formUnion(literalsBySource[$1] ?? []) }
     }
 }
 

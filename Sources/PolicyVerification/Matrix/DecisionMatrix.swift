@@ -102,9 +102,9 @@ struct MatrixBuilder {
         collected.reserveCapacity(count)
         space.forEach { collected.append($0) }
         let points = collected
-        // `forEach` visits every situation (the axes after auth) for one row before the next row.
-        let rowAxes = 4
-        let situations = space.allAxisSizes.dropFirst(rowAxes).reduce(1, *)
+        // `forEach` visits every situation (the axes after those of who asks) for one row before the next row.
+        let rowAxes = Axis.asker.count
+        let situations = space.axisSizes.dropFirst(rowAxes).reduce(1, *)
         let rowCount = count / situations
 
         // keys[a][r * situations + s]: the decision of action a at row r, situation s, interned per action.
@@ -158,7 +158,7 @@ struct MatrixBuilder {
                 let rowPoints = members.map { SpacePoint(indices: Array(points[$0 * situations].indices.prefix(rowAxes))) }
                 return DecisionMatrix.Row(
                     id: Self.rowID(index), classes: describer.rows(rowPoints), merged: members.count,
-                    subjects: Set(rowPoints.map { $0.indices[0] }).sorted().map { space.label(axis: 0, value: $0) })
+                    subjects: Set(rowPoints.map { space.index(.subject, of: $0) }).sorted().map { space.label(.subject, value: $0) })
             },
             columns: columns.map { column in
                 let situationPoints = column.situations.map { SpacePoint(indices: Array(points[$0].indices.dropFirst(rowAxes))) }
@@ -174,7 +174,7 @@ struct MatrixBuilder {
                         request: request, decision: policy.decide(request), requests: members.count * column.situations.count)
                 }
             },
-            subjectClasses: space.subjects.indices.map { space.label(axis: 0, value: $0) },
+            subjectClasses: space.subjects.indices.map { space.label(.subject, value: $0) },
             requests: count * actions.count)
         return (table, diagnostics)
     }
@@ -236,20 +236,23 @@ struct MatrixDescriber {
     func rows(_ points: [SpacePoint]) -> [String] {
         let cover = Cover(space: space)
         let blocks = Cover.joined(cover.cubes(points), size: cover.cubeSize)
-        let signedIn = Set(space.subjects.indices.filter { if case .tier = space.subjects[$0] { true } else { false } })
-        let sizes = space.allAxisSizes
+        let signedIn = cover.signedInSubjects
         return blocks.map { block in
             let p = block.projection
+            let subjects = p[space.position(of: .subject)]
             var parts: [String] = []
-            if p[0].count < sizes[0] {
-                parts.append(p[0] == signedIn ? "signed in" : p[0].sorted().map { space.label(axis: 0, value: $0) }.joined(separator: ", "))
+            if subjects.count < space.size(of: .subject) {
+                parts.append(subjects == signedIn ? "signed in" : subjects.sorted().map { space.label(.subject, value: $0) }.joined(separator: ", "))
             }
-            for axis in 1..<p.count where p[axis].count < cover.allowedCount(axis: axis, subjects: p[0]) {
-                let labels = axis == 3 ? auths(p[3]) : p[axis].sorted().map { value in
-                    axis == 1 ? standingLabel(space.standings[value]) : space.label(axis: axis, value: value)
+            for axis in Axis.asker.dropFirst() {
+                let values = p[space.position(of: axis)]
+                guard values.count < cover.allowedCount(axis, subjects: subjects) else { continue }
+                switch axis {
+                case .standing: parts.append(values.sorted().map { standingLabel(space.standings[$0]) }.joined(separator: " or "))
+                case .appRoles: parts.append("app roles " + values.sorted().map { space.label(axis, value: $0) }.joined(separator: " or "))
+                case .auth: parts.append("auth " + auths(values).joined(separator: " or "))
+                default: parts.append(values.sorted().map { space.label(axis, value: $0) }.joined(separator: " or "))
                 }
-                let prefix = axis == 2 ? "app roles " : axis == 3 ? "auth " : ""
-                parts.append(prefix + labels.joined(separator: " or "))
             }
             return parts.isEmpty ? "everyone" : parts.joined(separator: ", ")
         }
@@ -259,14 +262,15 @@ struct MatrixDescriber {
     func situations(_ points: [SpacePoint]) -> [String] {
         let size: ([Set<Int>]) -> Int = { $0.reduce(1) { $0 * $1.count } }
         let blocks = Cover.joined(Cover.productCubes(points), size: size)
-        let sizes = Array(space.allAxisSizes.dropFirst(4))
+        let axes = Array(space.axes.dropFirst(Axis.asker.count))
         return blocks.map { block in
             let parts = block.projection.indices.compactMap { i -> String? in
-                guard block.projection[i].count < sizes[i] else { return nil }
+                let axis = axes[i]
+                guard block.projection[i].count < space.size(of: axis) else { return nil }
                 // The subject's privacy-style settings by their own name: "analytics true".
-                var name = space.axisName(i + 4)
+                var name = space.name(of: axis)
                 if name.hasPrefix("subject.attributes.") { name.removeFirst("subject.attributes.".count) }
-                return "\(name) \(values(axis: i + 4, block.projection[i]))"
+                return "\(name) \(values(axis, block.projection[i]))"
             }
             return parts.isEmpty ? "any" : parts.joined(separator: ", ")
         }
@@ -311,7 +315,7 @@ struct MatrixDescriber {
             } else if contiguous, picked.count > 1, case .ago(let from)? = picked[0], case .ago(let to)? = picked.last!, from > 0 {
                 labels.append("\(method) verified \(CompiledPolicy.formatDuration(from)) to \(CompiledPolicy.formatDuration(to)) ago")
             } else {
-                labels += picked.map { time in space.label(axis: 3, value: space.auths.firstIndex(of: .method(method, verified: time))!) }
+                labels += picked.map { time in space.label(.auth, value: space.auths.firstIndex(of: .method(method, verified: time))!) }
             }
         }
         return labels
@@ -326,11 +330,10 @@ struct MatrixDescriber {
     }
 
     /// The values of one axis: counters as ranges where the values run on ("≤ 49", "≥ 50"), else a list.
-    private func values(axis: Int, _ chosen: Set<Int>) -> String {
-        let counterIndex = axis - 6
+    private func values(_ axis: Axis, _ chosen: Set<Int>) -> String {
         let list = chosen.sorted()
-        if counterIndex >= 0, counterIndex < space.counters.count {
-            let values = space.counters[counterIndex].values
+        if case .counter(let counter) = axis {
+            let values = space.counters[counter].values
             let ints = values.indices.filter { values[$0] != nil }
             let chosenInts = list.filter { values[$0] != nil }
             var text: [String] = []
@@ -351,6 +354,6 @@ struct MatrixDescriber {
             if chosenInts.count < list.count { text.append("absent") }
             return text.joined(separator: " or ")
         }
-        return list.map { space.label(axis: axis, value: $0) }.joined(separator: " or ")
+        return list.map { space.label(axis, value: $0) }.joined(separator: " or ")
     }
 }

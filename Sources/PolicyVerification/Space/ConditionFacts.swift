@@ -7,6 +7,29 @@ enum SpaceSource: Hashable {
     case field(ConditionField)
     case attribute(AttributeOwner, String)
     case usage(String)
+
+    /// The dotted path a condition writes it as: `subject.tier`, `resource.attributes.amount`, `resource.usage.sources`.
+    var path: String {
+        switch self {
+        case .field(let field): field.rawValue
+        case .attribute(let owner, let name): "\(owner.rawValue).attributes.\(name)"
+        case .usage(let name): "resource.usage.\(name)"
+        }
+    }
+}
+
+extension CompiledPolicy {
+    /// Every condition of the policy: each rule's, in source order, then each action's consent, by type and action.
+    var conditions: [CompiledCondition] {
+        var conditions = rules.compactMap(\.condition)
+        for typeName in resourceTypeNames {
+            guard let type = resourceTypes[typeName] else { continue }
+            for actionName in type.actions.keys.sorted() {
+                if let condition = type.actions[actionName]?.consent?.condition { conditions.append(condition) }
+            }
+        }
+        return conditions
+    }
 }
 
 /// A point in time a timestamp value is tried at: fixed, or relative to the request's `now`.
@@ -47,8 +70,35 @@ struct ConditionFacts {
     /// Constructs that make the space a sample rather than a proof, with where they are.
     var gaps: [(construct: String, location: SourceLocation?)] = []
 
+    init() {}
+
+    /// What one condition reads and compares.
+    init(_ condition: CompiledCondition) {
+        add(condition)
+    }
+
+    /// What every condition of a policy (rules and consents) reads and compares.
+    init(conditionsOf policy: CompiledPolicy) {
+        for condition in policy.conditions { add(condition) }
+    }
+
     mutating func add(_ condition: CompiledCondition) {
         walk(condition.root, at: condition.location)
+    }
+
+    /// The string literals `source` is compared with or looked up by (`==`, `in`, `"x" in source`).
+    func strings(comparedWith source: SpaceSource) -> Set<String> {
+        var strings = listLiterals[source] ?? []
+        for case .string(let s) in literals[source] ?? [] { strings.insert(s) }
+        if source == .field(.subjectRoles) { strings.formUnion(appRoles) }
+        if source == .field(.authMethod) { strings.formUnion(authMethods) }
+        return strings
+    }
+
+    /// Whether `source` is compared with any literal at all, so its truth changes only at known values.
+    func isCompared(_ source: SpaceSource) -> Bool {
+        literals[source] != nil || relative[source] != nil || listLiterals[source] != nil
+            || (source == .field(.subjectRoles) && !appRoles.isEmpty) || (source == .field(.authMethod) && !authMethods.isEmpty)
     }
 
     /// Whether the subject's standing on the resource (owner, member role) matters to a condition.

@@ -4,18 +4,31 @@ import PolicyEngine
 import PolicyModel
 
 /// libFuzzer entry: bytes -> one request JSON (as `policy decide --jsonl` and an HTTP front door receive it)
-/// -> `Request(json:)`, then `decide` and `explain` on every shipped policy set, and the request written back
-/// to JSON and read again. A trap, a hang, a parse error without a field, a deny without a message, `explain`
-/// disagreeing with `decide`, or a request whose own JSON no longer reads (or decides differently) is a finding.
+/// -> `Request(json:)` (the hand-written `RequestReader`), then `decide` and `explain` on every shipped policy
+/// set, the decision written by `DecisionWriter` and by `JSONText`, and the request written back to JSON and
+/// read again. A finding: a trap or hang; a refusal without a reason, or with an offset outside the input; a
+/// request the reader accepts that Foundation's decoder refuses or reads differently; a deny without a message;
+/// `explain` disagreeing with `decide`; the two decision writers disagreeing by a byte; a request whose own
+/// JSON no longer reads (or decides differently).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
     let request: Request
     do {
-        request = try Request(json: text)
+        request = try RequestReader().read(bytes)
     } catch {
         if error.description.isEmpty { fatalError("a refused request without a reason") }
+        if let offset = error.offset, offset < 0 || offset > size { fatalError("an error offset outside the input: \(error)") }
         return 0
+    }
+    // Whatever the strict reader accepts, Foundation's decoder must accept and read the same way (the reverse
+    // does not hold: Foundation lets duplicate keys, overflowing integers and negative counts through).
+    let text = String(decoding: bytes, as: UTF8.self)
+    do {
+        let reference = try Request(value: Value.parseJSON(text))
+        if reference != request { fatalError("the reader and Foundation read different requests: \(text)") }
+    } catch {
+        fatalError("the reader accepted what Foundation refuses (\(error.description)): \(text)")
     }
     let written = request.json.rendered(pretty: false)
     let reread: Request
@@ -29,6 +42,7 @@ public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if decision.effect == .deny, (decision.message ?? "").isEmpty { fatalError("a deny without a message: \(written)") }
         if policy.explain(request).decision != decision { fatalError("explain disagrees with decide: \(written)") }
         if policy.decide(reread) != decision { fatalError("the request decides differently once written and read back: \(written)") }
+        if decision.jsonBytes != Array(decision.json.rendered().utf8) { fatalError("the decision writers disagree: \(written)") }
     }
     return 0
 }

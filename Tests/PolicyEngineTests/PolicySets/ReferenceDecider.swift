@@ -3,6 +3,7 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import PolicySyntax
+import GatehouseReferenceModel
 
 /// The decision procedure of docs/policy-language.md, written plainly over a `PolicySetModel`:
 /// look things up by name, walk the checks in the documented order, render messages by replacing

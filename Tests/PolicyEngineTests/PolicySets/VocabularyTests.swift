@@ -75,6 +75,8 @@ import Testing
         #expect(words.readsRequest(consent) && !words.readsRequest(feature))
         #expect(words.limitCounter(of: try #require(words.action(type: "app", action: "add_source"))) == "sources")
         #expect(words.limitCounter(of: feature) == nil)
+        #expect(words.owner(of: try #require(words.action(type: "project", action: "edit"))) == .ownerId)
+        #expect(words.owner(of: feature) == nil)
         let request = Request(
             subject: Subject(id: "u1", auth: Authentication(method: AuthMethod.apple), attributes: ["analytics": .bool(true)]),
             action: "send_analytics", resource: Resource(type: "app"), context: Context(now: Date(timeIntervalSince1970: 0)))
