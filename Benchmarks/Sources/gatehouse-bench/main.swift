@@ -299,8 +299,8 @@ if sections.contains("facade") {
         store: SQLiteStore(try AppDatabase(path: dir.appendingPathComponent("bench.sqlite").path)), configuration: configuration,
         jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
     let gate = GatehouseService(policy: Fixtures.compiled("research-crawler"), identity: identity)
-    let member = try await identity.register(username: "bench_member", pin: "135790")
-    let project = try await identity.createSpace(accessToken: member.accessToken, name: "Bench", type: "project")
+    let member = try await identity.register(username: "bench_member", pin: "4826", source: .inProcess)
+    let project = try await identity.createSpace(accessToken: member.accessToken, name: "Bench", type: "project", inviteRole: "editor")
     let cases: [(String, String?, String, Resource)] = [
         ("token, stored project, view (allow)", member.accessToken, "view", Resource(type: "project", id: project.resourceId)),
         ("token, app feature gate (deny, free)", member.accessToken, "ai_suggestions", Resource(type: "app")),
