@@ -14,6 +14,8 @@ public final class GatehouseServer: Sendable {
     public let metrics: ServerMetrics
     public let signInLimiter: RateLimiter
     public let logger: Logger
+    /// The `/playground` page, rebuilt when the policy version changes.
+    public let playground = Playground()
 
     /// The first policy did not load: nothing to serve. Its diagnostics say why.
     public struct StartError: Error, CustomStringConvertible {

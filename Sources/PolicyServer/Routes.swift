@@ -96,6 +96,7 @@ func addOperationRoutes(_ routes: RouteBuilder) {
     let route = routes.on
     // MARK: operations
     route(.get, "/healthz") { _, _ in text("ok\n") }
+    route(.get, "/playground") { _, _ in html(server.playgroundPage()) }
     route(.get, "/readyz") { _, _ in
         await server.databaseAnswers() ? text("ready\n") : problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database does not answer"))
     }
