@@ -201,3 +201,41 @@ extension IdentityService {
         }
     }
 }
+
+/// What the signed-in user may see of their own account (`GET /v1/me`): no secret, hash or key material.
+public struct AccountProfile: Sendable, Hashable {
+    public var userId: String
+    public var username: String?
+    /// The name Apple gave on the first sign-in, if any.
+    public var displayName: String?
+    public var email: String?
+    public var isPrivateRelayEmail: Bool
+    /// The Apple ids (`sub`) linked to the account.
+    public var appleUserIds: [String]
+    public var hasPIN: Bool
+    /// The devices with an enrolled key, by the id the app gave them.
+    public var deviceIds: [String]
+    public var appRoles: [String]
+    /// The stored subscription tier and its expiry (the policy decides what a lapsed one is worth).
+    public var tier: String?
+    public var subscriptionExpiresAt: Date?
+}
+
+extension IdentityService {
+    /// The account of a live session, as its owner may see it; any live session suffices (it reveals no secret).
+    public func profile(accessToken: String) async throws -> AccountProfile {
+        let s = try await validate(accessToken: accessToken)
+        return try await store.read { tx in
+            let u = try self.user(tx, s.userId)
+            let sub = try tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id))
+            return AccountProfile(
+                userId: u.id, username: u.username, displayName: u.displayName, email: u.email,
+                isPrivateRelayEmail: u.isPrivateRelayEmail,
+                appleUserIds: try tx.fetchAll(AppleIdentityRow.self, "userId", .text(u.id)).map(\.subject).sorted(),
+                hasPIN: try tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)) != nil,
+                deviceIds: try tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map(\.deviceId).sorted(),
+                appRoles: try tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
+                tier: sub?.tier, subscriptionExpiresAt: sub?.expiresAt)
+        }
+    }
+}

@@ -166,6 +166,9 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         try await identity.setUsername(accessToken: bearer, username: try body.string("username"))
         return Response(status: .noContent)
     }
+    route(.get, "/v1/me") { request, _ in
+        json(profileJSON(try await identity.profile(accessToken: try requiredBearer(request))))
+    }
     route(.get, "/v1/me/privacy") { request, _ in
         json(privacyJSON(try await identity.privacySettings(accessToken: try requiredBearer(request))))
     }
@@ -306,5 +309,17 @@ func privacyJSON(_ p: PrivacySettings) -> JSONText {
     .object([
         .init("analytics", .bool(p.analytics)), .init("crashReporting", .bool(p.crashReporting)),
         .init("aiSuggestions", .bool(p.aiSuggestions)), .init("dataSharing", .string(p.dataSharing.rawValue)),
+    ])
+}
+
+/// `GET /v1/me`: the account as its owner sees it; absent facts are `null`, never left out.
+func profileJSON(_ p: AccountProfile) -> JSONText {
+    func optional(_ text: String?) -> JSONText { text.map { .string($0) } ?? .null }
+    return .object([
+        .init("userId", .string(p.userId)), .init("username", optional(p.username)), .init("displayName", optional(p.displayName)),
+        .init("email", optional(p.email)), .init("isPrivateRelayEmail", .bool(p.isPrivateRelayEmail)),
+        .init("appleUserIds", .array(p.appleUserIds.map { .string($0) })), .init("hasPIN", .bool(p.hasPIN)),
+        .init("deviceIds", .array(p.deviceIds.map { .string($0) })), .init("appRoles", .array(p.appRoles.map { .string($0) })),
+        .init("tier", optional(p.tier)), .init("subscriptionExpiresAt", optional(p.subscriptionExpiresAt.map(Timestamp.format))),
     ])
 }

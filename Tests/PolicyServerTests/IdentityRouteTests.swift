@@ -187,6 +187,15 @@ import Testing
                 #expect(r.object["analytics"] as? Bool == true)
                 #expect(r.object["dataSharing"] as? String == "none")
             }
+            try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in
+                #expect(r.status == .ok)
+                #expect(r.object["userId"] as? String != nil)
+                #expect(r.object["hasPIN"] as? Bool == true)  // registered with username + PIN above
+                #expect((r.object["appleUserIds"] as? [Any])?.isEmpty == true)
+                #expect(r.object.keys.contains("tier") && r.object.keys.contains("email"))
+                #expect(!r.text.contains(access))
+            }
+            try await client.execute(uri: "/v1/me", method: .get) { r in #expect(r.status == .unauthorized) }
             try await client.execute(uri: "/v1/me/export", method: .get, headers: bearer(access)) { r in
                 #expect(r.status == .ok)
                 #expect(!r.text.contains(access))
