@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [
-                "PolicyServer", "Gatehouse", "PolicyModel", "policy",
+                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ]),

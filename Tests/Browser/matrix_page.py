@@ -10,20 +10,9 @@ import json
 import os
 import sys
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from browser import check, chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
-
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-
-
-def check(condition, message):
-    if not condition:
-        print("FAILED: " + message)
-        sys.exit(1)
-    print("ok: " + message)
 
 
 def visible(elements):
@@ -31,14 +20,7 @@ def visible(elements):
 
 
 def main(page, screenshot):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1400,900", "--disable-background-networking", "--no-first-run"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(120)
-    driver.implicitly_wait(0)
+    driver = chromium(900)
     try:
         driver.get("file://" + os.path.abspath(page))
         check(driver.find_element(By.TAG_NAME, "h1").text == "Decision matrix: research-crawler", "the page title")

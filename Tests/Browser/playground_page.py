@@ -12,19 +12,8 @@ import os
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from browser import check, chromium
 from selenium.webdriver.common.by import By
-
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-
-
-def check(condition, message):
-    if not condition:
-        print("FAILED: " + message)
-        sys.exit(1)
-    print("ok: " + message)
 
 
 def wait_for(predicate, seconds=60):
@@ -45,13 +34,7 @@ def set_editor(driver, text):
 
 
 def main(base, screenshot):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1400,1000", "--disable-background-networking", "--no-first-run"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(120)
+    driver = chromium(1000)
     try:
         driver.get(base.rstrip("/") + "/playground")
         status = json.loads(driver.execute_script(

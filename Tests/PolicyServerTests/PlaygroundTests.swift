@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -33,14 +34,7 @@ import Testing
         }
     }
 
-    static let python = TestServer.root.appendingPathComponent(".venv/bin/python").path
-    static let chromium = ProcessInfo.processInfo.environment["CHROMIUM"] ?? "/usr/bin/chromium"
-    static let chromedriver = ProcessInfo.processInfo.environment["CHROMEDRIVER"] ?? "/usr/bin/chromedriver"
-    static var available: Bool {
-        [python, chromium, chromedriver].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    @Test(.enabled(if: available, "needs .venv/bin/python with selenium, /usr/bin/chromium and /usr/bin/chromedriver: run .ci/run"))
+    @Test(.enabled(if: BrowserScript.isAvailable(root: TestServer.root), Comment(rawValue: BrowserScript.skipReason)))
     func clickEditAndExplainInChromium() async throws {
         let t = try TestServer()  // research-crawler copied to a folder; served by a real process on loopback
         let (server, url) = try await ServedProcess.start([
@@ -48,21 +42,9 @@ import Testing
         ])
         defer { server.terminate() }
         let screenshot = TestServer.root.appendingPathComponent(".build/playground-browser.png")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [TestServer.root.appendingPathComponent("Tests/Browser/playground_page.py").path, url.absoluteString, screenshot.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        // Bounded: five minutes for the browser (the matrix test took 73 s under a full suite on busy cores).
-        if finished.wait(timeout: .now() + .seconds(300)) == .timedOut { process.terminate() }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, text) = try BrowserScript.run("playground_page.py", [url.absoluteString, screenshot.path], root: TestServer.root)
         try await ServedProcess.stop(server)
-        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(status == 0, "\(text)")
         #expect(text.contains("ok: editing the tier to team turns the decision to allow"), "\(text)")
         #expect(text.contains("ok: with its detail and byte offset"), "\(text)")
     }

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Runs a Selenium script of `Tests/Browser/` with the repository's `.venv` against Debian's headless Chromium.
+///
+/// `.ci/run` installs the browser, its driver and the virtualenv; without them `isAvailable` is false and a
+/// test reports itself skipped with `skipReason`.
+public enum BrowserScript {
+    public static let skipReason = "needs .venv/bin/python with selenium, /usr/bin/chromium and /usr/bin/chromedriver: run .ci/run"
+
+    static func python(root: URL) -> String { root.appendingPathComponent(".venv/bin/python").path }
+    static var chromium: String { ProcessInfo.processInfo.environment["CHROMIUM"] ?? "/usr/bin/chromium" }
+    static var chromedriver: String { ProcessInfo.processInfo.environment["CHROMEDRIVER"] ?? "/usr/bin/chromedriver" }
+
+    /// Whether the virtualenv, the browser and its driver are there.
+    public static func isAvailable(root: URL) -> Bool {
+        [python(root: root), chromium, chromedriver].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Runs `Tests/Browser/<script>` with `arguments`; its exit status and everything it printed.
+    /// Bounded: the browser gets five minutes (73 s was seen under the full suite on two busy cores), then is stopped.
+    public static func run(_ script: String, _ arguments: [String], root: URL) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python(root: root))
+        process.arguments = [root.appendingPathComponent("Tests/Browser/\(script)").path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
+        try process.run()
+        if finished.wait(timeout: .now() + .seconds(300)) == .timedOut { process.terminate() }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+}
