@@ -127,6 +127,13 @@ extension IdentityService {
         return PrivacySettings(analytics: row.analytics, crashReporting: row.crashReporting, aiSuggestions: row.aiSuggestions, dataSharing: DataSharing(rawValue: row.dataSharing) ?? .none)
     }
 
+    /// A counter moved by `delta`, refused when it would go below 0 or overflow.
+    static func counter(_ value: Int, plus delta: Int) throws(IdentityError) -> Int {
+        let (sum, overflow) = value.addingReportingOverflow(delta)
+        guard !overflow, sum >= 0 else { throw .invalid("delta", "would take the counter below 0 or overflow") }
+        return sum
+    }
+
     static func validateCounterName(_ name: String) throws(IdentityError) {
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x5F }) else {
             throw .invalid("counter", "must be 1 to 64 letters, digits or '_'")
@@ -140,8 +147,7 @@ extension IdentityService {
         return try await store.write { tx in
             guard try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) != nil else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
             var row = try tx.fetchOne(UsageCounterRow.self, ["resourceId": .text(resourceId), "name": .text(counter)]) ?? UsageCounterRow(resourceId: resourceId, name: counter, value: 0)
-            let (sum, overflow) = row.value.addingReportingOverflow(delta)
-            guard !overflow, sum >= 0 else { throw IdentityError.invalid("delta", "would take the counter below 0 or overflow") }
+            let sum = try Self.counter(row.value, plus: delta)
             row.value = sum
             try tx.upsert(row)
             return sum
@@ -157,8 +163,7 @@ extension IdentityService {
         return try await store.write { tx in
             _ = try self.user(tx, userId)
             var row = try tx.fetchOne(UserUsageCounterRow.self, ["userId": .text(userId), "name": .text(counter)]) ?? UserUsageCounterRow(userId: userId, name: counter, value: 0)
-            let (sum, overflow) = row.value.addingReportingOverflow(delta)
-            guard !overflow, sum >= 0 else { throw IdentityError.invalid("delta", "would take the counter below 0 or overflow") }
+            let sum = try Self.counter(row.value, plus: delta)
             row.value = sum
             try tx.upsert(row)
             return sum

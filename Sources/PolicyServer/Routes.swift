@@ -110,48 +110,40 @@ func addOperationRoutes(_ routes: RouteBuilder) {
 
 func addDecisionRoutes(_ routes: RouteBuilder) {
     let server = routes.server
-    let route = routes.on
     let limit = server.settings.bodyLimit
-    route(.post, "/v1/decide") { request, _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBytes(request, limit: limit)
-        let bearer = try bearerToken(request)
-        let policy = server.service.policy
+    /// A decision route: the body's bytes (413 past the limit), the bearer, the policy version serving now (one
+    /// version for the whole body), and the route's latency metric around `answer`.
+    func decisionRoute(
+        _ path: String, metric: String,
+        _ answer: @escaping @Sendable (ByteBuffer, String?, CompiledPolicy) async throws -> Response
+    ) {
+        routes.on(.post, path) { request, _ in
+            let start = DispatchTime.now().uptimeNanoseconds
+            let body = try await readBytes(request, limit: limit)
+            let response = try await answer(body, try bearerToken(request), server.service.policy)
+            server.metrics.decisionRoute(metric, took: DispatchTime.now().uptimeNanoseconds - start)
+            return response
+        }
+    }
+    decisionRoute("/v1/decide", metric: "decide") { body, bearer, policy in
         let decision = try await server.decide(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
-        server.metrics.decisionRoute("decide", took: DispatchTime.now().uptimeNanoseconds - start)
         return Response(
             status: .ok, headers: [.contentType: "application/json", .gatehousePolicy: policy.contentHash],
             body: .init(byteBuffer: ByteBuffer(bytes: decision.jsonBytes)))
     }
-    route(.post, "/v1/decide/batch") { request, _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBytes(request, limit: limit)
-        let bearer = try bearerToken(request)
-        let policy = server.service.policy
+    decisionRoute("/v1/decide/batch", metric: "batch") { body, bearer, policy in
         let items = try DecisionBodies.batch(bytes: Array(body.readableBytesView), limit: limit)
         let answers = try await server.decideBatch(items, bearer: bearer, by: policy)
-        server.metrics.decisionRoute("batch", took: DispatchTime.now().uptimeNanoseconds - start)
         return json(.object([.init("decisions", .array(answers))]), policy: policy.contentHash)
     }
-    route(.post, "/v1/explain") { request, _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBytes(request, limit: limit)
-        let bearer = try bearerToken(request)
-        let policy = server.service.policy
+    decisionRoute("/v1/explain", metric: "explain") { body, bearer, policy in
         let explanation = try await server.explain(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
-        server.metrics.decisionRoute("explain", took: DispatchTime.now().uptimeNanoseconds - start)
         return json(explanation.json, policy: policy.contentHash)
     }
-    route(.post, "/v1/check") { request, _ in
-        let start = DispatchTime.now().uptimeNanoseconds
-        let body = try await readBody(request, limit: limit)
-        let bearer = try bearerToken(request)
-        let policy = server.service.policy
-        let answers = try await server.check(try DecisionBodies.check(body), bearer: bearer, by: policy)
-        server.metrics.decisionRoute("check", took: DispatchTime.now().uptimeNanoseconds - start)
+    decisionRoute("/v1/check", metric: "check") { body, bearer, policy in
+        let answers = try await server.check(try DecisionBodies.check(String(buffer: body)), bearer: bearer, by: policy)
         return json(.object([.init("decisions", .object(answers.map { .init($0.0, $0.1.json) }))]), policy: policy.contentHash)
     }
-
 }
 
 /// Builds the application: the router on `settings.host:port` with read/idle timeouts, the policy watcher
