@@ -102,6 +102,7 @@ let package = Package(
                 "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Crypto", package: "swift-crypto"),  // the replica tests sign device challenges
             ]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [

@@ -14,6 +14,8 @@ import Synchronization
 public struct ServerContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The client a trusted load balancer forwarded for (`ForwardedClientMiddleware`), nil otherwise.
+    public var forwardedClient: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -84,6 +86,9 @@ public func buildRouterAndTable(_ server: GatehouseServer) -> (router: Router<Se
     let router = Router(context: ServerContext.self)
     let allowed = AllowedMethods()
     router.add(middleware: ProblemMiddleware(logger: server.logger, allowed: allowed))
+    if !server.settings.trustedProxies.isEmpty {
+        router.add(middleware: ForwardedClientMiddleware(trusted: server.settings.trustedProxies))
+    }
     let builder = RouteBuilder(router: router, server: server, allowed: allowed)
     addOperationRoutes(builder)
     addDecisionRoutes(builder)
@@ -257,9 +262,10 @@ func bearerToken(_ request: Hummingbird.Request) throws -> String? {
     return token
 }
 
-/// The key of the client's per-source limits: its address, or `local` when there is none (tests).
+/// The key of the client's per-source limits: the address a trusted load balancer forwarded for, else
+/// the peer's address, or `local` when there is none (tests).
 func clientKey(_ context: ServerContext) -> String {
-    context.remoteAddress?.ipAddress ?? "local"
+    context.forwardedClient ?? context.remoteAddress?.ipAddress ?? "local"
 }
 
 func requiredBearer(_ request: Hummingbird.Request) throws -> String {

@@ -23,6 +23,9 @@ public struct ServerSettings: Sendable {
     public var settleTime: Duration = .milliseconds(500)
     /// Sign-in, PIN and device routes: requests per client address per window.
     public var signInLimit = RateLimit(requests: 10, window: 60)
+    /// Load balancers (exact IP addresses) whose `X-Forwarded-For` names the client: behind one, every
+    /// client would otherwise share the balancer's address in the per-client limits.
+    public var trustedProxies: Set<String> = []
 
     public init(policies: String, database: String) {
         self.policies = policies
@@ -41,6 +44,8 @@ public struct ServerSettings: Sendable {
         case operatorToken = "GATEHOUSE_OPERATOR_TOKEN"
         case strictReload = "GATEHOUSE_STRICT_RELOAD"
         case bodyLimit = "GATEHOUSE_BODY_LIMIT"
+        case signInLimit = "GATEHOUSE_SIGNIN_LIMIT"
+        case trustedProxies = "GATEHOUSE_TRUSTED_PROXIES"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -54,6 +59,9 @@ public struct ServerSettings: Sendable {
         public var operatorTokenFile: String?
         public var strictReload = false
         public var bodyLimit: Int?
+        /// `REQUESTS/SECONDS`, e.g. `10/60`.
+        public var signInLimit: String?
+        public var trustedProxies: [String] = []
         public init() {}
     }
 
@@ -91,6 +99,15 @@ public struct ServerSettings: Sendable {
             guard let limit = Int(text), limit > 0 else { throw Problem(description: "\(Variable.bodyLimit.rawValue) must be a positive byte count") }
             s.bodyLimit = limit
         }
+        if let text = options.signInLimit ?? env(.signInLimit) {
+            s.signInLimit = try RateLimit(parsing: text)
+        }
+        let proxies = options.trustedProxies.isEmpty
+            ? (env(.trustedProxies)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []) : options.trustedProxies
+        for proxy in proxies where ForwardedClient.canonical(proxy) == nil {
+            throw Problem(description: "--trusted-proxy (or \(Variable.trustedProxies.rawValue)) must be IP addresses; '\(proxy)' is not one")
+        }
+        s.trustedProxies = Set(proxies.compactMap { ForwardedClient.canonical($0) })
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")
@@ -100,5 +117,17 @@ public struct ServerSettings: Sendable {
             s.operatorTokenDigest = try OperatorToken.digest(ofConfigured: token)
         }
         return s
+    }
+}
+
+extension RateLimit {
+    /// `REQUESTS/SECONDS` (`10/60`: ten per client address per minute), as `--sign-in-limit` takes it.
+    init(parsing text: String) throws(ServerSettings.Problem) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let requests = Int(parts[0]), let window = Int(parts[1]), requests > 0, window > 0 else {
+            throw ServerSettings.Problem(
+                description: "--sign-in-limit (or \(ServerSettings.Variable.signInLimit.rawValue)) must be REQUESTS/SECONDS, e.g. 10/60")
+        }
+        self.init(requests: requests, window: TimeInterval(window))
     }
 }
