@@ -54,10 +54,10 @@ public protocol IdentityTransaction: Sendable {
 }
 
 extension IdentityTransaction {
-    func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> R? {
+    public func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> R? {
         try await fetchOne(type, [column: value])
     }
-    func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> [R] {
+    public func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> [R] {
         try await fetchAll(type, [column: value])
     }
 }

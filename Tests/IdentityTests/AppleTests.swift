@@ -197,7 +197,7 @@ import _CryptoExtras
         #expect(await identityError { try await h.service.signInWithApple(identityToken: t3, rawNonce: n3) }?.field == "identityToken.sub")
     }
 
-    @Test func aLockedPINIsResetAfterAppleVerification() async throws {
+    @Test(arguments: StoreKind.testable) func aLockedPINIsResetAfterAppleVerification(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.pin.lockoutThreshold = 10 }
         let (t1, n1) = try await h.appleToken()
         let s = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)

@@ -119,7 +119,7 @@ import Testing
         _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
     }
 
-    @Test func anOperatorLiftsALockForAPINOnlyAccount() async throws {
+    @Test(arguments: StoreKind.testable) func anOperatorLiftsALockForAPINOnlyAccount(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.pin.lockoutThreshold = 4 }
         let alice = try await h.pinUser()
         for _ in 0..<4 {
@@ -141,7 +141,7 @@ import Testing
         #expect(e?.code == .invalidInput && e?.field == "pin")
     }
 
-    @Test func sprayingOneGuessPerAccountHitsTheSourceLimit() async throws {
+    @Test(arguments: StoreKind.testable) func sprayingOneGuessPerAccountHitsTheSourceLimit(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.abuse.sourcePINFailures = 5 }
         for i in 0..<8 { _ = try await h.service.register(username: "user\(i)", pin: "739154", source: ClientSource("10.0.0.\(i)")) }
         let attacker = ClientSource("203.0.113.7")
@@ -154,7 +154,7 @@ import Testing
         _ = try await h.service.signIn(username: "user7", pin: "739154", source: ClientSource("10.0.0.7"))
     }
 
-    @Test func aBurstOfFailuresRaisesTheAlarm() async throws {
+    @Test(arguments: StoreKind.testable) func aBurstOfFailuresRaisesTheAlarm(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.abuse.alarmFailures = 6 }
         for i in 0..<8 {
             _ = await identityError { try await h.service.signIn(username: "ghost\(i)", pin: "4826", source: ClientSource("198.51.100.\(i)")) }
@@ -163,7 +163,7 @@ import Testing
         #expect(h.service.counters.value(.failureRateAlarms) == 1 && h.service.counters.value(.pinFailures) == 8)
     }
 
-    @Test func takenAnswersAreRateLimited() async throws {
+    @Test(arguments: StoreKind.testable) func takenAnswersAreRateLimited(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.abuse.usernameProbes = 3 }
         _ = try await h.pinUser()
         let prober = ClientSource("192.0.2.1")
@@ -174,7 +174,7 @@ import Testing
         #expect(codes == [.conflict, .conflict, .conflict, .throttled, .throttled])
     }
 
-    @Test func oneSourceCannotCreateAccountsWithoutLimit() async throws {
+    @Test(arguments: StoreKind.testable) func oneSourceCannotCreateAccountsWithoutLimit(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.abuse.signUps = 3 }
         let bot = ClientSource("203.0.113.9")
         for _ in 0..<2 { _ = try await h.service.signInAnonymously(source: bot) }

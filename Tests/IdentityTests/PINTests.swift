@@ -39,7 +39,7 @@ import Testing
         #expect(policy.rounds == 1_000_000)
     }
 
-    @Test func bruteForceHitsGrowingDelaysThenLockout() async throws {
+    @Test(arguments: StoreKind.testable) func bruteForceHitsGrowingDelaysThenLockout(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.pin.lockoutThreshold = 10 }
         _ = try await h.pinUser()
         let expected: [Int: TimeInterval] = [3: 30, 4: 60, 5: 300, 6: 900, 7: 1800, 8: 3600, 9: 14400]

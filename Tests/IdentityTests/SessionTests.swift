@@ -25,7 +25,7 @@ import Testing
         }
     }
 
-    @Test func idleTimeoutEndsTheSession() async throws {
+    @Test(arguments: StoreKind.testable) func idleTimeoutEndsTheSession(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.accessTokenLifetime = 4 * 3600 }
         let tokens = try await h.service.signInAnonymously(source: .inProcess)
         h.clock.advance(3500)
@@ -37,7 +37,7 @@ import Testing
         #expect(await identityError { try await h.service.refresh(refreshToken: tokens.refreshToken) }?.code == .unauthenticated)
     }
 
-    @Test func absoluteLifetimeEndsTheSessionHoweverActive() async throws {
+    @Test(arguments: StoreKind.testable) func absoluteLifetimeEndsTheSessionHoweverActive(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.absoluteLifetime = 2 * 3600 }
         let tokens = try await h.service.signInAnonymously(source: .inProcess)
         var refresh = tokens.refreshToken
@@ -169,7 +169,7 @@ import Testing
 }
 
 @Suite(.storeScope) struct HousekeepingTests {
-    @Test func purgeDeletesOnlyWhatCanNoLongerBeUsed() async throws {
+    @Test(arguments: StoreKind.testable) func purgeDeletesOnlyWhatCanNoLongerBeUsed(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.absoluteLifetime = 7200; $0.accessTokenLifetime = 7200; $0.idleTimeout = 7200 }
         let old = try await h.service.signInAnonymously(source: .inProcess)
         _ = try await h.service.beginAppleSignIn()

@@ -34,7 +34,7 @@ import Testing
         #expect(await identityError { try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess) }?.field == "shareCode")
     }
 
-    @Test func guessesAreRateLimited() async throws {
+    @Test(arguments: StoreKind.testable) func guessesAreRateLimited(store: StoreKind) async throws {
         let h = try await Harness(store) { $0.accessTokenLifetime = 3600 }
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
