@@ -42,17 +42,19 @@ extension PostgresStore {
         }
     }
 
-    /// The identifiers of the migrations applied to this store's schema.
+    /// The identifiers of the migrations applied to this store's schema, in the order they are
+    /// declared (one `migrate()` applies several in the same instant), unknown ones last.
     public func appliedMigrations() async throws -> [String] {
         do {
             return try await client.withConnection { connection in
                 var names: [String] = []
                 for try await name in try await connection.query(
-                    #"SELECT "identifier" FROM "gatehouseMigration" ORDER BY "appliedAt", "identifier""#, logger: logger
+                    #"SELECT "identifier" FROM "gatehouseMigration" ORDER BY "identifier""#, logger: logger
                 ).decode(String.self) {
                     names.append(name)
                 }
-                return names
+                let known = PostgresSchema.names
+                return known.filter(names.contains) + names.filter { !known.contains($0) }
             }
         } catch {
             throw Self.mapped(error)

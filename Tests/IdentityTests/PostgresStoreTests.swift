@@ -114,10 +114,8 @@ struct CapturingLogHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String, line: UInt
-    ) {
-        let all = metadata.merging(explicit ?? [:]) { $1 }
-        lines.append("\(level) \(message) \(all)")
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.append("\(event.level) \(event.message) \(all) \(event.error.map { String(reflecting: $0) } ?? "")")
     }
 }

@@ -40,13 +40,20 @@ enum TestPostgres {
         return configuration
     }
 
+    /// postgres-nio warns when a lease races the pool's start, which the registry's task always does.
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "gatehouse.postgres.test")
+        logger.logLevel = .error
+        return logger
+    }()
+
     static func newSchemaName() -> String {
         "gh_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
     }
 
     /// A migrated store in a new schema, running until the test's `StoreScope` ends.
     static func makeStore(
-        schema: String = newSchemaName(), create: Bool = true, migrate: Bool = true, logger: Logger = Logger(label: "gatehouse.postgres.test")
+        schema: String = newSchemaName(), create: Bool = true, migrate: Bool = true, logger: Logger = quietLogger
     ) async throws -> PostgresStore {
         guard let scope = StoreScope.Registry.current else {
             Issue.record("a PostgreSQL harness outside a suite marked .storeScope: its schema would never be dropped")
