@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
+        // The PostgreSQL identity store, and opening either store from a `--database` value.
+        .library(name: "IdentityPostgres", targets: ["IdentityPostgres"]),
         .executable(name: "policy", targets: ["policy"]),
     ],
     dependencies: [
@@ -18,6 +20,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The PostgreSQL identity store (IdentityPostgres): several `policy serve` replicas on one database.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Already resolved for postgres-nio; named so IdentityPostgres can build its TLS configuration.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // `swift package generate-documentation` (scripts/check-docs.sh); a plugin, so no target links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -43,17 +49,25 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
+        // The PostgreSQL form of the identity store, on postgres-nio; its own target so Identity stays free of NIO.
+        .target(name: "IdentityPostgres", dependencies: [
+            "Identity",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // A child process for the crash test: writes sessions and audit rows until killed.
         .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
         // Release-build timings of the identity flows (KDF, sign-in, token validation).
-        .executableTarget(name: "identity-bench", dependencies: ["Gatehouse", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        .executableTarget(name: "identity-bench", dependencies: ["Gatehouse", "IdentityPostgres", .product(name: "_CryptoExtras", package: "swift-crypto")]),
         // The facade apps import.
         .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
         // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics.
         .target(
             name: "PolicyServer",
             dependencies: [
-                "Gatehouse", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
+                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -99,14 +113,16 @@ let package = Package(
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [
-                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport",
+                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),  // the replica tests sign device challenges
             ]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
-            "Identity", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
+            "Identity", "IdentityPostgres", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
     ]

@@ -49,11 +49,11 @@ extension IdentityService {
     public func signInAnonymously(source: ClientSource) async throws -> SessionTokens {
         let t = now()
         return try await store.write { tx in
-            try self.checkSignUps(tx, source, at: t)
-            try self.countGuess(tx, self.signUpWindow(source), at: t)
-            let user = try self.insertUser(tx, at: t)
-            let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.anonymous, at: t)
-            try self.audit(tx, .signUp, method: AuthMethod.anonymous, outcome: .success, user: user, at: t)
+            try await self.checkSignUps(tx, source, at: t)
+            try await self.countGuess(tx, self.signUpWindow(source), at: t)
+            let user = try await self.insertUser(tx, at: t)
+            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.anonymous, at: t)
+            try await self.audit(tx, .signUp, method: AuthMethod.anonymous, outcome: .success, user: user, at: t)
             return tokens
         }
     }
@@ -65,15 +65,15 @@ extension IdentityService {
         try Self.validateUsername(username)
         let t = now()
         try await commit { tx -> Result<Void, IdentityError> in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try self.requireRecentVerification(tx, s, at: t, action: "setting the username")
-            if let other = try tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
-                return .failure(try self.takenAnswer(tx, scope: "username-probe-user:" + s.userId, at: t))
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await self.requireRecentVerification(tx, s, at: t, action: "setting the username")
+            if let other = try await tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
+                return .failure(try await self.takenAnswer(tx, scope: "username-probe-user:" + s.userId, at: t))
             }
-            var user = try self.user(tx, s.userId)
+            var user = try await self.user(tx, s.userId)
             user.username = username
-            try tx.update(user)
-            try self.audit(tx, .usernameSet, outcome: .success, user: user, at: t)
+            try await tx.update(user)
+            try await self.audit(tx, .usernameSet, outcome: .success, user: user, at: t)
             return .success(())
         }
     }
@@ -90,10 +90,10 @@ extension IdentityService {
         let t = now()
         let chosen = valid.sorted()
         try await store.write { tx in
-            let user = try self.user(tx, userId)
-            try tx.deleteAll(AppRoleRow.self, ["userId": .text(userId)])
-            for role in chosen { try tx.insert(AppRoleRow(userId: userId, role: role)) }
-            try self.audit(tx, .rolesChanged, outcome: .success, reason: chosen.joined(separator: ","), user: user, at: t)
+            let user = try await self.user(tx, userId)
+            try await tx.deleteAll(AppRoleRow.self, ["userId": .text(userId)])
+            for role in chosen { try await tx.insert(AppRoleRow(userId: userId, role: role)) }
+            try await self.audit(tx, .rolesChanged, outcome: .success, reason: chosen.joined(separator: ","), user: user, at: t)
         }
     }
 
@@ -102,28 +102,28 @@ extension IdentityService {
         guard let tier = productTiers[productId] else { throw IdentityError.invalid("productId", "is not a product of the policy set") }
         let t = now()
         try await store.write { tx in
-            let user = try self.user(tx, userId)
-            try tx.upsert(SubscriptionRow(userId: userId, tier: tier, productId: productId, expiresAt: expiresAt, updatedAt: t))
-            try self.audit(tx, .subscriptionChanged, outcome: .success, reason: tier, user: user, at: t)
+            let user = try await self.user(tx, userId)
+            try await tx.upsert(SubscriptionRow(userId: userId, tier: tier, productId: productId, expiresAt: expiresAt, updatedAt: t))
+            try await self.audit(tx, .subscriptionChanged, outcome: .success, reason: tier, user: user, at: t)
         }
     }
 
     public func privacySettings(accessToken: String) async throws -> PrivacySettings {
         let s = try await validate(accessToken: accessToken)
-        return try await store.read { tx in try self.privacy(tx, s.userId) }
+        return try await store.read { tx in try await self.privacy(tx, s.userId) }
     }
 
     public func setPrivacySettings(accessToken: String, _ settings: PrivacySettings) async throws {
         let t = now()
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try tx.upsert(PrivacySettingsRow(userId: s.userId, analytics: settings.analytics, crashReporting: settings.crashReporting, aiSuggestions: settings.aiSuggestions, dataSharing: settings.dataSharing.rawValue, updatedAt: t))
-            try self.audit(tx, .privacyChanged, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await tx.upsert(PrivacySettingsRow(userId: s.userId, analytics: settings.analytics, crashReporting: settings.crashReporting, aiSuggestions: settings.aiSuggestions, dataSharing: settings.dataSharing.rawValue, updatedAt: t))
+            try await self.audit(tx, .privacyChanged, outcome: .success, user: try await self.user(tx, s.userId), at: t)
         }
     }
 
-    func privacy(_ tx: any IdentityTransaction, _ userId: String) throws -> PrivacySettings {
-        guard let row = try tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)) else { return PrivacySettings() }
+    func privacy(_ tx: any IdentityTransaction, _ userId: String) async throws -> PrivacySettings {
+        guard let row = try await tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)) else { return PrivacySettings() }
         return PrivacySettings(analytics: row.analytics, crashReporting: row.crashReporting, aiSuggestions: row.aiSuggestions, dataSharing: DataSharing(rawValue: row.dataSharing) ?? .none)
     }
 
@@ -145,11 +145,11 @@ extension IdentityService {
     public func incrementUsage(resourceId: String, counter: String, by delta: Int = 1) async throws -> Int {
         try Self.validateCounterName(counter)
         return try await store.write { tx in
-            guard try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) != nil else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
-            var row = try tx.fetchOne(UsageCounterRow.self, ["resourceId": .text(resourceId), "name": .text(counter)]) ?? UsageCounterRow(resourceId: resourceId, name: counter, value: 0)
+            guard try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) != nil else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            var row = try await tx.fetchOne(UsageCounterRow.self, ["resourceId": .text(resourceId), "name": .text(counter)]) ?? UsageCounterRow(resourceId: resourceId, name: counter, value: 0)
             let sum = try Self.counter(row.value, plus: delta)
             row.value = sum
-            try tx.upsert(row)
+            try await tx.upsert(row)
             return sum
         }
     }
@@ -161,11 +161,11 @@ extension IdentityService {
     public func incrementUserUsage(userId: String, counter: String, by delta: Int = 1) async throws -> Int {
         try Self.validateCounterName(counter)
         return try await store.write { tx in
-            _ = try self.user(tx, userId)
-            var row = try tx.fetchOne(UserUsageCounterRow.self, ["userId": .text(userId), "name": .text(counter)]) ?? UserUsageCounterRow(userId: userId, name: counter, value: 0)
+            _ = try await self.user(tx, userId)
+            var row = try await tx.fetchOne(UserUsageCounterRow.self, ["userId": .text(userId), "name": .text(counter)]) ?? UserUsageCounterRow(userId: userId, name: counter, value: 0)
             let sum = try Self.counter(row.value, plus: delta)
             row.value = sum
-            try tx.upsert(row)
+            try await tx.upsert(row)
             return sum
         }
     }
@@ -174,7 +174,7 @@ extension IdentityService {
     public func userUsage(userId: String) async throws -> [String: Int] {
         try await store.read { tx in
             var usage: [String: Int] = [:]
-            for u in try tx.fetchAll(UserUsageCounterRow.self, "userId", .text(userId)) { usage[u.name] = u.value }
+            for u in try await tx.fetchAll(UserUsageCounterRow.self, "userId", .text(userId)) { usage[u.name] = u.value }
             return usage
         }
     }
@@ -186,22 +186,22 @@ extension IdentityService {
     public func subject(accessToken: String) async throws -> Subject {
         let s = try await validate(accessToken: accessToken)
         return try await store.read { tx in
-            let sub = try tx.fetchOne(SubscriptionRow.self, "userId", .text(s.userId))
-            let roles = try tx.fetchAll(AppRoleRow.self, "userId", .text(s.userId)).map(\.role).sorted()
+            let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(s.userId))
+            let roles = try await tx.fetchAll(AppRoleRow.self, "userId", .text(s.userId)).map(\.role).sorted()
             return Subject(
                 id: s.userId, tier: sub?.tier, subscriptionExpiry: sub?.expiresAt, roles: roles,
-                auth: Authentication(method: s.authMethod, verifiedAt: s.verifiedAt), attributes: try self.privacy(tx, s.userId).attributes)
+                auth: Authentication(method: s.authMethod, verifiedAt: s.verifiedAt), attributes: try await self.privacy(tx, s.userId).attributes)
         }
     }
 
     /// The owner, members and usage counters of a resource.
     public func resourceFacts(resourceId: String) async throws -> ResourceFacts {
         try await store.read { tx in
-            guard let r = try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            guard let r = try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
             var members: [String: String] = [:]
-            for m in try tx.fetchAll(MembershipRow.self, "resourceId", .text(resourceId)) { members[m.userId] = m.role }
+            for m in try await tx.fetchAll(MembershipRow.self, "resourceId", .text(resourceId)) { members[m.userId] = m.role }
             var usage: [String: Int] = [:]
-            for u in try tx.fetchAll(UsageCounterRow.self, "resourceId", .text(resourceId)) { usage[u.name] = u.value }
+            for u in try await tx.fetchAll(UsageCounterRow.self, "resourceId", .text(resourceId)) { usage[u.name] = u.value }
             return ResourceFacts(id: r.id, type: r.type, ownerId: r.ownerId, members: members, usage: usage)
         }
     }
@@ -231,15 +231,15 @@ extension IdentityService {
     public func profile(accessToken: String) async throws -> AccountProfile {
         let s = try await validate(accessToken: accessToken)
         return try await store.read { tx in
-            let u = try self.user(tx, s.userId)
-            let sub = try tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id))
+            let u = try await self.user(tx, s.userId)
+            let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id))
             return AccountProfile(
                 userId: u.id, username: u.username, displayName: u.displayName, email: u.email,
                 isPrivateRelayEmail: u.isPrivateRelayEmail,
-                appleUserIds: try tx.fetchAll(AppleIdentityRow.self, "userId", .text(u.id)).map(\.subject).sorted(),
-                hasPIN: try tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)) != nil,
-                deviceIds: try tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map(\.deviceId).sorted(),
-                appRoles: try tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
+                appleUserIds: try await tx.fetchAll(AppleIdentityRow.self, "userId", .text(u.id)).map(\.subject).sorted(),
+                hasPIN: try await tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)) != nil,
+                deviceIds: try await tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map(\.deviceId).sorted(),
+                appRoles: try await tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
                 tier: sub?.tier, subscriptionExpiresAt: sub?.expiresAt)
         }
     }

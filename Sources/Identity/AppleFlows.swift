@@ -41,15 +41,15 @@ extension IdentityService {
         let raw = SecretCoding.base64URL(random.bytes(32))
         let t = now()
         let row = AppleNonceRow(nonceHash: SecretCoding.sha256(raw), expiresAt: t.addingTimeInterval(configuration.appleNonceLifetime), usedAt: nil)
-        try await store.write { tx in try tx.insert(row) }
+        try await store.write { tx in try await tx.insert(row) }
         return raw
     }
 
     /// Consumes a nonce; false if it is unknown, used or expired.
-    func consumeNonce(_ tx: any IdentityTransaction, _ hash: Data, at t: Date) throws -> Bool {
-        guard var n = try tx.fetchOne(AppleNonceRow.self, "nonceHash", .blob(hash)), n.usedAt == nil, n.expiresAt > t else { return false }
+    func consumeNonce(_ tx: any IdentityTransaction, _ hash: Data, at t: Date) async throws -> Bool {
+        guard var n = try await tx.fetchOne(AppleNonceRow.self, "nonceHash", .blob(hash)), n.usedAt == nil, n.expiresAt > t else { return false }
         n.usedAt = t
-        try tx.update(n)
+        try await tx.update(n)
         return true
     }
 
@@ -63,9 +63,9 @@ extension IdentityService {
             let t = now()
             counters.add(.appleTokenRejections)
             try await store.write { tx in
-                _ = try self.consumeNonce(tx, nonceHash, at: t)
+                _ = try await self.consumeNonce(tx, nonceHash, at: t)
                 // Coalesced: a flood of junk tokens writes one row per minute per failing part.
-                try self.auditRefusal(tx, kind, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple", at: t)
+                try await self.auditRefusal(tx, kind, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple", at: t)
             }
             throw error
         }
@@ -80,24 +80,24 @@ extension IdentityService {
         let (claims, nonceHash) = try await verifiedAppleClaims(identityToken: identityToken, rawNonce: rawNonce, kind: .signIn)
         let t = now()
         return try await commit { tx in
-            guard try self.consumeNonce(tx, nonceHash, at: t) else {
-                try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "identityToken.nonce", at: t)
+            guard try await self.consumeNonce(tx, nonceHash, at: t) else {
+                try await self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "identityToken.nonce", at: t)
                 return .failure(.rejected("rawNonce", "unknown, used or expired nonce"))
             }
-            if var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) {
-                var user = try self.user(tx, identity.userId)
+            if var identity = try await tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) {
+                var user = try await self.user(tx, identity.userId)
                 if identity.credentialState == AppleCredentialState.transferred.rawValue {
-                    try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "transferred", user: user, at: t)
+                    try await self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "transferred", user: user, at: t)
                     return .failure(.rejected("identityToken.sub", "this Apple id was transferred to another team"))
                 }
                 if identity.credentialState != AppleCredentialState.authorized.rawValue {
                     // A token Apple issued after the revocation means the user authorized the app
                     // again; one issued before it (replayed, or held back) does not undo it.
                     if let changed = identity.stateChangedAt, claims.issuedAt <= changed {
-                        try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "issued_before_\(identity.credentialState)", user: user, at: t)
+                        try await self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "issued_before_\(identity.credentialState)", user: user, at: t)
                         return .failure(.rejected("identityToken.iat", "issued before this Apple id was revoked; sign in with Apple again"))
                     }
-                    try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
+                    try await self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
                     identity.credentialState = AppleCredentialState.authorized.rawValue
                     identity.stateChangedAt = t
                 }
@@ -106,18 +106,18 @@ extension IdentityService {
                     identity.isPrivateRelay = claims.isPrivateEmail
                     user.email = email
                     user.isPrivateRelayEmail = claims.isPrivateEmail
-                    try tx.update(user)
+                    try await tx.update(user)
                 }
                 identity.updatedAt = t
-                try tx.update(identity)
-                let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
-                try self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+                try await tx.update(identity)
+                let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
+                try await self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .success, user: user, at: t)
                 return .success(tokens)
             }
-            let user = try self.insertUser(tx, displayName: name, email: claims.email, privateRelay: claims.isPrivateEmail, at: t)
-            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
-            let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
-            try self.audit(tx, .signUp, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+            let user = try await self.insertUser(tx, displayName: name, email: claims.email, privateRelay: claims.isPrivateEmail, at: t)
+            try await tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
+            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
+            try await self.audit(tx, .signUp, method: AuthMethod.apple, outcome: .success, user: user, at: t)
             return .success(tokens)
         }
     }
@@ -134,28 +134,28 @@ extension IdentityService {
         let (claims, nonceHash) = try await verifiedAppleClaims(identityToken: identityToken, rawNonce: rawNonce, kind: .appleLinked)
         let t = now()
         return try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            guard try self.consumeNonce(tx, nonceHash, at: t) else { throw IdentityError.rejected("rawNonce", "unknown, used or expired nonce") }
-            try self.requireRecentVerification(tx, s, at: t, action: "linking an Apple id")
-            if try tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) != nil {
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            guard try await self.consumeNonce(tx, nonceHash, at: t) else { throw IdentityError.rejected("rawNonce", "unknown, used or expired nonce") }
+            try await self.requireRecentVerification(tx, s, at: t, action: "linking an Apple id")
+            if try await tx.fetchOne(AppleIdentityRow.self, "subject", .text(claims.subject)) != nil {
                 throw IdentityError(.conflict, field: "identityToken.sub", "this Apple id is linked to an account already")
             }
-            if try !tx.fetchAll(AppleIdentityRow.self, "userId", .text(s.userId)).isEmpty {
+            if try await !tx.fetchAll(AppleIdentityRow.self, "userId", .text(s.userId)).isEmpty {
                 throw IdentityError(.conflict, field: "accessToken", "this account has an Apple id linked already")
             }
-            let hadCredential = try self.hasCredential(tx, s.userId)
-            var user = try self.user(tx, s.userId)
-            try tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
+            let hadCredential = try await self.hasCredential(tx, s.userId)
+            var user = try await self.user(tx, s.userId)
+            try await tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             if user.displayName == nil { user.displayName = name }
             if let email = claims.email {
                 user.email = email
                 user.isPrivateRelayEmail = claims.isPrivateEmail
             }
-            try tx.update(user)
-            try self.revokeOtherSessions(tx, of: user.id, except: s.id, reason: "credential_changed", at: t)
-            try self.audit(tx, .appleLinked, method: AuthMethod.apple, outcome: .success, user: user, at: t)
+            try await tx.update(user)
+            try await self.revokeOtherSessions(tx, of: user.id, except: s.id, reason: "credential_changed", at: t)
+            try await self.audit(tx, .appleLinked, method: AuthMethod.apple, outcome: .success, user: user, at: t)
             if hadCredential { return StepUp(accessToken: accessToken, rotated: false, method: s.authMethod) }
-            return try self.stepUp(tx, s, method: AuthMethod.apple, presented: accessToken, at: t)
+            return try await self.stepUp(tx, s, method: AuthMethod.apple, presented: accessToken, at: t)
         }
     }
 
@@ -164,15 +164,15 @@ extension IdentityService {
     public func unlinkApple(accessToken: String) async throws {
         let t = now()
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try self.requireRecentVerification(tx, s, at: t, action: "unlinking the Apple id")
-            let removed = try tx.deleteAll(AppleIdentityRow.self, ["userId": .text(s.userId)])
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await self.requireRecentVerification(tx, s, at: t, action: "unlinking the Apple id")
+            let removed = try await tx.deleteAll(AppleIdentityRow.self, ["userId": .text(s.userId)])
             guard removed > 0 else { throw IdentityError(.notFound, field: "accessToken", "no Apple id is linked to this account") }
-            guard try self.hasCredential(tx, s.userId) else {
+            guard try await self.hasCredential(tx, s.userId) else {
                 throw IdentityError(.conflict, field: "accessToken", "set a PIN first: the Apple id is this account's only credential")
             }
-            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
-            try self.audit(tx, .appleUnlinked, method: AuthMethod.apple, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            try await self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
+            try await self.audit(tx, .appleUnlinked, method: AuthMethod.apple, outcome: .success, user: try await self.user(tx, s.userId), at: t)
         }
     }
 
@@ -192,16 +192,16 @@ extension IdentityService {
             let t = now()
             counters.add(.appleTokenRejections)
             try await store.write { tx in
-                try self.auditRefusal(tx, .appleNotification, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple-notification", at: t)
+                try await self.auditRefusal(tx, .appleNotification, method: AuthMethod.apple, reason: error.field, user: nil, scope: "apple-notification", at: t)
             }
             throw error
         }
         let t = now()
         return try await store.write { tx in
-            guard var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(event.subject)) else { return .unknownSubject }
-            let user = try self.user(tx, identity.userId)
+            guard var identity = try await tx.fetchOne(AppleIdentityRow.self, "subject", .text(event.subject)) else { return .unknownSubject }
+            let user = try await self.user(tx, identity.userId)
             if let changed = identity.stateChangedAt, event.eventTime <= changed {
-                try self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .failure, reason: "stale:\(event.kind.rawValue)", user: user, at: t)
+                try await self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .failure, reason: "stale:\(event.kind.rawValue)", user: user, at: t)
                 return .stale
             }
             let state: AppleCredentialState
@@ -209,17 +209,17 @@ extension IdentityService {
             case .consentRevoked: state = .revoked
             case .accountDelete: state = .notFound
             case .emailDisabled, .emailEnabled:
-                try self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .success, reason: event.kind.rawValue, user: user, at: t)
+                try await self.audit(tx, .appleNotification, method: AuthMethod.apple, outcome: .success, reason: event.kind.rawValue, user: user, at: t)
                 return .recorded
             }
             let old = identity.credentialState
             identity.credentialState = state.rawValue
             identity.updatedAt = t
             identity.stateChangedAt = event.eventTime
-            try tx.update(identity)
-            let count = try self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
-            try self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
-            try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+            try await tx.update(identity)
+            let count = try await self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
+            try await self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
+            try await self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
             return .applied(state)
         }
     }
@@ -241,10 +241,10 @@ extension IdentityService {
         }
         let t = now()
         try await store.write { tx in
-            guard var identity = try tx.fetchOne(AppleIdentityRow.self, "subject", .text(appleUserId)) else {
+            guard var identity = try await tx.fetchOne(AppleIdentityRow.self, "subject", .text(appleUserId)) else {
                 throw IdentityError(.notFound, field: "appleUserId", "no linked Apple id")
             }
-            let user = try self.user(tx, identity.userId)
+            let user = try await self.user(tx, identity.userId)
             let old = identity.credentialState
             identity.credentialState = state.rawValue
             identity.updatedAt = t
@@ -253,18 +253,18 @@ extension IdentityService {
             case .authorized:
                 break
             case .revoked, .notFound:
-                let count = try self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
-                try self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
+                let count = try await self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
+                try await self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
             case .transferred:
                 let to = transferredTo!
-                if try tx.fetchOne(AppleIdentityRow.self, "subject", .text(to)) != nil {
+                if try await tx.fetchOne(AppleIdentityRow.self, "subject", .text(to)) != nil {
                     throw IdentityError(.conflict, field: "transferredTo", "is linked to an account already")
                 }
                 identity.transferredTo = to
-                try tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
+                try await tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             }
-            try tx.update(identity)
-            try self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+            try await tx.update(identity)
+            try await self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
         }
     }
 }

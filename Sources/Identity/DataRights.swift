@@ -94,45 +94,45 @@ extension IdentityService {
     public func exportData(accessToken: String) async throws -> Data {
         let t = now()
         let export: UserExport = try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try self.requireRecentVerification(tx, s, at: t, action: "a data export")
-            let u = try self.user(tx, s.userId)
-            try self.audit(tx, .dataExport, outcome: .success, user: u, at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await self.requireRecentVerification(tx, s, at: t, action: "a data export")
+            let u = try await self.user(tx, s.userId)
+            try await self.audit(tx, .dataExport, outcome: .success, user: u, at: t)
             var memberships: [UserExport.Membership] = []
-            for m in try tx.fetchAll(MembershipRow.self, "userId", .text(u.id)) {
-                guard let r = try tx.fetchOne(ResourceRow.self, "id", .text(m.resourceId)) else { continue }
+            for m in try await tx.fetchAll(MembershipRow.self, "userId", .text(u.id)) {
+                guard let r = try await tx.fetchOne(ResourceRow.self, "id", .text(m.resourceId)) else { continue }
                 var usage: [String: Int]?
                 if r.ownerId == u.id {
-                    usage = Dictionary(uniqueKeysWithValues: try tx.fetchAll(UsageCounterRow.self, "resourceId", .text(r.id)).map { ($0.name, $0.value) })
+                    usage = Dictionary(uniqueKeysWithValues: try await tx.fetchAll(UsageCounterRow.self, "resourceId", .text(r.id)).map { ($0.name, $0.value) })
                 }
                 memberships.append(.init(resourceId: r.id, resourceType: r.type, resourceName: r.name, role: m.role, joinedAt: m.joinedAt, usage: usage))
             }
-            let pin = try tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)).map {
+            let pin = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)).map {
                 UserExport.PIN(algorithm: $0.algorithm, rounds: $0.rounds, failedAttempts: $0.failedAttempts, locked: $0.lockedAt != nil, updatedAt: $0.updatedAt)
             }
-            let sub = try tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id)).map { UserExport.Subscription(tier: $0.tier, productId: $0.productId, expiresAt: $0.expiresAt) }
+            let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id)).map { UserExport.Subscription(tier: $0.tier, productId: $0.productId, expiresAt: $0.expiresAt) }
             return UserExport(
                 exportedAt: t,
                 account: .init(id: u.id, username: u.username, displayName: u.displayName, email: u.email, isPrivateRelayEmail: u.isPrivateRelayEmail, createdAt: u.createdAt),
-                appRoles: try tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
-                appleIds: try tx.fetchAll(AppleIdentityRow.self, "userId", .text(u.id)).map {
+                appRoles: try await tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
+                appleIds: try await tx.fetchAll(AppleIdentityRow.self, "userId", .text(u.id)).map {
                     .init(appleUserId: $0.subject, email: $0.email, isPrivateRelay: $0.isPrivateRelay, credentialState: $0.credentialState, transferredTo: $0.transferredTo, linkedAt: $0.createdAt)
                 },
                 pin: pin,
-                sessions: try tx.fetchAll(SessionRow.self, "userId", .text(u.id)).sorted { $0.createdAt < $1.createdAt }.map {
+                sessions: try await tx.fetchAll(SessionRow.self, "userId", .text(u.id)).sorted { $0.createdAt < $1.createdAt }.map {
                     .init(id: $0.id, authMethod: $0.authMethod, verifiedAt: $0.verifiedAt, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt, expiresAt: $0.expiresAt, revokedAt: $0.revokedAt, revokedReason: $0.revokedReason)
                 },
-                devices: try tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map {
+                devices: try await tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map {
                     .init(deviceId: $0.deviceId, publicKey: $0.publicKey, locked: $0.lockedAt != nil, enrolledAt: $0.createdAt)
                 },
                 memberships: memberships.sorted { $0.joinedAt < $1.joinedAt },
                 subscription: sub,
-                usage: Dictionary(uniqueKeysWithValues: try tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
-                privacy: try self.privacy(tx, u.id),
-                securityEvents: try tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                usage: Dictionary(uniqueKeysWithValues: try await tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
+                privacy: try await self.privacy(tx, u.id),
+                securityEvents: try await tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
                     .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason)
                 },
-                decisions: try tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                decisions: try await tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
                     .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash)
                 })
         }
@@ -147,9 +147,9 @@ extension IdentityService {
     public func deleteAccount(accessToken: String) async throws {
         let t = now()
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try self.requireRecentVerification(tx, s, at: t, action: "deleting the account")
-            try self.deleteUser(tx, s.userId, at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await self.requireRecentVerification(tx, s, at: t, action: "deleting the account")
+            try await self.deleteUser(tx, s.userId, at: t)
         }
         try await store.flushErasures()
     }
@@ -158,7 +158,7 @@ extension IdentityService {
     public func deleteUser(userId: String, operator credential: OperatorCredential) async throws {
         try authorizeOperator(credential)
         let t = now()
-        try await store.write { tx in try self.deleteUser(tx, userId, at: t) }
+        try await store.write { tx in try await self.deleteUser(tx, userId, at: t) }
         try await store.flushErasures()
     }
 
@@ -166,32 +166,32 @@ extension IdentityService {
     /// (or delete them when no one else is in them), record a pseudonymous deletion, give each of the
     /// user's audit and decision rows its own random pseudonym (and drop the decisions' resource
     /// ids), delete the rest. The callers then checkpoint the WAL so no copy survives in it.
-    func deleteUser(_ tx: any IdentityTransaction, _ userId: String, at t: Date) throws {
-        let user = try self.user(tx, userId)
-        try revokeSessions(tx, of: userId, reason: "account_deleted", at: t)
+    func deleteUser(_ tx: any IdentityTransaction, _ userId: String, at t: Date) async throws {
+        let user = try await self.user(tx, userId)
+        try await revokeSessions(tx, of: userId, reason: "account_deleted", at: t)
         let rank = ["owner": 0, "editor": 1, "commenter": 2, "viewer": 3]
         var handedOver = 0, deleted = 0
-        for var r in try tx.fetchAll(ResourceRow.self, "ownerId", .text(userId)) {
-            let others = try tx.fetchAll(MembershipRow.self, "resourceId", .text(r.id)).filter { $0.userId != userId }
+        for var r in try await tx.fetchAll(ResourceRow.self, "ownerId", .text(userId)) {
+            let others = try await tx.fetchAll(MembershipRow.self, "resourceId", .text(r.id)).filter { $0.userId != userId }
                 .sorted { (rank[$0.role] ?? 9, $0.joinedAt, $0.userId) < (rank[$1.role] ?? 9, $1.joinedAt, $1.userId) }
             if var heir = others.first {
                 r.ownerId = heir.userId
-                try tx.update(r)
+                try await tx.update(r)
                 heir.role = "owner"
-                try tx.update(heir)
+                try await tx.update(heir)
                 handedOver += 1
             } else {
-                try tx.deleteAll(ResourceRow.self, ["id": .text(r.id)])
+                try await tx.deleteAll(ResourceRow.self, ["id": .text(r.id)])
                 deleted += 1
             }
         }
-        try audit(tx, .accountDeleted, outcome: .success, reason: "spaces_handed_over:\(handedOver),spaces_deleted:\(deleted)", user: user, at: t)
+        try await audit(tx, .accountDeleted, outcome: .success, reason: "spaces_handed_over:\(handedOver),spaces_deleted:\(deleted)", user: user, at: t)
         // Cascades: identities, PIN, devices, challenges, sessions, refresh tokens, memberships,
         // share codes, subscription, privacy, roles. The pseudonym goes with the row.
-        try tx.deleteAll(UserRow.self, ["id": .text(userId)])
-        try tx.deleteAll(GuessLimitRow.self, ["scope": .text("share-code:" + userId)])
-        try tx.deleteAll(GuessLimitRow.self, ["scope": .text("username-probe-user:" + userId)])
-        try tx.erase(actor: user.pseudonym)
+        try await tx.deleteAll(UserRow.self, ["id": .text(userId)])
+        try await tx.deleteAll(GuessLimitRow.self, ["scope": .text("share-code:" + userId)])
+        try await tx.deleteAll(GuessLimitRow.self, ["scope": .text("username-probe-user:" + userId)])
+        try await tx.erase(actor: user.pseudonym)
     }
 
     /// Deletes audit and decision rows older than `maxAge` (an operator action, run periodically):
@@ -206,12 +206,12 @@ extension IdentityService {
         let t = now()
         let cutoff = t.addingTimeInterval(-maxAge)
         let counts = try await store.write { tx in
-            let previous = try tx.fetchOne(LogRetentionRow.self, "id", .int(1))?.cutoff
+            let previous = try await tx.fetchOne(LogRetentionRow.self, "id", .int(1))?.cutoff
             let effective = max(previous ?? cutoff, cutoff)
-            try tx.upsert(LogRetentionRow(id: 1, cutoff: effective))
-            let audit = try tx.deleteAll(AuditEventRow.self, "at", before: effective)
-            let decisions = try tx.deleteAll(DecisionLogRow.self, "at", before: effective)
-            try self.audit(tx, .logsExpired, outcome: .success, reason: "audit:\(audit),decisions:\(decisions)", at: t)
+            try await tx.upsert(LogRetentionRow(id: 1, cutoff: effective))
+            let audit = try await tx.deleteAll(AuditEventRow.self, "at", before: effective)
+            let decisions = try await tx.deleteAll(DecisionLogRow.self, "at", before: effective)
+            try await self.audit(tx, .logsExpired, outcome: .success, reason: "audit:\(audit),decisions:\(decisions)", at: t)
             return (audit, decisions)
         }
         return counts

@@ -28,12 +28,12 @@ extension IdentityService {
         }
         let t = now()
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.pin, AuthMethod.biometric], action: "enrolling a device key")
-            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
-            let replaced = try tx.deleteAll(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)])
-            try tx.insert(DeviceKeyRow(id: self.newId(), userId: s.userId, deviceId: deviceId, publicKey: key.x963Representation, failedAttempts: 0, lockedAt: nil, createdAt: t))
-            try self.audit(tx, .deviceEnrolled, method: AuthMethod.biometric, outcome: .success, reason: replaced > 0 ? "replaced" : "new", user: try self.user(tx, s.userId), at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.pin, AuthMethod.biometric], action: "enrolling a device key")
+            try await self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
+            let replaced = try await tx.deleteAll(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)])
+            try await tx.insert(DeviceKeyRow(id: self.newId(), userId: s.userId, deviceId: deviceId, publicKey: key.x963Representation, failedAttempts: 0, lockedAt: nil, createdAt: t))
+            try await self.audit(tx, .deviceEnrolled, method: AuthMethod.biometric, outcome: .success, reason: replaced > 0 ? "replaced" : "new", user: try await self.user(tx, s.userId), at: t)
         }
     }
 
@@ -44,12 +44,12 @@ extension IdentityService {
         let t = now()
         let lifetime = configuration.challengeLifetime
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            guard let key = try tx.fetchOne(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)]) else {
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            guard let key = try await tx.fetchOne(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)]) else {
                 throw IdentityError(.notFound, field: "deviceId", "no key enrolled for this device")
             }
             guard key.lockedAt == nil else { throw IdentityError(.locked, field: "deviceId", "device key locked after failed signatures; verify with the PIN") }
-            try tx.insert(DeviceChallengeRow(challengeHash: SecretCoding.sha256(challenge), deviceKeyId: key.id, sessionId: s.id, expiresAt: t.addingTimeInterval(lifetime), usedAt: nil))
+            try await tx.insert(DeviceChallengeRow(challengeHash: SecretCoding.sha256(challenge), deviceKeyId: key.id, sessionId: s.id, expiresAt: t.addingTimeInterval(lifetime), usedAt: nil))
         }
         return challenge
     }
@@ -63,39 +63,39 @@ extension IdentityService {
         let t = now()
         let limit = configuration.deviceKeyFailureLimit
         return try await commit { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            let user = try self.user(tx, s.userId)
-            guard var key = try tx.fetchOne(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)]) else {
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            let user = try await self.user(tx, s.userId)
+            guard var key = try await tx.fetchOne(DeviceKeyRow.self, ["userId": .text(s.userId), "deviceId": .text(deviceId)]) else {
                 return .failure(IdentityError(.notFound, field: "deviceId", "no key enrolled for this device"))
             }
             guard key.lockedAt == nil else {
-                try self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "locked", user: user, at: t)
+                try await self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "locked", user: user, at: t)
                 return .failure(IdentityError(.locked, field: "deviceId", "device key locked after failed signatures; verify with the PIN"))
             }
-            guard var c = try tx.fetchOne(DeviceChallengeRow.self, "challengeHash", .blob(SecretCoding.sha256(challenge))),
+            guard var c = try await tx.fetchOne(DeviceChallengeRow.self, "challengeHash", .blob(SecretCoding.sha256(challenge))),
                 c.deviceKeyId == key.id, c.sessionId == s.id, c.usedAt == nil, c.expiresAt > t
             else {
-                try self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "bad_challenge", user: user, at: t)
+                try await self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "bad_challenge", user: user, at: t)
                 return .failure(IdentityError(.invalidCredentials, field: "challenge", "unknown, used or expired challenge"))
             }
             c.usedAt = t
-            try tx.update(c)
+            try await tx.update(c)
             let publicKey = try P256.Signing.PublicKey(x963Representation: key.publicKey)
             let sig = (try? P256.Signing.ECDSASignature(derRepresentation: signature)) ?? (try? P256.Signing.ECDSASignature(rawRepresentation: signature))
             guard let sig, publicKey.isValidSignature(sig, for: challenge) else {
                 key.failedAttempts += 1
-                try self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "bad_signature", user: user, at: t)
+                try await self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "bad_signature", user: user, at: t)
                 if key.failedAttempts >= limit {
                     key.lockedAt = t
-                    try self.audit(tx, .deviceLocked, method: AuthMethod.biometric, outcome: .failure, reason: "failures:\(key.failedAttempts)", user: user, at: t)
+                    try await self.audit(tx, .deviceLocked, method: AuthMethod.biometric, outcome: .failure, reason: "failures:\(key.failedAttempts)", user: user, at: t)
                 }
-                try tx.update(key)
+                try await tx.update(key)
                 return .failure(IdentityError(.invalidCredentials, field: "signature", "does not verify"))
             }
             key.failedAttempts = 0
-            try tx.update(key)
-            let result = try self.stepUp(tx, s, method: AuthMethod.biometric, presented: accessToken, at: t)
-            try self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .success, user: user, at: t)
+            try await tx.update(key)
+            let result = try await self.stepUp(tx, s, method: AuthMethod.biometric, presented: accessToken, at: t)
+            try await self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .success, user: user, at: t)
             return .success(result)
         }
     }

@@ -56,13 +56,13 @@ public final class IdentityService: Sendable {
             effect: Self.bounded(effect), reason: Self.bounded(reason), policyHash: Self.bounded(policyHash), policyLocation: policyLocation.map(Self.bounded))
         try await store.write { tx in
             var row = row
-            row.actor = try userId.flatMap { try tx.fetchOne(UserRow.self, "id", .text($0))?.pseudonym }
-            try tx.insert(row)
+            if let userId { row.actor = try await tx.fetchOne(UserRow.self, "id", .text(userId))?.pseudonym }
+            try await tx.insert(row)
         }
     }
 
     /// Runs a write whose outcome may be a refusal that must still commit (a counted failure, a revocation).
-    func commit<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> Result<T, IdentityError>)
+    func commit<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> Result<T, IdentityError>)
         async throws -> T
     {
         try await store.write(body).get()
@@ -81,22 +81,22 @@ public final class IdentityService: Sendable {
     func audit(
         _ tx: any IdentityTransaction, _ kind: AuditKind, method: String? = nil, outcome: AuditOutcome,
         reason: String? = nil, user: UserRow? = nil, at t: Date
-    ) throws {
-        try tx.append(AuditEventRow(at: t, kind: kind.rawValue, method: method, outcome: outcome.rawValue, reason: reason, actor: user?.pseudonym))
+    ) async throws {
+        try await tx.append(AuditEventRow(at: t, kind: kind.rawValue, method: method, outcome: outcome.rawValue, reason: reason, actor: user?.pseudonym))
     }
 
-    func user(_ tx: any IdentityTransaction, _ id: String) throws -> UserRow {
-        guard let user = try tx.fetchOne(UserRow.self, "id", .text(id)) else { throw IdentityError(.notFound, field: "userId", "no such user") }
+    func user(_ tx: any IdentityTransaction, _ id: String) async throws -> UserRow {
+        guard let user = try await tx.fetchOne(UserRow.self, "id", .text(id)) else { throw IdentityError(.notFound, field: "userId", "no such user") }
         return user
     }
 
     /// Inserts a user with secure-by-default privacy settings (nothing shared).
-    func insertUser(_ tx: any IdentityTransaction, username: String? = nil, displayName: String? = nil, email: String? = nil, privateRelay: Bool = false, at t: Date) throws -> UserRow {
+    func insertUser(_ tx: any IdentityTransaction, username: String? = nil, displayName: String? = nil, email: String? = nil, privateRelay: Bool = false, at t: Date) async throws -> UserRow {
         let user = UserRow(
             id: newId(), pseudonym: "p-" + SecretCoding.hex(random.bytes(12)), username: username, displayName: displayName,
             email: email, isPrivateRelayEmail: privateRelay, createdAt: t)
-        try tx.insert(user)
-        try tx.insert(PrivacySettingsRow(userId: user.id, analytics: false, crashReporting: false, aiSuggestions: false, dataSharing: DataSharing.none.rawValue, updatedAt: t))
+        try await tx.insert(user)
+        try await tx.insert(PrivacySettingsRow(userId: user.id, analytics: false, crashReporting: false, aiSuggestions: false, dataSharing: DataSharing.none.rawValue, updatedAt: t))
         return user
     }
 }

@@ -26,9 +26,9 @@ extension IdentityService {
         let probe = "username-probe:" + source.digest
         // Refusals (taken name, spent sign-up allowance) come before the KDF, so they cost no KDF time.
         try await commit { tx -> Result<Void, IdentityError> in
-            try self.checkSignUps(tx, source, at: t)
-            if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
-                return .failure(try self.takenAnswer(tx, scope: probe, at: t))
+            try await self.checkSignUps(tx, source, at: t)
+            if try await tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
+                return .failure(try await self.takenAnswer(tx, scope: probe, at: t))
             }
             return .success(())
         }
@@ -36,14 +36,14 @@ extension IdentityService {
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
         return try await commit { tx in
-            if try tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
-                return .failure(try self.takenAnswer(tx, scope: probe, at: t))
+            if try await tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
+                return .failure(try await self.takenAnswer(tx, scope: probe, at: t))
             }
-            try self.countGuess(tx, self.signUpWindow(source), at: t)
-            let user = try self.insertUser(tx, username: username, at: t)
-            try tx.insert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
-            let tokens = try self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
-            try self.audit(tx, .signUp, method: AuthMethod.pin, outcome: .success, user: user, at: t)
+            try await self.countGuess(tx, self.signUpWindow(source), at: t)
+            let user = try await self.insertUser(tx, username: username, at: t)
+            try await tx.insert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
+            try await self.audit(tx, .signUp, method: AuthMethod.pin, outcome: .success, user: user, at: t)
             return .success(tokens)
         }
     }
@@ -54,9 +54,9 @@ extension IdentityService {
         try Self.validateUsername(username)
         try PINHasher.validate(pin)
         return try await checkPIN(pin, kind: .signIn, source: source, unknownKey: "username:" + username.lowercased(), locate: { tx in
-            try tx.fetchOne(UserRow.self, "username", .text(username))
+            try await tx.fetchOne(UserRow.self, "username", .text(username))
         }, onSuccess: { tx, user, t in
-            try self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
+            try await self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
         })
     }
 
@@ -64,8 +64,8 @@ extension IdentityService {
     public func verifyPIN(accessToken: String, pin: String) async throws -> StepUp {
         try PINHasher.validate(pin)
         let userId = try await validate(accessToken: accessToken).userId
-        return try await checkPIN(pin, kind: .pinVerify, source: nil, unknownKey: "user:" + userId, locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(userId)) }, onSuccess: { tx, _, t in
-            try self.stepUp(tx, try self.liveSession(tx, accessToken, at: t), method: AuthMethod.pin, presented: accessToken, at: t)
+        return try await checkPIN(pin, kind: .pinVerify, source: nil, unknownKey: "user:" + userId, locate: { tx in try await tx.fetchOne(UserRow.self, "id", .text(userId)) }, onSuccess: { tx, _, t in
+            try await self.stepUp(tx, try await self.liveSession(tx, accessToken, at: t), method: AuthMethod.pin, presented: accessToken, at: t)
         })
     }
 
@@ -84,17 +84,17 @@ extension IdentityService {
         let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
         let t = now()
         return try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            if try tx.fetchOne(PINCredentialRow.self, "userId", .text(s.userId)) != nil {
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            if try await tx.fetchOne(PINCredentialRow.self, "userId", .text(s.userId)) != nil {
                 throw IdentityError(.conflict, field: "pin", "already set; change it with the current PIN")
             }
-            let hadCredential = try self.hasCredential(tx, s.userId)
-            try self.requireRecentVerification(tx, s, at: t, action: "setting a PIN")
-            try tx.insert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
-            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
-            try self.audit(tx, .pinSet, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            let hadCredential = try await self.hasCredential(tx, s.userId)
+            try await self.requireRecentVerification(tx, s, at: t, action: "setting a PIN")
+            try await tx.insert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try await self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
+            try await self.audit(tx, .pinSet, outcome: .success, user: try await self.user(tx, s.userId), at: t)
             if hadCredential { return StepUp(accessToken: accessToken, rotated: false, method: s.authMethod) }
-            return try self.stepUp(tx, s, method: AuthMethod.pin, presented: accessToken, at: t)
+            return try await self.stepUp(tx, s, method: AuthMethod.pin, presented: accessToken, at: t)
         }
     }
 
@@ -107,10 +107,10 @@ extension IdentityService {
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
         let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
-        _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", source: nil, unknownKey: "user:" + session.userId, locate: { tx in try tx.fetchOne(UserRow.self, "id", .text(session.userId)) }, onSuccess: { tx, user, t in
-            try tx.upsert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
-            try self.revokeOtherSessions(tx, of: user.id, except: session.sessionId, reason: "credential_changed", at: t)
-            try self.audit(tx, .pinChanged, outcome: .success, user: user, at: t)
+        _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", source: nil, unknownKey: "user:" + session.userId, locate: { tx in try await tx.fetchOne(UserRow.self, "id", .text(session.userId)) }, onSuccess: { tx, user, t in
+            try await tx.upsert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try await self.revokeOtherSessions(tx, of: user.id, except: session.sessionId, reason: "credential_changed", at: t)
+            try await self.audit(tx, .pinChanged, outcome: .success, user: user, at: t)
             return true
         })
     }
@@ -125,11 +125,11 @@ extension IdentityService {
         let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
         let t = now()
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            try self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.apple, AuthMethod.biometric], action: "a PIN reset")
-            try tx.upsert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
-            try self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
-            try self.audit(tx, .pinReset, method: s.authMethod, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            try await self.requireRecentVerification(tx, s, at: t, methods: [AuthMethod.apple, AuthMethod.biometric], action: "a PIN reset")
+            try await tx.upsert(PINCredentialRow(userId: s.userId, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            try await self.revokeOtherSessions(tx, of: s.userId, except: s.id, reason: "credential_changed", at: t)
+            try await self.audit(tx, .pinReset, method: s.authMethod, outcome: .success, user: try await self.user(tx, s.userId), at: t)
         }
     }
 
@@ -142,8 +142,8 @@ extension IdentityService {
         }
         let t = now()
         try await store.write { tx in
-            _ = try self.user(tx, userId)
-            try tx.upsert(PINCredentialRow(userId: userId, algorithm: PINHasher.legacy, rounds: 0, salt: Data(), hash: Data(hex.utf8), failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
+            _ = try await self.user(tx, userId)
+            try await tx.upsert(PINCredentialRow(userId: userId, algorithm: PINHasher.legacy, rounds: 0, salt: Data(), hash: Data(hex.utf8), failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
         }
     }
 
@@ -155,8 +155,8 @@ extension IdentityService {
     /// a KDF of the same cost and writes the same rows, so answers and timing do not tell them apart.
     func checkPIN<T: Sendable>(
         _ pin: String, kind: AuditKind, field: String = "pin", source: ClientSource?, unknownKey: String,
-        locate: @escaping @Sendable (any IdentityTransaction) throws -> UserRow?,
-        onSuccess: @escaping @Sendable (any IdentityTransaction, UserRow, Date) throws -> T
+        locate: @escaping @Sendable (any IdentityTransaction) async throws -> UserRow?,
+        onSuccess: @escaping @Sendable (any IdentityTransaction, UserRow, Date) async throws -> T
     ) async throws -> T {
         let policy = configuration.pin
         let limits = configuration.abuse
@@ -166,28 +166,28 @@ extension IdentityService {
         // Phase 1: reserve the attempt.
         let reserved: ReservedAttempt = try await commit { tx in
             if let source,
-                let wait = try self.retryAfter(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t0)
+                let wait = try await self.retryAfter(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t0)
             {
-                try self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: "pin-source:" + source.digest, at: t0)
+                try await self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: "pin-source:" + source.digest, at: t0)
                 return .failure(IdentityError(.throttled, field: "source", "too many failed sign-ins from this client", retryAfter: wait))
             }
-            if let user = try locate(tx), var cred = try tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) {
+            if let user = try await locate(tx), var cred = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) {
                 let state = (failures: cred.failedAttempts, locked: cred.lockedAt != nil, next: cred.nextAttemptAt)
-                if let refusal = try self.pinRefusal(tx, kind, field: field, state, actor: user, scope: unknownScope, at: t0) { return .failure(refusal) }
+                if let refusal = try await self.pinRefusal(tx, kind, field: field, state, actor: user, scope: unknownScope, at: t0) { return .failure(refusal) }
                 cred.failedAttempts += 1
                 let delay = policy.delay(afterFailures: cred.failedAttempts)
                 cred.nextAttemptAt = delay > 0 ? t0.addingTimeInterval(delay) : nil
-                try tx.update(cred)
+                try await tx.update(cred)
                 return .success(.known(user, cred))
             }
-            var throttle = try tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0)
+            var throttle = try await tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0)
             let next = throttle.failures > 0 ? throttle.lastFailureAt.addingTimeInterval(policy.delay(afterFailures: throttle.failures)) : nil
-            if let refusal = try self.pinRefusal(tx, kind, field: field, (throttle.failures, false, next), actor: nil, scope: unknownScope, at: t0) {
+            if let refusal = try await self.pinRefusal(tx, kind, field: field, (throttle.failures, false, next), actor: nil, scope: unknownScope, at: t0) {
                 return .failure(refusal)
             }
             throttle.failures += 1
             throttle.lastFailureAt = t0
-            try tx.upsert(throttle)
+            try await tx.upsert(throttle)
             return .success(.unknown)
         }
         guard case .known(let user, let cred) = reserved else {
@@ -195,8 +195,8 @@ extension IdentityService {
             _ = PINHasher.derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds)
             let t = now()
             try await store.write { tx in
-                try self.countPINFailure(tx, source: source, at: t)
-                try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t)
+                try await self.countPINFailure(tx, source: source, at: t)
+                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t)
             }
             throw wrong
         }
@@ -207,36 +207,36 @@ extension IdentityService {
         let t = now()
         // Phase 2: settle the attempt.
         return try await commit { tx in
-            guard var current = try tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return .failure(wrong) }
+            guard var current = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return .failure(wrong) }
             // A racing success may have re-hashed the PIN meanwhile (a double tap on a legacy hash):
             // then the PIN is checked again against what is stored now.
             let stillMatches = ok && (current.hash == cred.hash || PINHasher.matches(pin, current, policy: policy))
             guard stillMatches, current.lockedAt == nil else {
-                try self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t)
-                try self.countPINFailure(tx, source: source, at: t)
+                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t)
+                try await self.countPINFailure(tx, source: source, at: t)
                 if current.failedAttempts >= policy.effectiveLockoutThreshold, current.lockedAt == nil {
                     current.lockedAt = t
-                    try tx.update(current)
-                    try self.audit(tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t)
+                    try await tx.update(current)
+                    try await self.audit(tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t)
                 }
                 return .failure(wrong)
             }
             if var fresh = rehashed, current.hash == cred.hash {
                 fresh.updatedAt = t
                 current = fresh
-                try self.audit(tx, .pinRehashed, method: AuthMethod.pin, outcome: .success, reason: cred.algorithm, user: user, at: t)
+                try await self.audit(tx, .pinRehashed, method: AuthMethod.pin, outcome: .success, reason: cred.algorithm, user: user, at: t)
             }
             current.failedAttempts = 0
             current.nextAttemptAt = nil
-            try tx.update(current)
+            try await tx.update(current)
             // A PIN is the fallback for locked device keys: it unlocks them.
-            for var key in try tx.fetchAll(DeviceKeyRow.self, "userId", .text(user.id)) where key.lockedAt != nil || key.failedAttempts > 0 {
+            for var key in try await tx.fetchAll(DeviceKeyRow.self, "userId", .text(user.id)) where key.lockedAt != nil || key.failedAttempts > 0 {
                 key.lockedAt = nil
                 key.failedAttempts = 0
-                try tx.update(key)
+                try await tx.update(key)
             }
-            let result = try onSuccess(tx, user, t)
-            try self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t)
+            let result = try await onSuccess(tx, user, t)
+            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t)
             return .success(result)
         }
     }
@@ -246,13 +246,13 @@ extension IdentityService {
     func pinRefusal(
         _ tx: any IdentityTransaction, _ kind: AuditKind, field: String, _ state: (failures: Int, locked: Bool, next: Date?),
         actor: UserRow?, scope: String, at t: Date
-    ) throws -> IdentityError? {
+    ) async throws -> IdentityError? {
         if state.locked || state.failures >= configuration.pin.effectiveLockoutThreshold {
-            try auditRefusal(tx, kind, method: AuthMethod.pin, reason: "locked", user: actor, scope: scope, at: t)
+            try await auditRefusal(tx, kind, method: AuthMethod.pin, reason: "locked", user: actor, scope: scope, at: t)
             return IdentityError(.locked, field: field, "too many wrong PINs; reset the PIN with Sign in with Apple or a device key")
         }
         if let next = state.next, next > t {
-            try auditRefusal(tx, kind, method: AuthMethod.pin, reason: "throttled", user: actor, scope: scope, at: t)
+            try await auditRefusal(tx, kind, method: AuthMethod.pin, reason: "throttled", user: actor, scope: scope, at: t)
             return IdentityError(.throttled, field: field, "too many wrong PINs", retryAfter: next.timeIntervalSince(t))
         }
         return nil
@@ -264,15 +264,15 @@ extension IdentityService {
         try authorizeOperator(credential)
         let t = now()
         try await store.write { tx in
-            let user = try self.user(tx, userId)
-            guard var cred = try tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) else {
+            let user = try await self.user(tx, userId)
+            guard var cred = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) else {
                 throw IdentityError(.notFound, field: "userId", "this user has no PIN")
             }
             cred.failedAttempts = 0
             cred.nextAttemptAt = nil
             cred.lockedAt = nil
-            try tx.update(cred)
-            try self.audit(tx, .pinUnlocked, method: AuthMethod.pin, outcome: .success, reason: "operator", user: user, at: t)
+            try await tx.update(cred)
+            try await self.audit(tx, .pinUnlocked, method: AuthMethod.pin, outcome: .success, reason: "operator", user: user, at: t)
         }
     }
 }

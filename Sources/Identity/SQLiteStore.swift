@@ -2,6 +2,13 @@ import Foundation
 import GRDB
 
 /// The SQLite form of `IdentityStore`, on an `AppDatabase`'s pool.
+///
+/// GRDB's transactions take a synchronous closure, and the store's bodies are `async`. Each `read`
+/// or `write` therefore opens one ordinary GRDB access (`pool.read`, `pool.write`) whose closure
+/// serves the body's operations one by one from a `SQLiteChannel` until the body returns (commit)
+/// or throws (the closure throws, so GRDB rolls back). The access holds GRDB's writer for the whole
+/// body, so writes stay serializable (one writer, `synchronous = FULL`), and a read body sees one
+/// snapshot. The closure blocks one of GRDB's dispatch threads, never a Swift concurrency thread.
 public struct SQLiteStore: IdentityStore {
     public let database: AppDatabase
 
@@ -9,33 +16,162 @@ public struct SQLiteStore: IdentityStore {
         self.database = database
     }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T {
-        try await mapped { try await database.pool.read { db in try body(SQLiteTransaction(db: db)) } }
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        let pool = database.pool
+        return try await run(body) { channel in try await pool.read { db in try channel.serve(db) } }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T {
-        try await mapped { try await database.pool.write { db in try body(SQLiteTransaction(db: db)) } }
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        let pool = database.pool
+        return try await run(body) { channel in try await pool.write { db in try channel.serve(db) } }
     }
 
     public func flushErasures() async throws {
-        try await mapped {
+        do {
             try await database.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            throw Self.mapped(error)
         }
+    }
+
+    /// Runs `body` against a channel that `access` serves inside one GRDB transaction.
+    private func run<T: Sendable>(
+        _ body: @escaping @Sendable (any IdentityTransaction) async throws -> T,
+        access: @escaping @Sendable (SQLiteChannel) async throws -> Void
+    ) async throws -> T {
+        let channel = SQLiteChannel()
+        // Not a child task: the caller's cancellation must not interrupt a transaction midway.
+        let holder = Task {
+            defer { channel.close() }
+            try await access(channel)
+        }
+        let value: T
+        do {
+            value = try await body(SQLiteTransaction(channel: channel))
+        } catch {
+            channel.finish(commit: false)
+            _ = await holder.result
+            throw Self.mapped(error)
+        }
+        channel.finish(commit: true)
+        do {
+            try await holder.value
+        } catch {
+            throw Self.mapped(error)
+        }
+        return value
     }
 
     /// Passes identity errors through; turns database errors into `storage` errors without SQL or values.
-    private func mapped<T>(_ work: () async throws -> T) async throws -> T {
-        do {
-            return try await work()
-        } catch let error as IdentityError {
-            throw error
-        } catch let error as DatabaseError {
-            throw IdentityError(.storage, field: "database", "SQLite error \(error.resultCode.rawValue)")
-        }
+    static func mapped(_ error: any Error) -> any Error {
+        guard let error = error as? DatabaseError else { return error }
+        return IdentityError(.storage, field: "database", "SQLite error \(error.resultCode.rawValue)")
     }
 }
 
+/// Hands a transaction body's operations to the GRDB access that runs them, and their results back.
+final class SQLiteChannel: @unchecked Sendable {
+    private struct Job {
+        let run: (Database) -> Void
+        let fail: (any Error) -> Void
+    }
+    private enum State { case open, finished(commit: Bool), closed }
+    /// Thrown inside the access to make GRDB roll back; the caller rethrows the body's own error.
+    private struct RolledBack: Error {}
+
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var state = State.open
+
+    /// Inside the GRDB access: runs jobs in order until the body finishes; throws to roll back.
+    func serve(_ db: Database) throws {
+        while true {
+            condition.lock()
+            while jobs.isEmpty, case .open = state { condition.wait() }
+            if !jobs.isEmpty {
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.run(db)
+                continue
+            }
+            let ending = state
+            condition.unlock()
+            if case .finished(commit: false) = ending { throw RolledBack() }
+            return
+        }
+    }
+
+    /// Runs `work` on the transaction's connection and returns its result.
+    func perform<T: Sendable>(_ work: @escaping (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            condition.lock()
+            guard case .open = state else {
+                condition.unlock()
+                continuation.resume(throwing: IdentityError(.storage, field: "database", "the transaction has ended"))
+                return
+            }
+            jobs.append(Job(run: { db in continuation.resume(with: Result { try work(db) }) }, fail: { continuation.resume(throwing: $0) }))
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    /// The body is done: the access commits (or rolls back) and returns.
+    func finish(commit: Bool) {
+        condition.lock()
+        if case .open = state { state = .finished(commit: commit) }
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The access has ended, or never started (it could not begin): jobs still queued fail.
+    func close() {
+        condition.lock()
+        let pending = jobs
+        jobs = []
+        state = .closed
+        condition.unlock()
+        for job in pending { job.fail(IdentityError(.storage, field: "database", "the transaction has ended")) }
+    }
+}
+
+/// The store's operations inside one SQLite transaction, each run on the access's connection.
 struct SQLiteTransaction: IdentityTransaction {
+    let channel: SQLiteChannel
+
+    func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        try await channel.perform { db in try SQLiteStatements(db: db).fetchAll(type, conditions).first }
+    }
+    func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] {
+        try await channel.perform { db in try SQLiteStatements(db: db).fetchAll(type, conditions) }
+    }
+    func insert<R: StoredRow>(_ row: R) async throws {
+        try await channel.perform { db in try RowBox(row).insert(db) }
+    }
+    func update<R: StoredRow>(_ row: R) async throws {
+        try await channel.perform { db in try RowBox(row).update(db) }
+    }
+    func upsert<R: StoredRow>(_ row: R) async throws {
+        try await channel.perform { db in try RowBox(row).save(db) }
+    }
+    func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> Int {
+        try await channel.perform { db in try SQLiteStatements(db: db).deleteAll(type, conditions) }
+    }
+    func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) async throws -> Int {
+        try await channel.perform { db in try SQLiteStatements(db: db).deleteAll(type, column, before: date) }
+    }
+    func append(_ event: AuditEventRow) async throws {
+        var event = event
+        event.id = nil
+        try await insert(event)
+    }
+    func erase(actor pseudonym: String) async throws -> Int {
+        try await channel.perform { db in try SQLiteStatements(db: db).erase(actor: pseudonym) }
+    }
+}
+
+/// The SQL of the store's operations, run synchronously on a GRDB connection.
+struct SQLiteStatements {
     let db: Database
 
     private func whereClause(_ conditions: [String: StoreValue]) -> (String, StatementArguments) {
@@ -54,22 +190,11 @@ struct SQLiteTransaction: IdentityTransaction {
         return (sql, args)
     }
 
-    func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> R? {
-        try fetchAll(type, conditions).first
-    }
-
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R] {
         let (clause, args) = whereClause(conditions)
         return try Row.fetchAll(db, sql: "SELECT * FROM \"\(R.table)\"" + clause, arguments: args).map {
             try RowBox<R>.init(row: $0).value
         }
-    }
-
-    func insert<R: StoredRow>(_ row: R) throws { try RowBox(row).insert(db) }
-    func upsert<R: StoredRow>(_ row: R) throws { try RowBox(row).save(db) }
-
-    func update<R: StoredRow>(_ row: R) throws {
-        try RowBox(row).update(db)
     }
 
     func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> Int {
@@ -93,12 +218,6 @@ struct SQLiteTransaction: IdentityTransaction {
         changed += db.changesCount
         try db.execute(sql: "DELETE FROM erasure WHERE pseudonym = ?", arguments: [pseudonym])
         return changed
-    }
-
-    func append(_ event: AuditEventRow) throws {
-        var event = event
-        event.id = nil
-        try RowBox(event).insert(db)
     }
 }
 

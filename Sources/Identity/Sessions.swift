@@ -16,7 +16,7 @@ extension IdentityService {
     // MARK: - Issuing
 
     /// Creates a session with a fresh access and refresh token for `userId`.
-    func createSession(_ tx: any IdentityTransaction, userId: String, method: String, at t: Date) throws -> SessionTokens {
+    func createSession(_ tx: any IdentityTransaction, userId: String, method: String, at t: Date) async throws -> SessionTokens {
         let access = TokenKind.access.generate(random)
         let refresh = TokenKind.refresh.generate(random)
         let session = SessionRow(
@@ -25,13 +25,13 @@ extension IdentityService {
             authLevel: AuthLevel.of(method), verifiedAt: t, createdAt: t, lastSeenAt: t,
             expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil,
             refreshKey: Data(random.bytes(32)))
-        try tx.insert(session)
-        try tx.insert(RefreshTokenRow(tokenHash: SecretCoding.sha256(refresh), sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
+        try await tx.insert(session)
+        try await tx.insert(RefreshTokenRow(tokenHash: SecretCoding.sha256(refresh), sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
         return SessionTokens(sessionId: session.id, userId: userId, accessToken: access, accessExpiresAt: session.accessExpiresAt, refreshToken: refresh)
     }
 
     /// Records a verification on a session; a rise in auth level replaces the access token.
-    func stepUp(_ tx: any IdentityTransaction, _ session: SessionRow, method: String, presented: String, at t: Date) throws -> StepUp {
+    func stepUp(_ tx: any IdentityTransaction, _ session: SessionRow, method: String, presented: String, at t: Date) async throws -> StepUp {
         var s = session
         let level = AuthLevel.of(method)
         var token = presented
@@ -45,17 +45,17 @@ extension IdentityService {
         s.authLevel = max(level, s.authLevel)
         s.verifiedAt = t
         s.lastSeenAt = t
-        try tx.update(s)
+        try await tx.update(s)
         return StepUp(accessToken: token, rotated: rotated, method: method)
     }
 
     // MARK: - Re-verification for account changes
 
     /// Whether the account has a credential besides its sessions: a PIN, an Apple id or a device key.
-    func hasCredential(_ tx: any IdentityTransaction, _ userId: String) throws -> Bool {
-        try tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) != nil
-            || !tx.fetchAll(AppleIdentityRow.self, "userId", .text(userId)).isEmpty
-            || !tx.fetchAll(DeviceKeyRow.self, "userId", .text(userId)).isEmpty
+    func hasCredential(_ tx: any IdentityTransaction, _ userId: String) async throws -> Bool {
+        if try await tx.fetchOne(PINCredentialRow.self, "userId", .text(userId)) != nil { return true }
+        if try await !tx.fetchAll(AppleIdentityRow.self, "userId", .text(userId)).isEmpty { return true }
+        return try await !tx.fetchAll(DeviceKeyRow.self, "userId", .text(userId)).isEmpty
     }
 
     /// Throws `forbidden` unless the session was verified within `reverificationWindow` by a
@@ -67,8 +67,8 @@ extension IdentityService {
     /// leaves it where it was, so a new credential never vouches for itself.
     func requireRecentVerification(
         _ tx: any IdentityTransaction, _ s: SessionRow, at t: Date, methods: Set<String>? = nil, action: String
-    ) throws {
-        if methods == nil, try !hasCredential(tx, s.userId) { return }
+    ) async throws {
+        if methods == nil, try await !hasCredential(tx, s.userId) { return }
         let allowed = methods ?? [AuthMethod.pin, AuthMethod.biometric, AuthMethod.apple]
         guard allowed.contains(s.authMethod), t.timeIntervalSince(s.verifiedAt) <= configuration.reverificationWindow else {
             let names = allowed.sorted().map { $0 == AuthMethod.biometric ? "device key" : $0 == AuthMethod.apple ? "Sign in with Apple" : "PIN" }
@@ -80,12 +80,12 @@ extension IdentityService {
 
     /// Revokes every other live session of the user (a credential changed: ASVS 3.3.3); returns how many.
     @discardableResult
-    func revokeOtherSessions(_ tx: any IdentityTransaction, of userId: String, except sessionId: String, reason: String, at t: Date) throws -> Int {
+    func revokeOtherSessions(_ tx: any IdentityTransaction, of userId: String, except sessionId: String, reason: String, at t: Date) async throws -> Int {
         var count = 0
-        for var other in try tx.fetchAll(SessionRow.self, "userId", .text(userId)) where other.revokedAt == nil && other.id != sessionId {
+        for var other in try await tx.fetchAll(SessionRow.self, "userId", .text(userId)) where other.revokedAt == nil && other.id != sessionId {
             other.revokedAt = t
             other.revokedReason = reason
-            try tx.update(other)
+            try await tx.update(other)
             count += 1
         }
         return count
@@ -98,9 +98,9 @@ extension IdentityService {
     }
 
     /// The live session of an access token inside a transaction, or `unauthenticated`.
-    func liveSession(_ tx: any IdentityTransaction, _ accessToken: String, at t: Date) throws -> SessionRow {
+    func liveSession(_ tx: any IdentityTransaction, _ accessToken: String, at t: Date) async throws -> SessionRow {
         guard let hash = TokenKind.access.hash(of: accessToken),
-            let s = try tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), isLive(s, at: t)
+            let s = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), isLive(s, at: t)
         else { throw IdentityError.signedOut }
         return s
     }
@@ -109,17 +109,17 @@ extension IdentityService {
     public func validate(accessToken: String) async throws -> VerifiedSession {
         guard let hash = TokenKind.access.hash(of: accessToken) else { throw IdentityError.signedOut }
         let t = now()
-        let found = try await store.read { tx in try tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)) }
+        let found = try await store.read { tx in try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)) }
         guard var s = found, isLive(s, at: t) else { throw IdentityError.signedOut }
         if t.timeIntervalSince(s.lastSeenAt) >= configuration.lastSeenGranularity {
             let granularity = configuration.lastSeenGranularity
             s = try await store.write { tx in
-                guard var current = try tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(current, at: t) else {
+                guard var current = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(current, at: t) else {
                     throw IdentityError.signedOut
                 }
                 if t.timeIntervalSince(current.lastSeenAt) >= granularity {
                     current.lastSeenAt = t
-                    try tx.update(current)
+                    try await tx.update(current)
                 }
                 return current
             }
@@ -153,8 +153,8 @@ extension IdentityService {
         let config = configuration
         return try await commit { tx in
             let unknown = IdentityError(.unauthenticated, field: "refreshToken", "unknown, expired or revoked refresh token")
-            guard var row = try tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(hash)),
-                var session = try tx.fetchOne(SessionRow.self, "id", .text(row.sessionId)),
+            guard var row = try await tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(hash)),
+                var session = try await tx.fetchOne(SessionRow.self, "id", .text(row.sessionId)),
                 session.revokedAt == nil, t < session.expiresAt, t.timeIntervalSince(session.lastSeenAt) <= config.idleTimeout,
                 let sessionKey = session.refreshKey, sessionKey.count == 32
             else { return .failure(unknown) }
@@ -164,26 +164,26 @@ extension IdentityService {
                 accessExpiresAt: t.addingTimeInterval(config.accessTokenLifetime), refreshToken: nextRefresh)
             if let rotatedAt = row.rotatedAt {
                 if t.timeIntervalSince(rotatedAt) <= config.refreshGracePeriod, let successorHash = row.successorHash,
-                    let successor = try tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(successorHash)), successor.rotatedAt == nil
+                    let successor = try await tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(successorHash)), successor.rotatedAt == nil
                 {
                     return .success(
                         SessionTokens(sessionId: session.id, userId: session.userId, accessToken: nextAccess, accessExpiresAt: session.accessExpiresAt, refreshToken: nextRefresh))
                 }
                 session.revokedAt = t
                 session.revokedReason = "refresh_token_reuse"
-                try tx.update(session)
-                try self.audit(tx, .refreshReuse, outcome: .failure, reason: "family_revoked", user: try? self.user(tx, session.userId), at: t)
+                try await tx.update(session)
+                try await self.audit(tx, .refreshReuse, outcome: .failure, reason: "family_revoked", user: try? self.user(tx, session.userId), at: t)
                 return .failure(IdentityError(.unauthenticated, field: "refreshToken", "already used; the session is revoked"))
             }
             let successorHash = SecretCoding.sha256(nextRefresh)
             row.rotatedAt = t
             row.successorHash = successorHash
-            try tx.update(row)
-            try tx.insert(RefreshTokenRow(tokenHash: successorHash, sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
+            try await tx.update(row)
+            try await tx.insert(RefreshTokenRow(tokenHash: successorHash, sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
             session.accessTokenHash = SecretCoding.sha256(nextAccess)
             session.accessExpiresAt = tokens.accessExpiresAt
             session.lastSeenAt = t
-            try tx.update(session)
+            try await tx.update(session)
             return .success(tokens)
         }
     }
@@ -194,11 +194,11 @@ extension IdentityService {
     public func signOut(accessToken: String) async throws {
         let t = now()
         try await store.write { tx in
-            var s = try self.liveSession(tx, accessToken, at: t)
+            var s = try await self.liveSession(tx, accessToken, at: t)
             s.revokedAt = t
             s.revokedReason = "sign_out"
-            try tx.update(s)
-            try self.audit(tx, .signOut, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            try await tx.update(s)
+            try await self.audit(tx, .signOut, outcome: .success, user: try await self.user(tx, s.userId), at: t)
         }
     }
 
@@ -206,20 +206,20 @@ extension IdentityService {
     public func signOutEverywhere(accessToken: String) async throws {
         let t = now()
         try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            let count = try self.revokeSessions(tx, of: s.userId, reason: "sign_out_everywhere", at: t)
-            try self.audit(tx, .signOutEverywhere, outcome: .success, reason: "sessions:\(count)", user: try self.user(tx, s.userId), at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            let count = try await self.revokeSessions(tx, of: s.userId, reason: "sign_out_everywhere", at: t)
+            try await self.audit(tx, .signOutEverywhere, outcome: .success, reason: "sessions:\(count)", user: try await self.user(tx, s.userId), at: t)
         }
     }
 
     /// Marks every unrevoked session of a user revoked; returns how many.
     @discardableResult
-    func revokeSessions(_ tx: any IdentityTransaction, of userId: String, reason: String, at t: Date) throws -> Int {
+    func revokeSessions(_ tx: any IdentityTransaction, of userId: String, reason: String, at t: Date) async throws -> Int {
         var count = 0
-        for var s in try tx.fetchAll(SessionRow.self, "userId", .text(userId)) where s.revokedAt == nil {
+        for var s in try await tx.fetchAll(SessionRow.self, "userId", .text(userId)) where s.revokedAt == nil {
             s.revokedAt = t
             s.revokedReason = reason
-            try tx.update(s)
+            try await tx.update(s)
             count += 1
         }
         return count
@@ -239,7 +239,7 @@ extension IdentityService {
         let a = configuration.abuse
         let window = [configuration.shareCodeGuessWindow, a.sourcePINWindow, a.usernameProbeWindow, a.sourceShareCodeWindow, a.alarmWindow].max()!
         return try await store.write { tx in
-            try tx.deleteAll(AppleNonceRow.self, "expiresAt", before: t)
+            try await tx.deleteAll(AppleNonceRow.self, "expiresAt", before: t)
                 + tx.deleteAll(DeviceChallengeRow.self, "expiresAt", before: t)
                 + tx.deleteAll(ShareCodeRow.self, "expiresAt", before: t)
                 + tx.deleteAll(SessionRow.self, "expiresAt", before: t)

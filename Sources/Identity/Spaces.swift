@@ -31,9 +31,9 @@ extension IdentityService {
         }
     }
 
-    func insertShareCode(_ tx: any IdentityTransaction, resourceId: String, role: String, by userId: String, at t: Date) throws -> String {
+    func insertShareCode(_ tx: any IdentityTransaction, resourceId: String, role: String, by userId: String, at t: Date) async throws -> String {
         let code = generateShareCode()
-        try tx.insert(ShareCodeRow(codeHash: SecretCoding.sha256(code), resourceId: resourceId, role: role, createdBy: userId, createdAt: t, expiresAt: t.addingTimeInterval(configuration.shareCodeLifetime), usedAt: nil))
+        try await tx.insert(ShareCodeRow(codeHash: SecretCoding.sha256(code), resourceId: resourceId, role: role, createdBy: userId, createdAt: t, expiresAt: t.addingTimeInterval(configuration.shareCodeLifetime), usedAt: nil))
         return code
     }
 
@@ -55,12 +55,12 @@ extension IdentityService {
         }
         let t = now()
         return try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
+            let s = try await self.liveSession(tx, accessToken, at: t)
             let id = self.newId()
-            try tx.insert(ResourceRow(id: id, type: type, name: name, ownerId: s.userId, createdAt: t))
-            try tx.insert(MembershipRow(resourceId: id, userId: s.userId, role: "owner", joinedAt: t))
-            let code = try self.insertShareCode(tx, resourceId: id, role: inviteRole, by: s.userId, at: t)
-            try self.audit(tx, .spaceCreated, outcome: .success, user: try self.user(tx, s.userId), at: t)
+            try await tx.insert(ResourceRow(id: id, type: type, name: name, ownerId: s.userId, createdAt: t))
+            try await tx.insert(MembershipRow(resourceId: id, userId: s.userId, role: "owner", joinedAt: t))
+            let code = try await self.insertShareCode(tx, resourceId: id, role: inviteRole, by: s.userId, at: t)
+            try await self.audit(tx, .spaceCreated, outcome: .success, user: try await self.user(tx, s.userId), at: t)
             return NewSpace(resourceId: id, shareCode: code)
         }
     }
@@ -70,10 +70,10 @@ extension IdentityService {
         try Self.validateInviteRole(role, field: "role")
         let t = now()
         return try await store.write { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            guard let r = try tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            guard let r = try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
             guard r.ownerId == s.userId else { throw IdentityError(.forbidden, field: "resourceId", "only the owner can invite") }
-            return try self.insertShareCode(tx, resourceId: resourceId, role: role, by: s.userId, at: t)
+            return try await self.insertShareCode(tx, resourceId: resourceId, role: role, by: s.userId, at: t)
         }
     }
 
@@ -87,26 +87,28 @@ extension IdentityService {
         let perSource = GuessWindow(
             scope: "share-code-source:" + source.digest, limit: configuration.abuse.sourceShareCodeGuesses, window: configuration.abuse.sourceShareCodeWindow)
         return try await commit { tx in
-            let s = try self.liveSession(tx, accessToken, at: t)
-            let user = try self.user(tx, s.userId)
+            let s = try await self.liveSession(tx, accessToken, at: t)
+            let user = try await self.user(tx, s.userId)
             let perUser = GuessWindow(scope: "share-code:" + s.userId, limit: userLimit, window: userWindow)
-            if let wait = try self.retryAfter(tx, perUser, at: t) ?? self.retryAfter(tx, perSource, at: t) {
-                try self.auditRefusal(tx, .shareCodeRejected, method: nil, reason: "rate_limited", user: user, scope: perSource.scope, at: t)
+            var limited = try await self.retryAfter(tx, perUser, at: t)
+            if limited == nil { limited = try await self.retryAfter(tx, perSource, at: t) }
+            if let wait = limited {
+                try await self.auditRefusal(tx, .shareCodeRejected, method: nil, reason: "rate_limited", user: user, scope: perSource.scope, at: t)
                 return .failure(IdentityError(.throttled, field: "shareCode", "too many wrong share codes", retryAfter: wait))
             }
-            guard var row = try tx.fetchOne(ShareCodeRow.self, "codeHash", .blob(SecretCoding.sha256(code))), row.usedAt == nil, row.expiresAt > t else {
-                try self.countGuess(tx, perUser, at: t)
-                try self.countGuess(tx, perSource, at: t)
-                try self.audit(tx, .shareCodeRejected, outcome: .failure, reason: "unknown_used_or_expired", user: user, at: t)
+            guard var row = try await tx.fetchOne(ShareCodeRow.self, "codeHash", .blob(SecretCoding.sha256(code))), row.usedAt == nil, row.expiresAt > t else {
+                try await self.countGuess(tx, perUser, at: t)
+                try await self.countGuess(tx, perSource, at: t)
+                try await self.audit(tx, .shareCodeRejected, outcome: .failure, reason: "unknown_used_or_expired", user: user, at: t)
                 return .failure(IdentityError(.invalidCredentials, field: "shareCode", "unknown, used or expired share code"))
             }
-            if try tx.fetchOne(MembershipRow.self, ["resourceId": .text(row.resourceId), "userId": .text(s.userId)]) != nil {
+            if try await tx.fetchOne(MembershipRow.self, ["resourceId": .text(row.resourceId), "userId": .text(s.userId)]) != nil {
                 return .failure(IdentityError(.conflict, field: "shareCode", "already a member of this space"))
             }
             row.usedAt = t
-            try tx.update(row)
-            try tx.insert(MembershipRow(resourceId: row.resourceId, userId: s.userId, role: row.role, joinedAt: t))
-            try self.audit(tx, .spaceJoined, outcome: .success, reason: row.role, user: user, at: t)
+            try await tx.update(row)
+            try await tx.insert(MembershipRow(resourceId: row.resourceId, userId: s.userId, role: row.role, joinedAt: t))
+            try await self.audit(tx, .spaceJoined, outcome: .success, reason: row.role, user: user, at: t)
             return .success(row.resourceId)
         }
     }

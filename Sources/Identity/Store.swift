@@ -1,15 +1,20 @@
 import Foundation
 
 /// Where identity data lives. Service logic runs inside `read`/`write` transactions of a store,
-/// so it is written once for SQLite and for a later PostgreSQL store.
+/// so it is written once for SQLite (`SQLiteStore`) and PostgreSQL (`PostgresStore`, in the
+/// `IdentityPostgres` target).
 ///
-/// A `write` body runs in one transaction that is rolled back if the body throws. A store must
-/// make writes serializable: SQLite has one writer; PostgreSQL would lock rows it reads in a write
-/// transaction (`SELECT ... FOR UPDATE`) or run at `SERIALIZABLE` and retry.
+/// Bodies and transaction operations are `async`: a network database answers each statement
+/// asynchronously. A `write` body runs in one transaction that is rolled back if the body throws,
+/// and writes are serializable: SQLite has one writer; PostgreSQL runs them at `SERIALIZABLE` and
+/// may run the body again from scratch after a serialization failure, so a body must have no effect
+/// outside the transaction that a second run would repeat wrongly. A body must not open another
+/// transaction of the same store (SQLite's one writer would wait for itself).
 public protocol IdentityStore: Sendable {
-    func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T
-    func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) throws -> T) async throws -> T
-    /// Makes erased data unrecoverable from the store's files (SQLite: checkpoint and truncate the WAL).
+    func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
+    /// Makes erased data unrecoverable from the store's files (SQLite: checkpoint and truncate the
+    /// WAL; PostgreSQL: `VACUUM` the tables the erasure touched).
     func flushErasures() async throws
 }
 
@@ -29,30 +34,30 @@ public protocol StoredRow: Codable, Sendable {
 }
 
 /// The operations service code may perform on a store inside one transaction.
-public protocol IdentityTransaction {
-    func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> R?
-    func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R]
-    func insert<R: StoredRow>(_ row: R) throws
+public protocol IdentityTransaction: Sendable {
+    func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R?
+    func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R]
+    func insert<R: StoredRow>(_ row: R) async throws
     /// Updates the row with the same primary key; throws if there is none.
-    func update<R: StoredRow>(_ row: R) throws
-    func upsert<R: StoredRow>(_ row: R) throws
+    func update<R: StoredRow>(_ row: R) async throws
+    func upsert<R: StoredRow>(_ row: R) async throws
     /// Deletes the rows matching every condition; returns how many went.
-    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> Int
+    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> Int
     /// Deletes the rows whose date `column` is before `date`; returns how many went.
-    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) throws -> Int
+    @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) async throws -> Int
     /// Appends to the audit log (which refuses updates and deletes).
-    func append(_ event: AuditEventRow) throws
+    func append(_ event: AuditEventRow) async throws
     /// Gives every audit and decision row of a deleted user's pseudonym its own random pseudonym and
     /// drops the decisions' resource ids, so the rows no longer link to each other or to resources.
     /// Returns how many rows changed.
-    @discardableResult func erase(actor pseudonym: String) throws -> Int
+    @discardableResult func erase(actor pseudonym: String) async throws -> Int
 }
 
 extension IdentityTransaction {
-    func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) throws -> R? {
-        try fetchOne(type, [column: value])
+    public func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> R? {
+        try await fetchOne(type, [column: value])
     }
-    func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) throws -> [R] {
-        try fetchAll(type, [column: value])
+    public func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> [R] {
+        try await fetchAll(type, [column: value])
     }
 }

@@ -94,8 +94,8 @@ struct GuessWindow {
 
 extension IdentityService {
     /// Seconds until the window of `w` ends when its limit is reached, else nil.
-    func retryAfter(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) throws -> TimeInterval? {
-        guard let row = try tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)), t.timeIntervalSince(row.windowStart) < w.window,
+    func retryAfter(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) async throws -> TimeInterval? {
+        guard let row = try await tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)), t.timeIntervalSince(row.windowStart) < w.window,
             row.failures >= w.limit
         else { return nil }
         return row.windowStart.addingTimeInterval(w.window).timeIntervalSince(t)
@@ -103,33 +103,33 @@ extension IdentityService {
 
     /// Counts one failure under `w`; returns the count in the current window.
     @discardableResult
-    func countGuess(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) throws -> Int {
-        var row = try tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)) ?? GuessLimitRow(scope: w.scope, windowStart: t, failures: 0)
+    func countGuess(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) async throws -> Int {
+        var row = try await tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)) ?? GuessLimitRow(scope: w.scope, windowStart: t, failures: 0)
         if t.timeIntervalSince(row.windowStart) >= w.window || t < row.windowStart { row = GuessLimitRow(scope: w.scope, windowStart: t, failures: 0) }
         row.failures += 1
-        try tx.upsert(row)
+        try await tx.upsert(row)
         return row.failures
     }
 
     /// Appends a refusal to the audit log unless one like it was written within `refusalAuditInterval`.
-    func auditRefusal(_ tx: any IdentityTransaction, _ kind: AuditKind, method: String?, reason: String, user: UserRow?, scope: String, at t: Date) throws {
+    func auditRefusal(_ tx: any IdentityTransaction, _ kind: AuditKind, method: String?, reason: String, user: UserRow?, scope: String, at t: Date) async throws {
         counters.add(.refusals)
         let key = "\(kind.rawValue)|\(reason)|\(user?.pseudonym ?? scope)"
         guard counters.shouldAudit(key, at: t, interval: configuration.abuse.refusalAuditInterval) else { return }
-        try audit(tx, kind, method: method, outcome: .failure, reason: reason, user: user, at: t)
+        try await audit(tx, kind, method: method, outcome: .failure, reason: reason, user: user, at: t)
     }
 
     /// Counts a failed PIN check against its source and the global rate, raising the alarm at the threshold.
-    func countPINFailure(_ tx: any IdentityTransaction, source: ClientSource?, at t: Date) throws {
+    func countPINFailure(_ tx: any IdentityTransaction, source: ClientSource?, at t: Date) async throws {
         counters.add(.pinFailures)
         let limits = configuration.abuse
         if let source {
-            try countGuess(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t)
+            try await countGuess(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t)
         }
-        let global = try countGuess(tx, GuessWindow(scope: "global:pin-failures", limit: limits.alarmFailures, window: limits.alarmWindow), at: t)
+        let global = try await countGuess(tx, GuessWindow(scope: "global:pin-failures", limit: limits.alarmFailures, window: limits.alarmWindow), at: t)
         if global == limits.alarmFailures {
             counters.add(.failureRateAlarms)
-            try audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
+            try await audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
         }
     }
 
@@ -139,20 +139,20 @@ extension IdentityService {
     }
 
     /// Throws `throttled` when `source` has created its share of accounts this window.
-    func checkSignUps(_ tx: any IdentityTransaction, _ source: ClientSource, at t: Date) throws {
-        if let wait = try retryAfter(tx, signUpWindow(source), at: t) {
+    func checkSignUps(_ tx: any IdentityTransaction, _ source: ClientSource, at t: Date) async throws {
+        if let wait = try await retryAfter(tx, signUpWindow(source), at: t) {
             throw IdentityError(.throttled, field: "source", "too many new accounts from this client", retryAfter: wait)
         }
     }
 
     /// Refuses a `taken` answer once the probe limit of this scope is spent, else counts it.
-    func takenAnswer(_ tx: any IdentityTransaction, scope: String, at t: Date) throws -> IdentityError {
+    func takenAnswer(_ tx: any IdentityTransaction, scope: String, at t: Date) async throws -> IdentityError {
         let limits = configuration.abuse
         let w = GuessWindow(scope: scope, limit: limits.usernameProbes, window: limits.usernameProbeWindow)
-        if let wait = try retryAfter(tx, w, at: t) {
+        if let wait = try await retryAfter(tx, w, at: t) {
             return IdentityError(.throttled, field: "username", "too many usernames tried", retryAfter: wait)
         }
-        try countGuess(tx, w, at: t)
+        try await countGuess(tx, w, at: t)
         return IdentityError(.conflict, field: "username", "is taken")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Identity
 import PolicyServer
 import ServiceLifecycle
 
@@ -12,7 +13,8 @@ struct Serve: AsyncParsableCommand {
             GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
             (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_SIGNIN_LIMIT, GATEHOUSE_TRUSTED_PROXIES (comma-separated). The first line on standard
             output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
-            The database is created and migrated on first start. SIGHUP reloads the policy folder; SIGTERM finishes
+            The database is created and migrated on first start: a SQLite file, or with --database postgres://... a
+            PostgreSQL database that several replicas may share (docs/server.md). SIGHUP reloads the policy folder; SIGTERM finishes
             requests in flight and exits. API: docs/server.md.
             Exit codes: 0 stopped; 1 the policy set does not load; 64 usage error; 70 the server could not start.
             """)
@@ -20,7 +22,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The policy set folder (watched for changes).")
     var policies: String?
 
-    @Option(help: "The SQLite database file (created if missing).")
+    @Option(
+        help: ArgumentHelp(
+            "The identity database: a SQLite file (created if missing) or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (also postgresql://; options ?sslmode=disable|prefer|require&max_connections=N&schema=NAME).",
+            valueName: "FILE_OR_URL"))
     var database: String?
 
     @Option(help: "Address to bind (default 127.0.0.1).")
@@ -87,7 +92,7 @@ struct Serve: AsyncParsableCommand {
             writeError("error: \(error.description)")
             throw Exit.policyErrors
         } catch {
-            writeError("error: cannot open the database '\(settings.database)': \(error)")
+            writeError("error: cannot open the database '\(IdentityStoreLocation.shown(settings.database))': \(error)")
             throw ExitCode(70)
         }
         let app = buildApplication(server, watch: true, reloadOnHangup: true) { host, port in
@@ -95,7 +100,14 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
         }
         let group = ServiceGroup(
-            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: server.logger))
-        try await group.run()
+            configuration: .init(
+                services: ServingWhenStoreIsReady.services(store: server.store, app: app), gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: server.logger))
+        do {
+            try await group.run()
+        } catch let error as ServingWhenStoreIsReady.NotReady {
+            writeError("error: cannot open the database '\(server.store.description)': \(error.description)")
+            throw ExitCode(70)
+        }
     }
 }

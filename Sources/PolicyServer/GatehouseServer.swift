@@ -1,6 +1,6 @@
 import Foundation
 import Gatehouse
-import GRDB
+import IdentityPostgres
 import Logging
 import PolicyEngine
 import PolicyModel
@@ -8,7 +8,8 @@ import PolicyModel
 /// Everything a running server holds, and the decision and identity work its routes call; no HTTP here.
 public final class GatehouseServer: Sendable {
     public let settings: ServerSettings
-    public let database: AppDatabase
+    /// The identity store `settings.database` names: SQLite, or PostgreSQL (whose pool `store.service` runs).
+    public let store: OpenedIdentityStore
     public let service: GatehouseService
     public let reloader: PolicyReloader
     public let metrics: ServerMetrics
@@ -23,7 +24,8 @@ public final class GatehouseServer: Sendable {
         public var description: String { (["the policy set does not load:"] + diagnostics).joined(separator: "\n") }
     }
 
-    /// Opens (creating and migrating) the database, loads the policy set, and wires the facade.
+    /// Opens the database (SQLite: creating and migrating it; PostgreSQL: the pool, which `Serve`
+    /// runs and migrates before serving), loads the policy set, and wires the facade.
     ///
     /// `identity` and `jwksFetcher` are for tests (fewer PIN rounds, local keys); by default the
     /// configuration is the identity layer's and keys come from `settings.appleJWKS` or Apple.
@@ -40,7 +42,7 @@ public final class GatehouseServer: Sendable {
         case .success(let loaded): (policy, version) = loaded
         case .failure(let refused): throw StartError(diagnostics: refused.diagnostics)
         }
-        database = try AppDatabase(path: settings.database)
+        store = try OpenedIdentityStore.open(settings.database, field: "--database", logger: logger)
         var configuration = identity ?? IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: Set(settings.appleClientIds)))
         if let digest = settings.operatorTokenDigest { configuration.operatorTokenDigests = [digest] }
         let fetcher: any JWKSFetcher =
@@ -51,7 +53,7 @@ public final class GatehouseServer: Sendable {
                 }
                 return FileJWKSFetcher(url: URL(fileURLWithPath: source))
             } ?? URLJWKSFetcher.apple
-        let identityService = IdentityService(store: SQLiteStore(database), configuration: configuration, jwksFetcher: fetcher, now: now)
+        let identityService = IdentityService(store: store.store, configuration: configuration, jwksFetcher: fetcher, now: now)
         service = GatehouseService(policy: policy, identity: identityService)
         reloader = PolicyReloader(
             directory: settings.policies, strict: settings.strictReload, service: service, version: version, logger: logger, metrics: metrics)
@@ -130,11 +132,7 @@ public final class GatehouseServer: Sendable {
 
     /// Whether the database answers a query (a policy is always loaded: the server does not start without one).
     public func databaseAnswers() async -> Bool {
-        do {
-            return try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") } != nil
-        } catch {
-            return false
-        }
+        await store.answers()
     }
 
     /// `GET /v1/policy`: the active version and the last refused one.

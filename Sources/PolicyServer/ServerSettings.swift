@@ -1,4 +1,5 @@
 import Foundation
+import Identity
 
 /// Everything `policy serve` is started with; each option may also come from a `GATEHOUSE_*` variable.
 public struct ServerSettings: Sendable {
@@ -79,6 +80,11 @@ public struct ServerSettings: Sendable {
         }
         guard let database = options.database ?? env(.database) else {
             throw Problem(description: "--database (or \(Variable.database.rawValue)) is required")
+        }
+        do throws(IdentityError) {
+            _ = try IdentityStoreLocation.parse(database, field: "--database")
+        } catch {
+            throw Problem(description: "--database (or \(Variable.database.rawValue)) \(error.reason)")
         }
         var s = ServerSettings(policies: policies, database: database)
         if let host = options.host ?? env(.host) { s.host = host }

@@ -1,10 +1,13 @@
 // Release-build timings of the identity flows: `swift run -c release identity-bench [POLICY_DIR]`.
 // `--enumeration [N]` instead times wrong-PIN sign-ins for known, unknown and legacy-hash usernames
 // (N attempts each, default 1,000) to show they cannot be told apart by time.
+// `--database postgres://USER@HOST:PORT/DB?schema=NAME` runs the main timings on PostgreSQL (the schema is
+// migrated, and keeps the bench's rows: use a throwaway one) instead of a SQLite file in a temporary folder.
 // Prints medians; nothing here is asserted by tests.
 import Crypto
 import Foundation
 import Gatehouse
+import IdentityPostgres
 import Synchronization
 import _CryptoExtras
 
@@ -90,14 +93,19 @@ if let flag = CommandLine.arguments.firstIndex(of: "--enumeration") {
     try await enumerationBench(attempts: n, in: dir)
     exit(0)
 }
-let database = try AppDatabase(path: dir.appendingPathComponent("bench.sqlite").path)
+let databaseValue = CommandLine.arguments.firstIndex(of: "--database").map { CommandLine.arguments[$0 + 1] }
+let opened = try OpenedIdentityStore.open(databaseValue ?? dir.appendingPathComponent("bench.sqlite").path, field: "--database")
+if let pool = opened.service {
+    Task { try await pool.run() }
+    try await opened.prepare()
+}
 var configuration = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["bench"]))
 configuration.abuse.signUps = .max
 let service = IdentityService(
-    store: SQLiteStore(database), configuration: configuration,
+    store: opened.store, configuration: configuration,
     jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
 
-print("PBKDF2-SHA256 rounds: \(configuration.pin.rounds); synchronous = FULL; file in \(dir.path)")
+print("PBKDF2-SHA256 rounds: \(configuration.pin.rounds); store: \(opened.description)")
 await measure("KDF only (one PIN check, PBKDF2)", runs: 15) {
     _ = try! KDF.Insecure.PBKDF2.deriveKey(from: Array("1234".utf8), salt: Array(repeating: 7, count: 16), using: .sha256, outputByteCount: 32, rounds: configuration.pin.rounds)
 }
@@ -113,7 +121,8 @@ try await measure("refresh (rotation)", runs: 200) {
 }
 
 // Decide by token through the facade, on the shipped research-crawler set, for a stored project.
-let policyDir = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "policies/research-crawler"
+let positional = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--") && $0 != databaseValue }
+let policyDir = positional.first ?? "policies/research-crawler"
 if let policy = PolicyCompiler.load(directory: policyDir).policy {
     let gate = GatehouseService(policy: policy, identity: service)
     let member = try await service.register(username: "bench_member", pin: "135792", source: .inProcess)

@@ -6,9 +6,9 @@ import _CryptoExtras
 
 @testable import Identity
 
-@Suite struct AppleTests {
-    @Test func firstSignInCreatesTheAccountAndKeepsTheName() async throws {
-        let h = try Harness()
+@Suite(.storeScope) struct AppleTests {
+    @Test(arguments: StoreKind.testable) func firstSignInCreatesTheAccountAndKeepsTheName(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken()
         let s = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce, fullName: "Ana Souza")
         #expect(try await h.service.validate(accessToken: s.accessToken).authMethod == AuthMethod.apple)
@@ -16,21 +16,21 @@ import _CryptoExtras
         let (token2, nonce2) = try await h.appleToken()
         let s2 = try await h.service.signInWithApple(identityToken: token2, rawNonce: nonce2, fullName: "Someone Else")
         #expect(s2.userId == s.userId)
-        let user = try await h.service.store.read { tx in try tx.fetchOne(UserRow.self, "id", .text(s.userId))! }
+        let user = try await h.service.store.read { tx in try await tx.fetchOne(UserRow.self, "id", .text(s.userId))! }
         #expect(user.displayName == "Ana Souza")
         #expect(user.email == "abc123@privaterelay.appleid.com" && user.isPrivateRelayEmail)
     }
 
-    @Test func aNonceWorksOnce() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aNonceWorksOnce(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken()
         _ = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
         let e = await identityError { try await h.service.signInWithApple(identityToken: token, rawNonce: nonce) }
         #expect(e?.code == .tokenRejected && e?.field == "rawNonce")
     }
 
-    @Test func aNonceTheServiceDidNotIssueIsRefused() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aNonceTheServiceDidNotIssueIsRefused(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let raw = SecretCoding.base64URL(Array(repeating: UInt8(9), count: 32))
         let token = h.apple.token(AppleFixture.claims(rawNonce: raw, now: h.clock.now))
         let e = await identityError { try await h.service.signInWithApple(identityToken: token, rawNonce: raw) }
@@ -39,8 +39,8 @@ import _CryptoExtras
     }
 
     /// Each attack names the part of the token that failed.
-    @Test func attacksAreRejected() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func attacksAreRejected(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let other = try AppleFixture(kid: h.apple.kid)  // same kid, different key: a forgery
         var cases: [(String, String, String)] = []  // (label, token+nonce..., expected field)
         func check(_ label: String, _ field: String, _ make: (String) throws -> String) async throws {
@@ -102,25 +102,25 @@ import _CryptoExtras
         try await check("aud of the wrong type", "identityToken.payload") { h.apple.token(AppleFixture.claims(rawNonce: $0, now: now, overrides: ["aud": 42])) }
         try await check("missing sub", "identityToken.sub") { h.apple.token(AppleFixture.claims(rawNonce: $0, now: now, overrides: ["sub": NSNull()])) }
         // No account was created by any of these, and each failure is in the audit log by field only.
-        #expect(try h.count("user") == 0)
-        #expect(try h.count("session") == 0)
-        let failures = try h.auditRows().filter { $0.kind == "sign_in" && $0.outcome == "failure" }
+        #expect(try await h.count("user") == 0)
+        #expect(try await h.count("session") == 0)
+        let failures = try await h.auditRows().filter { $0.kind == "sign_in" && $0.outcome == "failure" }
         // One row per failing part per minute (repeats are coalesced); every rejection is counted.
         #expect(failures.count == Set(cases.map(\.2)).count)
         #expect(h.service.counters.value(.appleTokenRejections) == cases.count)
         #expect(failures.allSatisfy { $0.reason?.hasPrefix("identityToken") == true && $0.actor == nil })
     }
 
-    @Test func skewIsTolerated() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func skewIsTolerated(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let now = h.clock.now
         let (_, nonce) = try await h.appleToken()
         let token = h.apple.token(AppleFixture.claims(rawNonce: nonce, now: now, overrides: ["iat": Int(now.timeIntervalSince1970) + 30, "exp": Int(now.timeIntervalSince1970) - 30]))
         _ = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
     }
 
-    @Test func unknownKidRefetchesOnceThenUsesTheCache() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func unknownKidRefetchesOnceThenUsesTheCache(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (t1, n1) = try await h.appleToken()
         _ = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         #expect(h.fetcher.fetches == 1)
@@ -140,8 +140,8 @@ import _CryptoExtras
         #expect(h.fetcher.fetches == 2)
     }
 
-    @Test func linkingAppleToAnAnonymousAccount() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func linkingAppleToAnAnonymousAccount(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let anon = try await h.service.signInAnonymously(source: .inProcess)
         let (token, nonce) = try await h.appleToken(sub: "apple.link")
         let up = try await h.service.linkApple(accessToken: anon.accessToken, identityToken: token, rawNonce: nonce, fullName: "Bea")
@@ -156,8 +156,8 @@ import _CryptoExtras
         #expect(e?.code == .conflict && e?.field == "identityToken.sub")
     }
 
-    @Test func revokedCredentialEndsEverySession() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func revokedCredentialEndsEverySession(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (t1, n1) = try await h.appleToken()
         let a = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         let (t2, n2) = try await h.appleToken()
@@ -167,16 +167,16 @@ import _CryptoExtras
             #expect(await identityError { try await h.service.validate(accessToken: s.accessToken) }?.code == .unauthenticated)
             #expect(await identityError { try await h.service.refresh(refreshToken: s.refreshToken) }?.code == .unauthenticated)
         }
-        #expect(try h.auditRows().contains { $0.kind == "credential_state_changed" && $0.reason == "authorized->revoked" })
+        #expect(try await h.auditRows().contains { $0.kind == "credential_state_changed" && $0.reason == "authorized->revoked" })
         // Authorizing again through Apple (a token issued after the revocation) brings the state back.
         h.clock.advance(1)
         let (t3, n3) = try await h.appleToken()
         _ = try await h.service.signInWithApple(identityToken: t3, rawNonce: n3)
-        #expect(try h.auditRows().contains { $0.reason == "revoked->authorized" })
+        #expect(try await h.auditRows().contains { $0.reason == "revoked->authorized" })
     }
 
-    @Test func notFoundAlsoSignsOut() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func notFoundAlsoSignsOut(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (t1, n1) = try await h.appleToken()
         let a = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         try await h.service.updateAppleCredentialState(appleUserId: "000123.apple.user", state: .notFound, operator: .testOperator)
@@ -184,8 +184,8 @@ import _CryptoExtras
         #expect(await identityError { try await h.service.updateAppleCredentialState(appleUserId: "nobody", state: .revoked, operator: .testOperator) }?.code == .notFound)
     }
 
-    @Test func transferredMovesTheAccountToTheNewAppleId() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func transferredMovesTheAccountToTheNewAppleId(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (t1, n1) = try await h.appleToken(sub: "old.team.id")
         let a = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         #expect(await identityError { try await h.service.updateAppleCredentialState(appleUserId: "old.team.id", state: .transferred, operator: .testOperator) }?.field == "transferredTo")
@@ -197,8 +197,8 @@ import _CryptoExtras
         #expect(await identityError { try await h.service.signInWithApple(identityToken: t3, rawNonce: n3) }?.field == "identityToken.sub")
     }
 
-    @Test func aLockedPINIsResetAfterAppleVerification() async throws {
-        let h = try Harness { $0.pin.lockoutThreshold = 10 }
+    @Test(arguments: StoreKind.testable) func aLockedPINIsResetAfterAppleVerification(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.pin.lockoutThreshold = 10 }
         let (t1, n1) = try await h.appleToken()
         let s = try await h.service.signInWithApple(identityToken: t1, rawNonce: n1)
         try await h.service.setUsername(accessToken: s.accessToken, username: "carol")
@@ -217,8 +217,8 @@ import _CryptoExtras
         #expect(await identityError { try await h.service.resetPIN(accessToken: pinSession.accessToken, newPIN: "6031") }?.code == .forbidden)
     }
 
-    @Test func anExpiredNonceIsRefused() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func anExpiredNonceIsRefused(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken()
         h.clock.advance(601)
         // The token itself is still within exp (issued 10 minutes ago, exp + skew); the nonce is not.
@@ -226,8 +226,8 @@ import _CryptoExtras
         #expect(e?.field == "rawNonce")
     }
 
-    @Test func keysFromAFile() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func keysFromAFile(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let file = h.dir.appendingPathComponent("apple-keys.json")
         try AppleFixture.jwks([h.apple]).write(to: file)
         let service = IdentityService(store: h.service.store, configuration: h.service.configuration, jwksFetcher: FileJWKSFetcher(url: file), now: h.clock.source)
@@ -236,8 +236,8 @@ import _CryptoExtras
         await #expect(throws: IdentityError.self) { try await URLJWKSFetcher(url: URL(string: "http://appleid.apple.com/auth/keys")!).fetchJWKS() }
     }
 
-    @Test func jwksParsingSkipsWhatIsNotAnRS256SigningKey() throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func jwksParsingSkipsWhatIsNotAnRS256SigningKey(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let p = try h.apple.key.publicKey.getKeyPrimitives()
         let n = SecretCoding.base64URL(p.modulus), e = SecretCoding.base64URL(p.publicExponent)
         let doc: [String: Any] = ["keys": [

@@ -1,12 +1,11 @@
 import Crypto
 import Foundation
-import GRDB
 import PolicyModel
 import Testing
 
 @testable import Identity
 
-@Suite struct DataRightsTests {
+@Suite(.storeScope) struct DataRightsTests {
     /// A user who has used every flow, and the secrets involved.
     struct Scenario {
         var owner: SessionTokens
@@ -44,8 +43,8 @@ import Testing
             secrets: [pin, "111111", owner.accessToken, owner.refreshToken, up.accessToken, refreshed.accessToken, refreshed.refreshToken, nonce, token, space.shareCode, solo.shareCode, SecretCoding.hex(challenge), challenge.base64EncodedString()])
     }
 
-    @Test func exportIsOneJSONDocumentOfEverythingWithoutSecrets() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func exportIsOneJSONDocumentOfEverythingWithoutSecrets(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let s = try await scenario(h)
         let data = try await h.service.exportData(accessToken: s.access)
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -58,14 +57,14 @@ import Testing
         #expect(events.contains { $0["kind"] as? String == "device_verify" } && events.contains { $0["kind"] as? String == "data_export" })
         let text = String(decoding: data, as: UTF8.self)
         for secret in s.secrets { #expect(!text.contains(secret)) }
-        let cred = try await h.database.pool.read { db in try PINCredentialRowFetch.all(db) }
+        let cred = try await h.pinCredentials()
         for c in cred { #expect(!text.contains(c.salt.base64EncodedString()) && !text.contains(c.hash.base64EncodedString())) }
     }
 
-    @Test func deletionRemovesEverythingAndHandsSharedSpacesOver() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func deletionRemovesEverythingAndHandsSharedSpacesOver(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let s = try await scenario(h)
-        let auditBefore = try h.auditRows().count
+        let auditBefore = try await h.auditRows().count
         try await h.service.deleteAccount(accessToken: s.access)
         // The deleted user's tokens are just unknown now.
         #expect(await identityError { try await h.service.validate(accessToken: s.access) }?.code == .unauthenticated)
@@ -76,24 +75,19 @@ import Testing
         #expect(facts.ownerId == s.partner.userId && facts.members == [s.partner.userId: "owner"])
         #expect(await identityError { try await h.service.resourceFacts(resourceId: s.soloId) }?.code == .notFound)
         // No row anywhere names the user, their Apple id or their username.
-        let dump = try await h.database.pool.read { db in
-            var text = ""
-            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
-                for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") { text += "\(row)\n" }
-            }
-            return text
-        }
+        let dump = try await h.dumpAllTables()
         for needle in [s.owner.userId, "apple.owner", "dora", "Dora Dias"] { #expect(!dump.contains(needle), "\(needle)") }
         // The audit log kept every row, and the deletion, under a pseudonym nothing maps back.
-        let rows = try h.auditRows()
+        let rows = try await h.auditRows()
         #expect(rows.count == auditBefore + 1)
         let deletion = try #require(rows.last)
         #expect(deletion.kind == "account_deleted" && deletion.reason == "spaces_handed_over:1,spaces_deleted:1")
-        #expect(try await h.database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user WHERE pseudonym = ?", arguments: [deletion.actor]) } == 0)
+        let actor = try #require(deletion.actor)
+        #expect(try await h.rows(UserRow.self).allSatisfy { $0.pseudonym != actor })
     }
 
-    @Test func secretsNeverReachErrorsDescriptionsTheAuditLogOrTheFile() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func secretsNeverReachErrorsDescriptionsTheAuditLogOrTheFile(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let s = try await scenario(h)
         var texts: [String] = [String(describing: s.owner), String(reflecting: s.owner)]
         var dumped = ""
@@ -109,20 +103,26 @@ import Testing
             await identityError { try await h.service.signInWithApple(identityToken: s.secrets[8], rawNonce: s.secrets[7]) },
         ]
         for e in failures { texts.append(String(describing: try #require(e))) }
-        texts += try h.auditRows().map { "\($0)" }
+        texts += try await h.auditRows().map { "\($0)" }
         for text in texts {
             for secret in s.secrets + ["902818", "ZZZZZZZZZZ"] { #expect(!text.contains(secret), "\(text)") }
         }
-        // Nor the database file and its WAL, byte for byte.
-        for file in try FileManager.default.contentsOfDirectory(at: h.dir, includingPropertiesForKeys: nil) {
-            let bytes = try Data(contentsOf: file)
-            for secret in s.secrets { #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file.lastPathComponent)") }
+        // Nor the database (SQLite: the file and its WAL, byte for byte; PostgreSQL: every row of every table).
+        switch store {
+        case .sqlite:
+            for file in try FileManager.default.contentsOfDirectory(at: h.dir, includingPropertiesForKeys: nil) {
+                let bytes = try Data(contentsOf: file)
+                for secret in s.secrets { #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file.lastPathComponent)") }
+            }
+        case .postgres:
+            let dump = try await h.dumpAllTables()
+            for secret in s.secrets { #expect(!dump.contains(secret)) }
         }
     }
 
     /// Runs every flow on one database and prints what the audit log holds (kind, method, outcome, reason).
-    @Test func auditLogAfterEveryFlow() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func auditLogAfterEveryFlow(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let s = try await scenario(h)
         _ = try await h.service.exportData(accessToken: s.access)
         let (token, nonce) = try await h.appleToken(sub: "apple.other")
@@ -130,7 +130,7 @@ import Testing
         try await h.service.updateAppleCredentialState(appleUserId: "apple.other", state: .revoked, operator: .testOperator)
         try await h.service.signOutEverywhere(accessToken: s.partner.accessToken)
         try await h.service.deleteAccount(accessToken: s.access)
-        let rows = try h.auditRows()
+        let rows = try await h.auditRows()
         var tally: [String: Int] = [:]
         for r in rows { tally["\(r.kind) \(r.method ?? "-") \(r.outcome) \(r.reason ?? "-")", default: 0] += 1 }
         print("audit log after every flow (\(rows.count) rows):")

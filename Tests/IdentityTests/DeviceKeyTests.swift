@@ -5,7 +5,7 @@ import Testing
 
 @testable import Identity
 
-@Suite struct DeviceKeyTests {
+@Suite(.storeScope) struct DeviceKeyTests {
     /// A PIN-verified user with an enrolled device key.
     func enrolled(_ h: Harness) async throws -> (SessionTokens, P256.Signing.PrivateKey) {
         let s = try await h.pinUser()
@@ -14,8 +14,8 @@ import Testing
         return (s, key)
     }
 
-    @Test func aSignedChallengeVerifiesAtTheBiometricLevel() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aSignedChallengeVerifiesAtTheBiometricLevel(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, key) = try await enrolled(h)
         h.clock.advance(600)
         let challenge = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
@@ -28,12 +28,12 @@ import Testing
         let c2 = try await h.service.deviceChallenge(accessToken: up.accessToken, deviceId: "iphone-15")
         _ = try await h.service.verifyDeviceSignature(accessToken: up.accessToken, deviceId: "iphone-15", challenge: c2, signature: try key.signature(for: c2).rawRepresentation)
         // Challenges are stored hashed.
-        let stored = try await h.database.pool.read { db in try Data.fetchAll(db, sql: "SELECT challengeHash FROM deviceChallenge") }
+        let stored = try await h.rows(DeviceChallengeRow.self).map(\.challengeHash)
         #expect(!stored.contains(challenge) && stored.contains(SecretCoding.sha256(challenge)))
     }
 
-    @Test func enrolmentNeedsARecentPINVerification() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func enrolmentNeedsARecentPINVerification(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let anon = try await h.service.signInAnonymously(source: .inProcess)
         let key = P256.Signing.PrivateKey().publicKey.x963Representation
         #expect(await identityError { try await h.service.enrollDeviceKey(accessToken: anon.accessToken, deviceId: "d", publicKey: key) }?.code == .forbidden)
@@ -45,8 +45,8 @@ import Testing
         #expect(await identityError { try await h.service.enrollDeviceKey(accessToken: s.accessToken, deviceId: "", publicKey: key) }?.field == "deviceId")
     }
 
-    @Test func aChallengeCannotBeReplayed() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aChallengeCannotBeReplayed(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, key) = try await enrolled(h)
         let challenge = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         let sig = try key.signature(for: challenge).derRepresentation
@@ -55,8 +55,8 @@ import Testing
         #expect(e?.code == .invalidCredentials && e?.field == "challenge")
     }
 
-    @Test func aChallengeExpiresAfterAMinute() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aChallengeExpiresAfterAMinute(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, key) = try await enrolled(h)
         let challenge = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         h.clock.advance(61)
@@ -64,8 +64,8 @@ import Testing
         #expect(e?.field == "challenge")
     }
 
-    @Test func aChallengeIsBoundToItsSession() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aChallengeIsBoundToItsSession(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, key) = try await enrolled(h)
         let other = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         let challenge = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
@@ -73,8 +73,8 @@ import Testing
         #expect(e?.field == "challenge")
     }
 
-    @Test func repeatedFailuresLockTheKeyUntilAPINVerification() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func repeatedFailuresLockTheKeyUntilAPINVerification(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, key) = try await enrolled(h)
         let impostor = P256.Signing.PrivateKey()
         for _ in 0..<5 {
@@ -84,20 +84,20 @@ import Testing
         }
         let locked = await identityError { try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15") }
         #expect(locked?.code == .locked)
-        #expect(try h.auditRows().filter { $0.kind == "device_locked" }.count == 1)
+        #expect(try await h.auditRows().filter { $0.kind == "device_locked" }.count == 1)
         // The seed's fallback: the PIN.
         _ = try await h.service.verifyPIN(accessToken: s.accessToken, pin: "4826")
         let c = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         _ = try await h.service.verifyDeviceSignature(accessToken: s.accessToken, deviceId: "iphone-15", challenge: c, signature: try key.signature(for: c).derRepresentation)
     }
 
-    @Test func reEnrolmentReplacesTheOldKey() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func reEnrolmentReplacesTheOldKey(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, oldKey) = try await enrolled(h)
         let pending = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         let newKey = P256.Signing.PrivateKey()
         try await h.service.enrollDeviceKey(accessToken: s.accessToken, deviceId: "iphone-15", publicKey: newKey.publicKey.derRepresentation)
-        #expect(try h.count("deviceKey") == 1)
+        #expect(try await h.count("deviceKey") == 1)
         // The old key's pending challenge died with it; a fresh challenge only verifies with the new key.
         #expect(await identityError { try await h.service.verifyDeviceSignature(accessToken: s.accessToken, deviceId: "iphone-15", challenge: pending, signature: try oldKey.signature(for: pending).derRepresentation) }?.field == "challenge")
         let c = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
@@ -106,8 +106,8 @@ import Testing
         _ = try await h.service.verifyDeviceSignature(accessToken: s.accessToken, deviceId: "iphone-15", challenge: c2, signature: try newKey.signature(for: c2).derRepresentation)
     }
 
-    @Test func racingVerificationsSpendAChallengeOnce() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func racingVerificationsSpendAChallengeOnce(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (s, key) = try await enrolled(h)
         let challenge = try await h.service.deviceChallenge(accessToken: s.accessToken, deviceId: "iphone-15")
         let sig = try key.signature(for: challenge).derRepresentation

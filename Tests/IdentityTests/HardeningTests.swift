@@ -1,13 +1,12 @@
 import Crypto
 import Foundation
-import GRDB
 import PolicyModel
 import Testing
 
 @testable import Identity
 
 /// Issue 12: each test here failed on a7aae14 (before the hardening) and passes after it.
-@Suite struct HardeningTests {
+@Suite(.storeScope) struct HardeningTests {
     // MARK: 1. Refresh successors
 
     /// What an attacker holding a copied refresh token computed offline from the old code.
@@ -18,8 +17,8 @@ import Testing
         return ("ghr_" + SecretCoding.base64URL(r), "gha_" + SecretCoding.base64URL(a))
     }
 
-    @Test func aSpentRefreshTokenPredictsNothing() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aSpentRefreshTokenPredictsNothing(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let first = try await h.service.signInAnonymously(source: .inProcess)
         let copied = first.refreshToken  // a backup, a log, a device image
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
@@ -37,8 +36,8 @@ import Testing
 
     // MARK: 2. Step-up for account changes
 
-    @Test func aStaleSessionCannotLinkAnotherAppleId() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aStaleSessionCannotLinkAnotherAppleId(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let alice = try await h.pinUser()
         h.clock.advance(10 * 60)  // the access token is still live, the PIN verification is not recent
         let (token, nonce) = try await h.appleToken(sub: "attacker.apple.id")
@@ -46,8 +45,8 @@ import Testing
         #expect(e?.code == .forbidden)
     }
 
-    @Test func linkingAppleDoesNotCountAsAnAppleVerification() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func linkingAppleDoesNotCountAsAnAppleVerification(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let alice = try await h.pinUser()
         let (token, nonce) = try await h.appleToken(sub: "alice.apple.id")
         let linked = try await h.service.linkApple(accessToken: alice.accessToken, identityToken: token, rawNonce: nonce)
@@ -56,8 +55,8 @@ import Testing
         #expect(e?.code == .forbidden)
     }
 
-    @Test func staleSessionsCannotChangeUsernameExportOrDelete() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func staleSessionsCannotChangeUsernameExportOrDelete(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let alice = try await h.pinUser()
         h.clock.advance(10 * 60)
         #expect(await identityError { try await h.service.setUsername(accessToken: alice.accessToken, username: "alice2") }?.code == .forbidden)
@@ -65,8 +64,8 @@ import Testing
         #expect(await identityError { try await h.service.deleteAccount(accessToken: alice.accessToken) }?.code == .forbidden)
     }
 
-    @Test func changingThePINEndsTheOtherSessions() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func changingThePINEndsTheOtherSessions(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let phone = try await h.pinUser()
         let tablet = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         try await h.service.changePIN(accessToken: phone.accessToken, currentPIN: "4826", newPIN: "739154")
@@ -74,8 +73,8 @@ import Testing
         _ = try await h.service.validate(accessToken: phone.accessToken)
     }
 
-    @Test func unlinkingAppleKeepsAnotherCredentialAndEndsOtherSessions() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func unlinkingAppleKeepsAnotherCredentialAndEndsOtherSessions(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken(sub: "apple.only")
         let apple = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
         // The Apple id is the only credential: unlinking it would leave nothing to sign in with.
@@ -88,13 +87,13 @@ import Testing
         let fresh = try await h.service.verifyPIN(accessToken: apple.accessToken, pin: "739154")
         try await h.service.unlinkApple(accessToken: fresh.accessToken)
         #expect(await identityError { try await h.service.validate(accessToken: other.accessToken) }?.code == .unauthenticated)
-        #expect(try h.count("appleIdentity") == 0)
+        #expect(try await h.count("appleIdentity") == 0)
     }
 
     // MARK: 3. Lockout and enumeration
 
-    @Test func knownAndUnknownUsernamesGetTheSameAnswers() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func knownAndUnknownUsernamesGetTheSameAnswers(store: StoreKind) async throws {
+        let h = try await Harness(store)
         _ = try await h.pinUser()
         func answers(_ username: String) async -> [String] {
             var seen: [String] = []
@@ -109,8 +108,8 @@ import Testing
         #expect(known == unknown)
     }
 
-    @Test func strangersCannotLockAnAccountForGood() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func strangersCannotLockAnAccountForGood(store: StoreKind) async throws {
+        let h = try await Harness(store)
         _ = try await h.pinUser()
         for _ in 0..<12 {
             _ = await identityError { try await h.service.signIn(username: "alice", pin: "1357", source: .inProcess) }
@@ -120,8 +119,8 @@ import Testing
         _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
     }
 
-    @Test func anOperatorLiftsALockForAPINOnlyAccount() async throws {
-        let h = try Harness { $0.pin.lockoutThreshold = 4 }
+    @Test(arguments: StoreKind.testable) func anOperatorLiftsALockForAPINOnlyAccount(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.pin.lockoutThreshold = 4 }
         let alice = try await h.pinUser()
         for _ in 0..<4 {
             _ = await identityError { try await h.service.signIn(username: "alice", pin: "1357", source: .inProcess) }
@@ -135,15 +134,15 @@ import Testing
 
     // MARK: 4. Blocklist and spraying
 
-    @Test(arguments: ["1234", "0000", "1111", "123456", "1212", "2580"])
-    func commonPINsAreRefused(pin: String) async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable, ["1234", "0000", "1111", "123456", "1212", "2580"])
+    func commonPINsAreRefused(store: StoreKind, pin: String) async throws {
+        let h = try await Harness(store)
         let e = await identityError { try await h.service.register(username: "bob", pin: pin, source: .inProcess) }
         #expect(e?.code == .invalidInput && e?.field == "pin")
     }
 
-    @Test func sprayingOneGuessPerAccountHitsTheSourceLimit() async throws {
-        let h = try Harness { $0.abuse.sourcePINFailures = 5 }
+    @Test(arguments: StoreKind.testable) func sprayingOneGuessPerAccountHitsTheSourceLimit(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.abuse.sourcePINFailures = 5 }
         for i in 0..<8 { _ = try await h.service.register(username: "user\(i)", pin: "739154", source: ClientSource("10.0.0.\(i)")) }
         let attacker = ClientSource("203.0.113.7")
         var codes: [IdentityError.Code] = []
@@ -155,17 +154,17 @@ import Testing
         _ = try await h.service.signIn(username: "user7", pin: "739154", source: ClientSource("10.0.0.7"))
     }
 
-    @Test func aBurstOfFailuresRaisesTheAlarm() async throws {
-        let h = try Harness { $0.abuse.alarmFailures = 6 }
+    @Test(arguments: StoreKind.testable) func aBurstOfFailuresRaisesTheAlarm(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.abuse.alarmFailures = 6 }
         for i in 0..<8 {
             _ = await identityError { try await h.service.signIn(username: "ghost\(i)", pin: "4826", source: ClientSource("198.51.100.\(i)")) }
         }
-        #expect(try h.auditRows().filter { $0.kind == "failure_rate_alarm" }.count == 1)
+        #expect(try await h.auditRows().filter { $0.kind == "failure_rate_alarm" }.count == 1)
         #expect(h.service.counters.value(.failureRateAlarms) == 1 && h.service.counters.value(.pinFailures) == 8)
     }
 
-    @Test func takenAnswersAreRateLimited() async throws {
-        let h = try Harness { $0.abuse.usernameProbes = 3 }
+    @Test(arguments: StoreKind.testable) func takenAnswersAreRateLimited(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.abuse.usernameProbes = 3 }
         _ = try await h.pinUser()
         let prober = ClientSource("192.0.2.1")
         var codes: [IdentityError.Code] = []
@@ -175,8 +174,8 @@ import Testing
         #expect(codes == [.conflict, .conflict, .conflict, .throttled, .throttled])
     }
 
-    @Test func oneSourceCannotCreateAccountsWithoutLimit() async throws {
-        let h = try Harness { $0.abuse.signUps = 3 }
+    @Test(arguments: StoreKind.testable) func oneSourceCannotCreateAccountsWithoutLimit(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.abuse.signUps = 3 }
         let bot = ClientSource("203.0.113.9")
         for _ in 0..<2 { _ = try await h.service.signInAnonymously(source: bot) }
         _ = try await h.service.register(username: "bot1", pin: "739154", source: bot)
@@ -188,8 +187,8 @@ import Testing
 
     // MARK: 5. Apple credential state
 
-    @Test func aStaleAppleTokenDoesNotUndoARevocation() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aStaleAppleTokenDoesNotUndoARevocation(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken()
         let oldNonce = try await h.service.beginAppleSignIn()
         let old = h.apple.token(AppleFixture.claims(rawNonce: oldNonce, now: h.clock.now))
@@ -202,8 +201,8 @@ import Testing
         #expect(e?.code == .tokenRejected)
     }
 
-    @Test func credentialStatesNeedAnOperatorOrASignedNotification() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func credentialStatesNeedAnOperatorOrASignedNotification(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken(sub: "victim.apple.id")
         let victim = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
         // No operator token, or a wrong one: refused, and nothing changes.
@@ -213,7 +212,7 @@ import Testing
             }
             #expect(e?.code == .forbidden)
         }
-        #expect(try await h.service.store.read { tx in try tx.fetchOne(AppleIdentityRow.self, "subject", .text("attacker.sub")) } == nil)
+        #expect(try await h.service.store.read { tx in try await tx.fetchOne(AppleIdentityRow.self, "subject", .text("attacker.sub")) } == nil)
         // A notification signed by someone else: refused.
         let forger = try AppleFixture(kid: h.apple.kid)
         let forged = forger.token(Self.notificationClaims(type: "consent-revoked", sub: "victim.apple.id", at: h.clock.now))
@@ -239,8 +238,8 @@ import Testing
 
     // MARK: 8. JWKS fetch storm
 
-    @Test func junkTokensWithAnEmptyKeyCacheFetchOnce() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func junkTokensWithAnEmptyKeyCacheFetchOnce(store: StoreKind) async throws {
+        let h = try await Harness(store)
         h.fetcher.set(Data("503 Service Unavailable".utf8))  // the key source is down: the cache stays empty
         let verifier = h.service.appleVerifier
         await withTaskGroup(of: Void.self) { group in
@@ -258,8 +257,8 @@ import Testing
         #expect(h.fetcher.fetches == 1)
     }
 
-    @Test func concurrentTokensForANewKeyWaitForTheOneFetch() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func concurrentTokensForANewKeyWaitForTheOneFetch(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let fetcher = YieldingJWKSFetcher(try AppleFixture.jwks([h.apple]))
         let cache = AppleKeyCache(fetcher: fetcher, configuration: h.service.configuration.apple, now: h.clock.source)
         let verifier = AppleTokenVerifier(configuration: h.service.configuration.apple, keys: cache, now: h.clock.source)
@@ -280,65 +279,72 @@ import Testing
 
     // MARK: 9. GDPR
 
-    @Test func deletedDataDoesNotSurviveInTheDatabaseFiles() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func deletedDataDoesNotSurviveInTheDatabaseFiles(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let marker = "zebulonmarker"
         let tokens = try await h.service.register(username: marker, pin: "739154", source: .inProcess)
         try await h.service.deleteAccount(accessToken: tokens.accessToken)
-        for name in try FileManager.default.contentsOfDirectory(atPath: h.dir.path) {
-            let bytes = try Data(contentsOf: h.dir.appendingPathComponent(name))
-            #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(name) still holds the deleted username")
+        switch store {
+        case .sqlite:
+            for name in try FileManager.default.contentsOfDirectory(atPath: h.dir.path) {
+                let bytes = try Data(contentsOf: h.dir.appendingPathComponent(name))
+                #expect(bytes.range(of: Data(marker.utf8)) == nil, "\(name) still holds the deleted username")
+            }
+        case .postgres:
+            // The server's files are not the client's to read: every row of every table holds no trace.
+            #expect(!(try await h.dumpAllTables()).contains(marker))
         }
     }
 
-    @Test func aDeletedUsersRowsNoLongerLinkToEachOther() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aDeletedUsersRowsNoLongerLinkToEachOther(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let tokens = try await h.pinUser()
         _ = try await h.service.verifyPIN(accessToken: tokens.accessToken, pin: "4826")
         try await h.service.logDecision(
             userId: tokens.userId, action: "view", resourceType: "project", resourceId: "p-secret", effect: "allow", reason: "allowed", policyHash: "h",
             policyLocation: nil)
         try await h.service.deleteAccount(accessToken: tokens.accessToken)
-        let actors = try h.auditRows().compactMap(\.actor)
+        let actors = try await h.auditRows().compactMap(\.actor)
         #expect(Set(actors).count == actors.count, "a deleted user's audit rows share a pseudonym")
-        let resourceIds = try await h.database.pool.read { db in try String?.fetchAll(db, sql: "SELECT resourceId FROM decisionLog") }
+        let resourceIds = try await h.rows(DecisionLogRow.self).map(\.resourceId)
         #expect(resourceIds.allSatisfy { $0 == nil })
     }
 
     // MARK: 7. Log retention
 
-    @Test func anOperatorExpiresOldLogRowsAndNothingElse() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func anOperatorExpiresOldLogRowsAndNothingElse(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let alice = try await h.pinUser()
         try await h.service.logDecision(userId: alice.userId, action: "view", resourceType: "app", resourceId: nil, effect: "deny", reason: "default_deny", policyHash: "h", policyLocation: nil)
-        let old = try h.count("auditEvent")
+        let old = try await h.count("auditEvent")
         h.clock.advance(40 * 86400)
         _ = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         #expect(await identityError { try await h.service.expireLogs(olderThan: 35 * 86400, operator: OperatorCredential(token: "x")) }?.code == .forbidden)
         #expect(await identityError { try await h.service.expireLogs(olderThan: 86400, operator: .testOperator) }?.field == "maxAge")
         let expired = try await h.service.expireLogs(olderThan: 35 * 86400, operator: .testOperator)
         #expect(expired.audit == old && expired.decisions == 1)
-        #expect(try h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
+        #expect(try await h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
         // Younger rows are still append-only, whatever SQL tries.
-        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "DELETE FROM auditEvent") } }
-        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "UPDATE auditEvent SET reason = 'x'") } }
-        #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: "UPDATE auditEvent SET actor = 'x'") } }
+        for sql in [#"DELETE FROM "auditEvent""#, #"UPDATE "auditEvent" SET "reason" = 'x'"#, #"UPDATE "auditEvent" SET "actor" = 'x'"#] {
+            await #expect(throws: (any Error).self, "\(sql)") { try await h.execute(sql) }
+        }
+        #expect(try await h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
     }
 
     // MARK: 10. Small items
 
-    @Test func setUsernameIsAudited() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func setUsernameIsAudited(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let anon = try await h.service.signInAnonymously(source: .inProcess)
         try await h.service.setUsername(accessToken: anon.accessToken, username: "carol")
-        #expect(try h.auditRows().contains { $0.kind == "username_set" })
+        #expect(try await h.auditRows().contains { $0.kind == "username_set" })
     }
 
-    @Test func anUnverifiedEmailIsNotKept() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func anUnverifiedEmailIsNotKept(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let (token, nonce) = try await h.appleToken(overrides: ["email": "someone@example.com", "is_private_email": "false", "email_verified": "false"])
         let s = try await h.service.signInWithApple(identityToken: token, rawNonce: nonce)
-        let user = try await h.service.store.read { tx in try tx.fetchOne(UserRow.self, "id", .text(s.userId))! }
+        let user = try await h.service.store.read { tx in try await tx.fetchOne(UserRow.self, "id", .text(s.userId))! }
         #expect(user.email == nil)
     }
 }

@@ -4,29 +4,29 @@ import Testing
 
 @testable import Identity
 
-@Suite struct SessionTests {
-    @Test func anonymousSignInGivesAValidSession() async throws {
-        let h = try Harness()
+@Suite(.storeScope) struct SessionTests {
+    @Test(arguments: StoreKind.testable) func anonymousSignInGivesAValidSession(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let tokens = try await h.service.signInAnonymously(source: .inProcess)
         #expect(tokens.accessToken.hasPrefix("gha_") && tokens.refreshToken.hasPrefix("ghr_"))
         let s = try await h.service.validate(accessToken: tokens.accessToken)
         #expect(s.userId == tokens.userId)
         #expect(s.authMethod == AuthMethod.anonymous)
         // Only hashes are stored.
-        let stored = try await h.database.pool.read { db in try Data.fetchOne(db, sql: "SELECT accessTokenHash FROM session")! }
+        let stored = try #require(try await h.rows(SessionRow.self).first).accessTokenHash
         #expect(stored == SecretCoding.sha256(tokens.accessToken))
     }
 
-    @Test func malformedAndUnknownTokensAreUnauthenticated() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func malformedAndUnknownTokensAreUnauthenticated(store: StoreKind) async throws {
+        let h = try await Harness(store)
         for token in ["", "gha_", "gha_" + String(repeating: "A", count: 43), "not a token", String(repeating: "x", count: 10_000)] {
             let e = await identityError { try await h.service.validate(accessToken: token) }
             #expect(e?.code == .unauthenticated)
         }
     }
 
-    @Test func idleTimeoutEndsTheSession() async throws {
-        let h = try Harness { $0.accessTokenLifetime = 4 * 3600 }
+    @Test(arguments: StoreKind.testable) func idleTimeoutEndsTheSession(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.accessTokenLifetime = 4 * 3600 }
         let tokens = try await h.service.signInAnonymously(source: .inProcess)
         h.clock.advance(3500)
         _ = try await h.service.validate(accessToken: tokens.accessToken)  // activity resets the idle timer
@@ -37,8 +37,8 @@ import Testing
         #expect(await identityError { try await h.service.refresh(refreshToken: tokens.refreshToken) }?.code == .unauthenticated)
     }
 
-    @Test func absoluteLifetimeEndsTheSessionHoweverActive() async throws {
-        let h = try Harness { $0.absoluteLifetime = 2 * 3600 }
+    @Test(arguments: StoreKind.testable) func absoluteLifetimeEndsTheSessionHoweverActive(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.absoluteLifetime = 2 * 3600 }
         let tokens = try await h.service.signInAnonymously(source: .inProcess)
         var refresh = tokens.refreshToken
         for _ in 0..<3 {
@@ -49,8 +49,8 @@ import Testing
         #expect(await identityError { try await h.service.refresh(refreshToken: refresh) }?.code == .unauthenticated)
     }
 
-    @Test func accessTokenExpiresAndRefreshRotatesBoth() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func accessTokenExpiresAndRefreshRotatesBoth(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let first = try await h.service.signInAnonymously(source: .inProcess)
         h.clock.advance(16 * 60)
         #expect(await identityError { try await h.service.validate(accessToken: first.accessToken) }?.code == .unauthenticated)
@@ -60,8 +60,8 @@ import Testing
         _ = try await h.service.validate(accessToken: second.accessToken)
     }
 
-    @Test func refreshTokenReuseRevokesTheFamily() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func refreshTokenReuseRevokesTheFamily(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let first = try await h.service.signInAnonymously(source: .inProcess)
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
         h.clock.advance(30)  // past the grace window
@@ -70,19 +70,19 @@ import Testing
         // The whole family is dead: the legitimate holder's tokens too.
         #expect(await identityError { try await h.service.validate(accessToken: second.accessToken) }?.code == .unauthenticated)
         #expect(await identityError { try await h.service.refresh(refreshToken: second.refreshToken) }?.code == .unauthenticated)
-        #expect(try h.auditRows().contains { $0.kind == "refresh_token_reuse" && $0.reason == "family_revoked" })
+        #expect(try await h.auditRows().contains { $0.kind == "refresh_token_reuse" && $0.reason == "family_revoked" })
     }
 
-    @Test func reuseAfterTheSuccessorWasUsedRevokesEvenInsideTheGraceWindow() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func reuseAfterTheSuccessorWasUsedRevokesEvenInsideTheGraceWindow(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let first = try await h.service.signInAnonymously(source: .inProcess)
         let second = try await h.service.refresh(refreshToken: first.refreshToken)
         _ = try await h.service.refresh(refreshToken: second.refreshToken)
         #expect(await identityError { try await h.service.refresh(refreshToken: first.refreshToken) }?.code == .unauthenticated)
     }
 
-    @Test func racingRefreshesOfOneTokenGetOneSuccessor() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func racingRefreshesOfOneTokenGetOneSuccessor(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let first = try await h.service.signInAnonymously(source: .inProcess)
         let results = try await withThrowingTaskGroup(of: SessionTokens.self) { group in
             for _ in 0..<16 { group.addTask { try await h.service.refresh(refreshToken: first.refreshToken) } }
@@ -91,12 +91,12 @@ import Testing
         #expect(Set(results.map(\.refreshToken)).count == 1)
         #expect(Set(results.map(\.accessToken)).count == 1)
         _ = try await h.service.validate(accessToken: results[0].accessToken)
-        #expect(try h.count("refreshToken") == 2)
+        #expect(try await h.count("refreshToken") == 2)
         _ = try await h.service.refresh(refreshToken: results[0].refreshToken)
     }
 
-    @Test func signOutAndSignOutEverywhere() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func signOutAndSignOutEverywhere(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let a = try await h.pinUser()
         let b = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
         let c = try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess)
@@ -110,8 +110,8 @@ import Testing
         }
     }
 
-    @Test func aRiseInAuthLevelReplacesTheAccessToken() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aRiseInAuthLevelReplacesTheAccessToken(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let anon = try await h.service.signInAnonymously(source: .inProcess)
         let up = try await h.service.setPIN(accessToken: anon.accessToken, pin: "3751")
         #expect(up.rotated && up.accessToken != anon.accessToken)
@@ -125,8 +125,8 @@ import Testing
         #expect(try await h.service.validate(accessToken: up.accessToken).verifiedAt == h.clock.now)
     }
 
-    @Test func mixedConcurrentTrafficKeepsEveryCountExact() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func mixedConcurrentTrafficKeepsEveryCountExact(store: StoreKind) async throws {
+        let h = try await Harness(store)
         var users: [(String, SessionTokens)] = []
         for i in 0..<6 { users.append(("user\(i)", try await h.pinUser("user\(i)", pin: "3751"))) }
         let snapshot = users
@@ -141,15 +141,15 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(try h.count("session") == 6 + 12 + 6)
-        #expect(try h.count("refreshToken") == 6 * 6 + 12 + 6)
-        #expect(try h.auditRows().filter { $0.kind == "sign_in" && $0.outcome == "success" }.count == 12)
-        let creds = try await h.database.pool.read { db in try PINCredentialRowFetch.all(db) }
+        #expect(try await h.count("session") == 6 + 12 + 6)
+        #expect(try await h.count("refreshToken") == 6 * 6 + 12 + 6)
+        #expect(try await h.auditRows().filter { $0.kind == "sign_in" && $0.outcome == "success" }.count == 12)
+        let creds = try await h.pinCredentials()
         #expect(creds.allSatisfy { $0.failedAttempts == 0 && $0.nextAttemptAt == nil })
     }
 
-    @Test func manyConcurrentValidationsAndSignInsLoseNothing() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func manyConcurrentValidationsAndSignInsLoseNothing(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let tokens = try await h.service.signInAnonymously(source: .inProcess)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<40 {
@@ -163,14 +163,14 @@ import Testing
             }
             try await group.waitForAll()
         }
-        #expect(try h.count("session") == 21)
-        #expect(try h.auditRows().filter { $0.kind == "sign_up" }.count == 21)
+        #expect(try await h.count("session") == 21)
+        #expect(try await h.auditRows().filter { $0.kind == "sign_up" }.count == 21)
     }
 }
 
-@Suite struct HousekeepingTests {
-    @Test func purgeDeletesOnlyWhatCanNoLongerBeUsed() async throws {
-        let h = try Harness { $0.absoluteLifetime = 7200; $0.accessTokenLifetime = 7200; $0.idleTimeout = 7200 }
+@Suite(.storeScope) struct HousekeepingTests {
+    @Test(arguments: StoreKind.testable) func purgeDeletesOnlyWhatCanNoLongerBeUsed(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.absoluteLifetime = 7200; $0.accessTokenLifetime = 7200; $0.idleTimeout = 7200 }
         let old = try await h.service.signInAnonymously(source: .inProcess)
         _ = try await h.service.beginAppleSignIn()
         let space = try await h.service.createSpace(accessToken: old.accessToken, name: "Old", inviteRole: "editor")
@@ -183,8 +183,8 @@ import Testing
         // Two nonces, one session (its refresh token goes by cascade), the spent sign-up window of the
         // in-process source; the share code lives 48 h.
         #expect(purged == 4)
-        #expect(try h.count("session") == 1)
-        #expect(try h.count("refreshToken") == 1)
+        #expect(try await h.count("session") == 1)
+        #expect(try await h.count("refreshToken") == 1)
         _ = nonce
         _ = space
     }

@@ -4,9 +4,9 @@ import Testing
 
 @testable import Identity
 
-@Suite struct SpaceTests {
-    @Test func createAndJoinWithAShareCode() async throws {
-        let h = try Harness()
+@Suite(.storeScope) struct SpaceTests {
+    @Test(arguments: StoreKind.testable) func createAndJoinWithAShareCode(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let partner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
@@ -21,12 +21,12 @@ import Testing
         let third = try await h.service.signInAnonymously(source: .inProcess)
         #expect(await identityError { try await h.service.joinSpace(accessToken: third.accessToken, shareCode: space.shareCode, source: .inProcess) }?.code == .invalidCredentials)
         // Stored hashed.
-        let codes = try await h.database.pool.read { db in try Data.fetchAll(db, sql: "SELECT codeHash FROM shareCode") }
+        let codes = try await h.rows(ShareCodeRow.self).map(\.codeHash)
         #expect(codes == [SecretCoding.sha256(space.shareCode)])
     }
 
-    @Test func codesExpire() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func codesExpire(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         h.clock.advance(48 * 3600 + 1)
@@ -34,8 +34,8 @@ import Testing
         #expect(await identityError { try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess) }?.field == "shareCode")
     }
 
-    @Test func guessesAreRateLimited() async throws {
-        let h = try Harness { $0.accessTokenLifetime = 3600 }
+    @Test(arguments: StoreKind.testable) func guessesAreRateLimited(store: StoreKind) async throws {
+        let h = try await Harness(store) { $0.accessTokenLifetime = 3600 }
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         let guesser = try await h.service.signInAnonymously(source: .inProcess)
@@ -51,8 +51,8 @@ import Testing
         #expect(await identityError { try await h.service.joinSpace(accessToken: guesser.accessToken, shareCode: "not a code!", source: .inProcess) }?.code == .invalidInput)
     }
 
-    @Test func onlyTheOwnerInvites() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func onlyTheOwnerInvites(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         let viewerCode = try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "viewer")
@@ -63,8 +63,8 @@ import Testing
         #expect(await identityError { try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: space.resourceId, role: "owner") }?.field == "role")
     }
 
-    @Test func concurrentUsageIncrementsLoseNothing() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func concurrentUsageIncrementsLoseNothing(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Research", type: "project", inviteRole: "editor")
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -77,8 +77,8 @@ import Testing
         #expect(await identityError { try await h.service.incrementUsage(resourceId: "nope", counter: "sources") }?.code == .notFound)
     }
 
-    @Test func subjectOfASession() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func subjectOfASession(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let s = try await h.pinUser()
         let expiry = h.clock.now.addingTimeInterval(30 * 86400)
         try await h.service.recordSubscription(userId: s.userId, productId: "com.rwc.pro.monthly", expiresAt: expiry, productTiers: ["com.rwc.pro.monthly": "pro"])

@@ -1,67 +1,130 @@
 import Foundation
 import GRDB
+import Logging
+import PostgresNIO
 import PolicyModel
 import Testing
 
 @testable import Identity
+@testable import IdentityPostgres
 
-@Suite struct StoreTests {
-    @Test func theDatabaseIsConfiguredForSecurityData() async throws {
-        let h = try Harness()
+@Suite(.storeScope) struct StoreTests {
+    @Test func theSQLiteDatabaseIsConfiguredForSecurityData() async throws {
+        let h = try await Harness(.sqlite)
         let (journal, sync, fk) = try await h.database.pool.write { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode")!, try Int.fetchOne(db, sql: "PRAGMA synchronous")!, try Int.fetchOne(db, sql: "PRAGMA foreign_keys")!)
         }
         #expect(journal == "wal" && sync == 2 && fk == 1)  // 2 = FULL
         #expect(h.database.pool.configuration.publicStatementArguments == false)
-        let applied = try await h.database.pool.read { db in try AppDatabase.migrator.appliedIdentifiers(db) }
-        #expect(applied == Set(Schema.migrations.map(\.0)))
-        // Reopening an existing file migrates nothing and keeps the data.
-        _ = try await h.service.signInAnonymously(source: .inProcess)
-        let reopened = try AppDatabase(path: h.dir.appendingPathComponent("identity.sqlite").path)
-        #expect(try await reopened.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") } == 1)
-        #expect(try reopened.integrityProblems().isEmpty)
+        #expect(try h.database.integrityProblems().isEmpty)
     }
 
-    @Test func theAuditLogIsAppendOnly() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func everyMigrationIsAppliedOnceAndReopeningKeepsTheData(store: StoreKind) async throws {
+        let h = try await Harness(store)
         _ = try await h.service.signInAnonymously(source: .inProcess)
-        for sql in ["UPDATE auditEvent SET outcome = 'failure'", "DELETE FROM auditEvent"] {
-            #expect(throws: DatabaseError.self) { try h.database.pool.write { db in try db.execute(sql: sql) } }
+        switch store {
+        case .sqlite:
+            let applied = try await h.database.pool.read { db in try AppDatabase.migrator.appliedIdentifiers(db) }
+            #expect(applied == Set(Schema.migrations.map(\.0)))
+            let reopened = try AppDatabase(path: h.dir.appendingPathComponent("identity.sqlite").path)
+            #expect(try await reopened.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") } == 1)
+        case .postgres:
+            // The same names in the same order as SQLite's.
+            #expect(PostgresSchema.names == Schema.migrations.map(\.0))
+            #expect(try await h.postgres!.appliedMigrations() == Schema.migrations.map(\.0))
+            let reopened = try await TestPostgres.makeStore(schema: h.postgres!.configuration.schema!, create: false)
+            #expect(try await reopened.read { tx in try await tx.fetchAll(UserRow.self, [:]).count } == 1)
+            #expect(try await reopened.appliedMigrations().count == Schema.migrations.count)
         }
-        #expect(try h.auditRows().count == 1)
     }
 
-    @Test func aWriteThatFailsMidwayLeavesTheDatabaseAsItWas() async throws {
-        let h = try Harness()
+    /// Replicas starting together: the advisory lock makes the second wait, then find nothing to do.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func twoPostgresReplicasMigratingOneSchemaAtOnceApplyEachMigrationOnce() async throws {
+        let schema = TestPostgres.newSchemaName()
+        let a = try await TestPostgres.makeStore(schema: schema, migrate: false)
+        let b = try await TestPostgres.makeStore(schema: schema, create: false, migrate: false)
+        async let first: Void = a.migrate()
+        async let second: Void = b.migrate()
+        _ = try await (first, second)
+        #expect(try await a.appliedMigrations() == Schema.migrations.map(\.0))
+        #expect(try await b.read { tx in try await tx.fetchAll(UserRow.self, [:]).count } == 0)
+    }
+
+    @Test(arguments: StoreKind.testable) func theAuditLogIsAppendOnly(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        _ = try await h.service.signInAnonymously(source: .inProcess)
+        var statements = [#"UPDATE "auditEvent" SET "outcome" = 'failure'"#, #"DELETE FROM "auditEvent""#]
+        if store == .postgres { statements.append(#"TRUNCATE "auditEvent""#) }
+        for sql in statements {
+            await #expect(throws: (any Error).self, "\(sql)") { try await h.execute(sql) }
+        }
+        #expect(try await h.auditRows().count == 1)
+    }
+
+    @Test(arguments: StoreKind.testable) func aWriteThatFailsMidwayLeavesTheDatabaseAsItWas(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let tables = ["user", "privacySettings", "session", "refreshToken", "auditEvent"]
         _ = try await h.service.signInAnonymously(source: .inProcess)
-        let before = try tables.map { try h.count($0) }
+        var before: [Int] = []
+        for table in tables { before.append(try await h.count(table)) }
         // The audit insert is the last write of a sign-in: make it fail after the user and session rows went in.
-        try await h.database.pool.write { db in
-            try db.execute(sql: "CREATE TEMP TRIGGER failAudit BEFORE INSERT ON main.auditEvent BEGIN SELECT RAISE(ABORT, 'injected'); END")
-        }
+        try await h.injectFailure(before: "INSERT", on: "auditEvent")
         let e = await identityError { try await h.service.signInAnonymously(source: .inProcess) }
         #expect(e?.code == .storage && e?.field == "database")
-        #expect(try tables.map { try h.count($0) } == before)
-        try await h.database.pool.write { db in try db.execute(sql: "DROP TRIGGER failAudit") }
+        var after: [Int] = []
+        for table in tables { after.append(try await h.count(table)) }
+        #expect(after == before)
+        try await h.removeFailure(on: "auditEvent")
         _ = try await h.service.signInAnonymously(source: .inProcess)
-        #expect(try h.count("session") == before[2] + 1)
+        #expect(try await h.count("session") == before[2] + 1)
     }
 
-    @Test func aDeletionThatFailsMidwayRevokesNothingAndMovesNothing() async throws {
-        let h = try Harness()
+    @Test(arguments: StoreKind.testable) func aDeletionThatFailsMidwayRevokesNothingAndMovesNothing(store: StoreKind) async throws {
+        let h = try await Harness(store)
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let partner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
         _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess)
-        let audit = try h.auditRows().count
-        try await h.database.pool.write { db in
-            try db.execute(sql: "CREATE TEMP TRIGGER failDelete BEFORE DELETE ON main.user BEGIN SELECT RAISE(ABORT, 'injected'); END")
-        }
+        let audit = try await h.auditRows().count
+        try await h.injectFailure(before: "DELETE", on: "user")
         #expect(await identityError { try await h.service.deleteAccount(accessToken: owner.accessToken) }?.code == .storage)
         _ = try await h.service.validate(accessToken: owner.accessToken)  // sessions were not revoked
         #expect(try await h.service.resourceFacts(resourceId: space.resourceId).ownerId == owner.userId)
-        #expect(try h.auditRows().count == audit)
+        #expect(try await h.auditRows().count == audit)
+    }
+
+    /// N write transactions that each read a counter and write it back plus one, all at once, end
+    /// with exactly N: no lost update (SQLite: one writer; PostgreSQL: SERIALIZABLE and retries).
+    @Test(arguments: StoreKind.testable) func concurrentReadModifyWritesLoseNoUpdate(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let writes = 40
+        let t = h.clock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<writes {
+                group.addTask {
+                    try await h.service.store.write { tx in
+                        var row = try await tx.fetchOne(GuessLimitRow.self, "scope", .text("counter")) ?? GuessLimitRow(scope: "counter", windowStart: t, failures: 0)
+                        await Task.yield()  // let the others read the same value, if the store allowed it
+                        row.failures += 1
+                        try await tx.upsert(row)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let row = try await h.service.store.read { tx in try await tx.fetchOne(GuessLimitRow.self, "scope", .text("counter")) }
+        #expect(row?.failures == writes)
+    }
+
+    @Test(arguments: StoreKind.testable) func aReadBodyThatThrowsPassesItsErrorThrough(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let e = await identityError {
+            try await h.service.store.read { _ -> Int in throw IdentityError(.notFound, field: "probe", "thrown by the body") }
+        }
+        #expect(e?.field == "probe")
+        // The store still serves after a body threw.
+        #expect(try await h.rows(UserRow.self).isEmpty)
     }
 
     @Test func aChildKilledDuringABurstOfWritesLeavesAConsistentDatabase() async throws {

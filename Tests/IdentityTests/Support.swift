@@ -2,11 +2,13 @@ import Crypto
 import Foundation
 import GRDB
 import PolicyModel
+import PostgresNIO
 import Synchronization
 import Testing
 import _CryptoExtras
 
 @testable import Identity
+@testable import IdentityPostgres
 
 /// A clock tests move by hand; nothing in the suite sleeps.
 final class TestClock: Sendable {
@@ -70,10 +72,16 @@ struct AppleFixture {
     }
 }
 
-/// A service on a fresh database in a temporary folder, with a test clock and Apple keys.
-struct Harness {
+/// A service on a fresh store of `kind`: a SQLite file in a temporary folder, or a PostgreSQL schema
+/// of its own (random name) in the database `GATEHOUSE_TEST_POSTGRES_URL` names, dropped when the
+/// test ends (`StoreScope`). With a test clock and Apple keys.
+final class Harness: Sendable {
+    let kind: StoreKind
     let dir: URL
-    let database: AppDatabase
+    /// The SQLite database (nil on PostgreSQL).
+    let sqlite: AppDatabase?
+    /// The PostgreSQL store (nil on SQLite).
+    let postgres: PostgresStore?
     let service: IdentityService
     let clock: TestClock
     let apple: AppleFixture
@@ -81,10 +89,19 @@ struct Harness {
 
     static let testRounds = 1_000
 
-    init(configure: (inout IdentityConfiguration) -> Void = { _ in }) throws {
+    init(_ kind: StoreKind = .sqlite, configure: (inout IdentityConfiguration) -> Void = { _ in }) async throws {
+        self.kind = kind
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("identity-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
+        let store: any IdentityStore
+        switch kind {
+        case .sqlite:
+            let database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
+            (sqlite, postgres, store) = (database, nil, SQLiteStore(database))
+        case .postgres:
+            let pg = try await TestPostgres.makeStore()
+            (sqlite, postgres, store) = (nil, pg, pg)
+        }
         clock = TestClock()
         apple = try AppleFixture.shared()
         fetcher = StaticJWKSFetcher(try AppleFixture.jwks([apple]))
@@ -92,16 +109,96 @@ struct Harness {
         config.pin = .unsafeForTesting(rounds: Harness.testRounds)
         config.operatorTokenDigests = [OperatorCredential.digest(of: OperatorCredential.testToken)]
         configure(&config)
-        service = IdentityService(store: SQLiteStore(database), configuration: config, jwksFetcher: fetcher, now: clock.source)
+        service = IdentityService(store: store, configuration: config, jwksFetcher: fetcher, now: clock.source)
+    }
+
+    /// The SQLite database; the test must be running on SQLite.
+    var database: AppDatabase {
+        guard let sqlite else { fatalError("a SQLite-only step ran on \(kind)") }
+        return sqlite
+    }
+
+    /// Every row of a table, through the store.
+    func rows<R: StoredRow>(_ type: R.Type) async throws -> [R] {
+        try await service.store.read { tx in try await tx.fetchAll(type, [:]) }
     }
 
     /// Audit rows, oldest first.
-    func auditRows() throws -> [AuditEventRow] {
-        try database.pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM auditEvent ORDER BY id").map { try RowBox<AuditEventRow>(row: $0).value } }
+    func auditRows() async throws -> [AuditEventRow] {
+        try await rows(AuditEventRow.self).sorted { ($0.id ?? 0) < ($1.id ?? 0) }
     }
 
-    func count(_ table: String) throws -> Int {
-        try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \"\(table)\"")! }
+    /// PIN credentials ordered by user id.
+    func pinCredentials() async throws -> [PINCredentialRow] {
+        try await rows(PINCredentialRow.self).sorted { $0.userId < $1.userId }
+    }
+
+    func count(_ table: String) async throws -> Int {
+        try await integers("SELECT COUNT(*) FROM \"\(table)\"").first ?? 0
+    }
+
+    /// Runs one SQL statement outside the store's operations (a raw session, as an attacker with SQL
+    /// access or an operator would). Throws the driver's own error.
+    func execute(_ sql: String) async throws {
+        switch kind {
+        case .sqlite: try await database.pool.write { db in try db.execute(sql: sql) }
+        case .postgres: try await postgres!.client.query(PostgresQuery(unsafeSQL: sql))
+        }
+    }
+
+    /// The first column of every row `sql` returns, as integers.
+    func integers(_ sql: String) async throws -> [Int] {
+        switch kind {
+        case .sqlite: return try await database.pool.read { db in try Int.fetchAll(db, sql: sql) }
+        case .postgres: return try await postgres!.client.query(PostgresQuery(unsafeSQL: sql)).collect().map { try $0.decode(Int.self) }
+        }
+    }
+
+    /// Makes the next statement of `event` ("INSERT", "DELETE") on `table` fail, until `removeFailure`.
+    func injectFailure(before event: String, on table: String) async throws {
+        switch kind {
+        case .sqlite:
+            try await execute("CREATE TEMP TRIGGER injected_\(table) BEFORE \(event) ON main.\"\(table)\" BEGIN SELECT RAISE(ABORT, 'injected'); END")
+        case .postgres:
+            try await execute("CREATE OR REPLACE FUNCTION injected_failure() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected'; END $$")
+            try await execute("CREATE TRIGGER injected_\(table) BEFORE \(event) ON \"\(table)\" FOR EACH ROW EXECUTE FUNCTION injected_failure()")
+        }
+    }
+
+    func removeFailure(on table: String) async throws {
+        switch kind {
+        case .sqlite: try await execute("DROP TRIGGER injected_\(table)")
+        case .postgres: try await execute("DROP TRIGGER injected_\(table) ON \"\(table)\"")
+        }
+    }
+
+    /// Every table's content as text (PostgreSQL: each row as JSON, bytea as hex; SQLite: each row's
+    /// columns, blobs as UTF-8 where they decode), to look for values that must be gone.
+    func dumpAllTables() async throws -> String {
+        switch kind {
+        case .sqlite:
+            return try await database.pool.read { db in
+                var out = ""
+                for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+                    for row in try Row.fetchAll(db, sql: "SELECT * FROM \"\(table)\"") {
+                        for value in row.databaseValues { out += value.description + " " }
+                        out += "\n"
+                    }
+                }
+                return out
+            }
+        case .postgres:
+            let client = postgres!.client
+            var out = ""
+            let tables = try await client.query(
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+            ).collect().map { try $0.decode(String.self) }
+            for table in tables {
+                let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT row_to_json(t)::text FROM \"\(table)\" t")).collect()
+                for row in rows { out += try row.decode(String.self) + "\n" }
+            }
+            return out
+        }
     }
 
     /// A signed-in Apple token for a nonce freshly issued by the service.

@@ -1,5 +1,9 @@
 import Foundation
+import Identity
+import PostgresNIO
 import Testing
+
+@testable import IdentityPostgres
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -91,5 +95,52 @@ import FoundationNetworking
         process.waitUntilExit()
         #expect(process.terminationStatus == 64)
         #expect(err.contains("GATEHOUSE_POLICIES"))
+    }
+
+    @Test func aDatabaseURLItCannotUseIsAUsageErrorNamingTheOptionAndNotThePassword() throws {
+        let process = Process()
+        process.executableURL = ServedProcess.binary
+        process.arguments = ["serve", "--policies", "policies/research-crawler", "--port", "0", "--database", "postgres://:hunter2secret@127.0.0.1/"]
+        process.environment = [:]
+        process.standardOutput = FileHandle.nullDevice
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 64)
+        #expect(err.contains("--database") && err.contains("PostgreSQL URL"), "\(err)")
+        #expect(!err.contains("hunter2secret"))
+    }
+
+    /// `--database postgres://...`: the pool runs as a service, the schema is migrated before the
+    /// first line, sign-in works, and SIGTERM stops the server and then the pool (exit 0).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["GATEHOUSE_TEST_POSTGRES_URL"] != nil, "GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func servesOnPostgresAndStopsOnTerm() async throws {
+        let url = try #require(ProcessInfo.processInfo.environment["GATEHOUSE_TEST_POSTGRES_URL"])
+        let schema = "gh_serve_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
+        let t = try TestServer()
+        let (process, base) = try await ServedProcess.start(
+            ["--policies", t.policies.path, "--database", url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"])
+        defer { if process.isRunning { process.terminate() } }
+        var ready = URLRequest(url: base.appendingPathComponent("readyz"), timeoutInterval: 10)
+        ready.httpMethod = "GET"
+        let (_, readyResponse) = try await URLSession.shared.data(for: ready)
+        #expect((readyResponse as? HTTPURLResponse)?.statusCode == 200)
+        let (status, _, body) = try await Self.post(base.appendingPathComponent("v1/auth/anonymous"), "{}")
+        #expect(status == 200 || status == 201, "\(body)")
+        #expect(body.contains("accessToken"))
+        kill(process.processIdentifier, SIGTERM)
+        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning)
+        if !process.isRunning { #expect(process.terminationStatus == 0) }
+        // The rows went to the schema named in the URL; drop it.
+        let location = try PostgresLocation(url: url)
+        var configuration = PostgresStoreConfiguration(location)
+        configuration.schema = schema
+        try await PostgresStore.withStore(configuration) { store in
+            #expect(try await store.read { tx in try await tx.fetchAll(SessionRow.self, [:]).count } == 1)
+            try await store.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"))
+        }
     }
 }

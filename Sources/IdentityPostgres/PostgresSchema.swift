@@ -1,0 +1,399 @@
+import Foundation
+import Identity
+import PostgresNIO
+
+extension PostgresStore {
+    /// Applies the migrations not yet applied, in order, in one transaction that holds an advisory
+    /// lock on the schema: replicas starting together wait for each other, and the second finds
+    /// nothing left to do. Creates the configured schema if it does not exist. Idempotent.
+    public func migrate() async throws {
+        let logger = self.logger
+        let lockKey = "gatehouse-migrations:" + (configuration.schema ?? "")
+        let schema = configuration.schema
+        do {
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                do {
+                    try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(lockKey)))", logger: logger)
+                    if let schema {
+                        try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(quoted(schema))"), logger: logger)
+                    }
+                    try await connection.query(
+                        #"CREATE TABLE IF NOT EXISTS "gatehouseMigration" ("identifier" TEXT PRIMARY KEY, "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now())"#,
+                        logger: logger)
+                    var applied = Set<String>()
+                    for try await name in try await connection.query(#"SELECT "identifier" FROM "gatehouseMigration""#, logger: logger)
+                        .decode(String.self)
+                    {
+                        applied.insert(name)
+                    }
+                    for (name, statements) in PostgresSchema.migrations where !applied.contains(name) {
+                        for sql in statements { try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
+                        try await connection.query(#"INSERT INTO "gatehouseMigration" ("identifier") VALUES (\#(name))"#, logger: logger)
+                    }
+                    try await connection.query("COMMIT", logger: logger)
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// The identifiers of the migrations applied to this store's schema, in the order they are
+    /// declared (one `migrate()` applies several in the same instant), unknown ones last.
+    public func appliedMigrations() async throws -> [String] {
+        do {
+            return try await client.withConnection { connection in
+                var names: [String] = []
+                for try await name in try await connection.query(
+                    #"SELECT "identifier" FROM "gatehouseMigration" ORDER BY "identifier""#, logger: logger
+                ).decode(String.self) {
+                    names.append(name)
+                }
+                let known = PostgresSchema.names
+                return known.filter(names.contains) + names.filter { !known.contains($0) }
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+}
+
+/// The SQLite schema's named migrations (`Schema.migrations` in Identity) in PostgreSQL's dialect,
+/// one statement per string (the extended protocol runs one at a time). Same names, same order,
+/// same tables and columns; docs/identity.md lists the differences of dialect.
+public enum PostgresSchema {
+    /// The migration names, in order; they equal SQLite's.
+    public static var names: [String] { migrations.map(\.0) }
+
+    /// The append-only guard of a log table: refuses UPDATE and DELETE except what the SQLite
+    /// triggers of the same migration allow. `allowUpdate` and `allowDelete` are SQL conditions.
+    static func guardFunction(_ table: String, message: String, allowUpdate: String, allowDelete: String) -> String {
+        """
+        CREATE OR REPLACE FUNCTION "\(table)_appendOnly"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+        BEGIN
+            IF TG_OP = 'UPDATE' THEN
+                IF (\(allowUpdate)) THEN RETURN NEW; END IF;
+            ELSIF TG_OP = 'DELETE' THEN
+                IF (\(allowDelete)) THEN RETURN OLD; END IF;
+            END IF;
+            RAISE EXCEPTION '\(message)' USING ERRCODE = 'insufficient_privilege';
+        END $$
+        """
+    }
+
+    static func guardTriggers(_ table: String) -> [String] {
+        [
+            #"CREATE TRIGGER "\#(table)_noUpdateOrDelete" BEFORE UPDATE OR DELETE ON "\#(table)" FOR EACH ROW EXECUTE FUNCTION "\#(table)_appendOnly"()"#,
+            #"CREATE TRIGGER "\#(table)_noTruncate" BEFORE TRUNCATE ON "\#(table)" FOR EACH STATEMENT EXECUTE FUNCTION "\#(table)_appendOnly"()"#,
+        ]
+    }
+
+    static let migrations: [(String, [String])] = [
+        (
+            "v1-accounts",
+            [
+                // SQLite's NOCASE: usernames compare without case (they are ASCII letters, digits, '.', '_', '-').
+                "CREATE COLLATION IF NOT EXISTS nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false)",
+                """
+                CREATE TABLE "user" (
+                    "id" TEXT PRIMARY KEY,
+                    "pseudonym" TEXT NOT NULL UNIQUE,
+                    "username" TEXT UNIQUE COLLATE nocase,
+                    "displayName" TEXT,
+                    "email" TEXT,
+                    "isPrivateRelayEmail" BOOLEAN NOT NULL DEFAULT false,
+                    "createdAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE "appRole" (
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "role" TEXT NOT NULL CHECK ("role" IN ('customer', 'driver', 'partner', 'admin')),
+                    PRIMARY KEY ("userId", "role")
+                )
+                """,
+                """
+                CREATE TABLE "appleIdentity" (
+                    "subject" TEXT PRIMARY KEY,
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "email" TEXT,
+                    "isPrivateRelay" BOOLEAN NOT NULL DEFAULT false,
+                    "credentialState" TEXT NOT NULL CHECK ("credentialState" IN ('authorized', 'revoked', 'notFound', 'transferred')),
+                    "transferredTo" TEXT,
+                    "createdAt" TIMESTAMPTZ NOT NULL,
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"CREATE INDEX "appleIdentity_userId" ON "appleIdentity"("userId")"#,
+                """
+                CREATE TABLE "appleNonce" (
+                    "nonceHash" BYTEA PRIMARY KEY,
+                    "expiresAt" TIMESTAMPTZ NOT NULL,
+                    "usedAt" TIMESTAMPTZ
+                )
+                """,
+                """
+                CREATE TABLE "pinCredential" (
+                    "userId" TEXT PRIMARY KEY REFERENCES "user"("id") ON DELETE CASCADE,
+                    "algorithm" TEXT NOT NULL CHECK ("algorithm" IN ('pbkdf2-sha256', 'legacy-sha256')),
+                    "rounds" BIGINT NOT NULL,
+                    "salt" BYTEA NOT NULL,
+                    "hash" BYTEA NOT NULL,
+                    "failedAttempts" BIGINT NOT NULL DEFAULT 0,
+                    "nextAttemptAt" TIMESTAMPTZ,
+                    "lockedAt" TIMESTAMPTZ,
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE "privacySettings" (
+                    "userId" TEXT PRIMARY KEY REFERENCES "user"("id") ON DELETE CASCADE,
+                    "analytics" BOOLEAN NOT NULL DEFAULT false,
+                    "crashReporting" BOOLEAN NOT NULL DEFAULT false,
+                    "aiSuggestions" BOOLEAN NOT NULL DEFAULT false,
+                    "dataSharing" TEXT NOT NULL DEFAULT 'none' CHECK ("dataSharing" IN ('none', 'minimal', 'standard')),
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE "subscription" (
+                    "userId" TEXT PRIMARY KEY REFERENCES "user"("id") ON DELETE CASCADE,
+                    "tier" TEXT NOT NULL,
+                    "productId" TEXT NOT NULL,
+                    "expiresAt" TIMESTAMPTZ,
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+            ]
+        ),
+        (
+            "v2-sessions-and-devices",
+            [
+                """
+                CREATE TABLE "session" (
+                    "id" TEXT PRIMARY KEY,
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "accessTokenHash" BYTEA NOT NULL UNIQUE,
+                    "accessExpiresAt" TIMESTAMPTZ NOT NULL,
+                    "authMethod" TEXT NOT NULL,
+                    "authLevel" BIGINT NOT NULL,
+                    "verifiedAt" TIMESTAMPTZ NOT NULL,
+                    "createdAt" TIMESTAMPTZ NOT NULL,
+                    "lastSeenAt" TIMESTAMPTZ NOT NULL,
+                    "expiresAt" TIMESTAMPTZ NOT NULL,
+                    "revokedAt" TIMESTAMPTZ,
+                    "revokedReason" TEXT
+                )
+                """,
+                #"CREATE INDEX "session_userId" ON "session"("userId")"#,
+                """
+                CREATE TABLE "refreshToken" (
+                    "tokenHash" BYTEA PRIMARY KEY,
+                    "sessionId" TEXT NOT NULL REFERENCES "session"("id") ON DELETE CASCADE,
+                    "createdAt" TIMESTAMPTZ NOT NULL,
+                    "rotatedAt" TIMESTAMPTZ,
+                    "successorHash" BYTEA
+                )
+                """,
+                #"CREATE INDEX "refreshToken_sessionId" ON "refreshToken"("sessionId")"#,
+                """
+                CREATE TABLE "deviceKey" (
+                    "id" TEXT PRIMARY KEY,
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "deviceId" TEXT NOT NULL,
+                    "publicKey" BYTEA NOT NULL,
+                    "failedAttempts" BIGINT NOT NULL DEFAULT 0,
+                    "lockedAt" TIMESTAMPTZ,
+                    "createdAt" TIMESTAMPTZ NOT NULL,
+                    UNIQUE ("userId", "deviceId")
+                )
+                """,
+                """
+                CREATE TABLE "deviceChallenge" (
+                    "challengeHash" BYTEA PRIMARY KEY,
+                    "deviceKeyId" TEXT NOT NULL REFERENCES "deviceKey"("id") ON DELETE CASCADE,
+                    "sessionId" TEXT NOT NULL REFERENCES "session"("id") ON DELETE CASCADE,
+                    "expiresAt" TIMESTAMPTZ NOT NULL,
+                    "usedAt" TIMESTAMPTZ
+                )
+                """,
+                #"CREATE INDEX "deviceChallenge_deviceKeyId" ON "deviceChallenge"("deviceKeyId")"#,
+                #"CREATE INDEX "deviceChallenge_sessionId" ON "deviceChallenge"("sessionId")"#,
+            ]
+        ),
+        (
+            "v3-spaces-and-usage",
+            [
+                """
+                CREATE TABLE "resource" (
+                    "id" TEXT PRIMARY KEY,
+                    "type" TEXT NOT NULL,
+                    "name" TEXT NOT NULL,
+                    "ownerId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE RESTRICT,
+                    "createdAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"CREATE INDEX "resource_ownerId" ON "resource"("ownerId")"#,
+                """
+                CREATE TABLE "membership" (
+                    "resourceId" TEXT NOT NULL REFERENCES "resource"("id") ON DELETE CASCADE,
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "role" TEXT NOT NULL CHECK ("role" ~ '^[a-z_]{1,32}$'),
+                    "joinedAt" TIMESTAMPTZ NOT NULL,
+                    PRIMARY KEY ("resourceId", "userId")
+                )
+                """,
+                #"CREATE INDEX "membership_userId" ON "membership"("userId")"#,
+                """
+                CREATE TABLE "shareCode" (
+                    "codeHash" BYTEA PRIMARY KEY,
+                    "resourceId" TEXT NOT NULL REFERENCES "resource"("id") ON DELETE CASCADE,
+                    "role" TEXT NOT NULL CHECK ("role" <> 'owner' AND "role" ~ '^[a-z_]{1,32}$'),
+                    "createdBy" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "createdAt" TIMESTAMPTZ NOT NULL,
+                    "expiresAt" TIMESTAMPTZ NOT NULL,
+                    "usedAt" TIMESTAMPTZ
+                )
+                """,
+                #"CREATE INDEX "shareCode_resourceId" ON "shareCode"("resourceId")"#,
+                #"CREATE INDEX "shareCode_createdBy" ON "shareCode"("createdBy")"#,
+                """
+                CREATE TABLE "guessLimit" (
+                    "scope" TEXT PRIMARY KEY,
+                    "windowStart" TIMESTAMPTZ NOT NULL,
+                    "failures" BIGINT NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE "usageCounter" (
+                    "resourceId" TEXT NOT NULL REFERENCES "resource"("id") ON DELETE CASCADE,
+                    "name" TEXT NOT NULL,
+                    "value" BIGINT NOT NULL CHECK ("value" >= 0),
+                    PRIMARY KEY ("resourceId", "name")
+                )
+                """,
+            ]
+        ),
+        (
+            "v4-audit",
+            [
+                """
+                CREATE TABLE "auditEvent" (
+                    "id" BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                    "at" TIMESTAMPTZ NOT NULL,
+                    "kind" TEXT NOT NULL,
+                    "method" TEXT,
+                    "outcome" TEXT NOT NULL,
+                    "reason" TEXT,
+                    "actor" TEXT
+                )
+                """,
+                #"CREATE INDEX "auditEvent_actor" ON "auditEvent"("actor")"#,
+                guardFunction("auditEvent", message: "audit log is append-only", allowUpdate: "false", allowDelete: "false"),
+            ] + guardTriggers("auditEvent")
+        ),
+        (
+            "v5-decision-log",
+            [
+                """
+                CREATE TABLE "decisionLog" (
+                    "id" BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                    "at" TIMESTAMPTZ NOT NULL,
+                    "actor" TEXT,
+                    "action" TEXT NOT NULL,
+                    "resourceType" TEXT NOT NULL,
+                    "resourceId" TEXT,
+                    "effect" TEXT NOT NULL,
+                    "reason" TEXT NOT NULL,
+                    "policyHash" TEXT NOT NULL,
+                    "policyLocation" TEXT
+                )
+                """,
+                guardFunction("decisionLog", message: "decision log is append-only", allowUpdate: "false", allowDelete: "false"),
+            ] + guardTriggers("decisionLog")
+        ),
+        (
+            "v6-refresh-key",
+            [
+                #"ALTER TABLE "session" ADD COLUMN "refreshKey" BYTEA"#,
+                // 32 bytes from the server's strong random source (gen_random_uuid), one draw per row.
+                #"UPDATE "session" SET "refreshKey" = sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()))"#,
+            ]
+        ),
+        (
+            "v7-pin-throttle",
+            [
+                """
+                CREATE TABLE "pinThrottle" (
+                    "scope" TEXT PRIMARY KEY,
+                    "failures" BIGINT NOT NULL,
+                    "lastFailureAt" TIMESTAMPTZ NOT NULL
+                )
+                """
+            ]
+        ),
+        (
+            "v8-user-usage",
+            [
+                """
+                CREATE TABLE "userUsageCounter" (
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "name" TEXT NOT NULL,
+                    "value" BIGINT NOT NULL CHECK ("value" >= 0),
+                    PRIMARY KEY ("userId", "name")
+                )
+                """
+            ]
+        ),
+        (
+            "v9-apple-state-time",
+            [
+                #"ALTER TABLE "appleIdentity" ADD COLUMN "stateChangedAt" TIMESTAMPTZ"#,
+                #"UPDATE "appleIdentity" SET "stateChangedAt" = "updatedAt""#,
+            ]
+        ),
+        // As in SQLite: expiry by age (rows older than logRetention's cutoff) and the erasure of a
+        // deleted user (only `actor`, and a decision's `resourceId`, of rows whose actor is listed in
+        // `erasure`) are the only changes the logs accept. TRUNCATE is refused outright.
+        (
+            "v10-log-retention-and-erasure",
+            [
+                """
+                CREATE TABLE "logRetention" (
+                    "id" BIGINT PRIMARY KEY CHECK ("id" = 1),
+                    "cutoff" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"CREATE TABLE "erasure" ("pseudonym" TEXT PRIMARY KEY)"#,
+                guardFunction(
+                    "auditEvent", message: "audit log is append-only",
+                    allowUpdate: """
+                        NEW."id" IS NOT DISTINCT FROM OLD."id" AND NEW."at" IS NOT DISTINCT FROM OLD."at"
+                        AND NEW."kind" IS NOT DISTINCT FROM OLD."kind" AND NEW."method" IS NOT DISTINCT FROM OLD."method"
+                        AND NEW."outcome" IS NOT DISTINCT FROM OLD."outcome" AND NEW."reason" IS NOT DISTINCT FROM OLD."reason"
+                        AND OLD."actor" IN (SELECT "pseudonym" FROM "erasure")
+                        """,
+                    allowDelete: #"OLD."at" < coalesce((SELECT "cutoff" FROM "logRetention" WHERE "id" = 1), '-infinity')"#),
+                guardFunction(
+                    "decisionLog", message: "decision log is append-only",
+                    allowUpdate: """
+                        NEW."id" IS NOT DISTINCT FROM OLD."id" AND NEW."at" IS NOT DISTINCT FROM OLD."at"
+                        AND NEW."action" IS NOT DISTINCT FROM OLD."action" AND NEW."resourceType" IS NOT DISTINCT FROM OLD."resourceType"
+                        AND NEW."effect" IS NOT DISTINCT FROM OLD."effect" AND NEW."reason" IS NOT DISTINCT FROM OLD."reason"
+                        AND NEW."policyHash" IS NOT DISTINCT FROM OLD."policyHash"
+                        AND NEW."policyLocation" IS NOT DISTINCT FROM OLD."policyLocation"
+                        AND (NEW."resourceId" IS NOT DISTINCT FROM OLD."resourceId" OR NEW."resourceId" IS NULL)
+                        AND OLD."actor" IN (SELECT "pseudonym" FROM "erasure")
+                        """,
+                    allowDelete: #"OLD."at" < coalesce((SELECT "cutoff" FROM "logRetention" WHERE "id" = 1), '-infinity')"#),
+                #"CREATE INDEX "auditEvent_at" ON "auditEvent"("at")"#,
+                #"CREATE INDEX "decisionLog_at" ON "decisionLog"("at")"#,
+                #"CREATE INDEX "decisionLog_actor" ON "decisionLog"("actor")"#,
+            ]
+        ),
+    ]
+}

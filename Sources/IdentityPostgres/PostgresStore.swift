@@ -1,0 +1,216 @@
+import Foundation
+import Identity
+import Logging
+import NIOSSL
+import PostgresNIO
+import ServiceLifecycle
+
+/// The PostgreSQL form of `IdentityStore`, on a `PostgresClient` connection pool.
+///
+/// Writes run at `SERIALIZABLE`: PostgreSQL aborts one of two transactions whose reads and writes
+/// could not have happened one after the other (SQLSTATE 40001, or a deadlock, 40P01), and the
+/// store runs the aborted body again from scratch, up to `maxWriteAttempts` times. That keeps every
+/// read-then-write rule of the identity flows (PIN failure counts, refresh rotation, single-use
+/// challenges, throttles) as strict across replicas as SQLite's single writer keeps it in one
+/// process, without each flow naming the rows it must lock. Reads run in a `REPEATABLE READ READ
+/// ONLY` transaction, so a read body sees one snapshot.
+///
+/// The client is a `Service`: queries wait for a connection only while `run()` runs (in the
+/// server's `ServiceGroup`, or through `withStore`). Call `migrate()` once it runs.
+public final class PostgresStore: IdentityStore, Service {
+    public let configuration: PostgresStoreConfiguration
+    let client: PostgresClient
+    let logger: Logger
+
+    /// How many times a write body runs before a serialization failure is returned as a storage error.
+    public static let maxWriteAttempts = 12
+
+    /// Creates the client (no I/O yet). `logger` receives the client's own messages; its level is
+    /// raised to at least `.info`, so no statement is logged (bound values are never printed either:
+    /// postgres-nio shows every bind as `****`).
+    public init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "gatehouse.postgres")) {
+        self.configuration = configuration
+        var logger = logger
+        if logger.logLevel < .info { logger.logLevel = .info }
+        self.logger = logger
+        var config = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username, password: configuration.password,
+            database: configuration.database, tls: configuration.tls.clientTLS)
+        config.options.maximumConnections = configuration.maxConnections
+        config.options.minimumConnections = 0
+        config.options.connectTimeout = .seconds(10)
+        if let schema = configuration.schema {
+            config.options.additionalStartupParameters = [("search_path", schema)]
+        }
+        client = PostgresClient(configuration: config, backgroundLogger: logger)
+    }
+
+    /// Runs the connection pool until the task is cancelled or the service group shuts down gracefully.
+    public func run() async throws {
+        await client.run()
+    }
+
+    /// Runs `body` with a migrated store whose client runs only for the body's duration.
+    public static func withStore<T: Sendable>(
+        _ configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "gatehouse.postgres"),
+        _ body: @Sendable (PostgresStore) async throws -> T
+    ) async throws -> T {
+        let store = PostgresStore(configuration: configuration, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await store.run() }
+            defer { group.cancelAll() }
+            try await store.migrate()
+            return try await body(store)
+        }
+    }
+
+    // MARK: - Transactions
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        do {
+            return try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+            } catch let error where Self.isSerializationFailure(error) && attempt < Self.maxWriteAttempts {
+                // Back off a little, with jitter, so the transactions that collided do not collide again.
+                let ceiling = min(2 << attempt, 200)
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 1...ceiling)))
+                attempt += 1
+            } catch {
+                throw Self.mapped(error)
+            }
+        }
+    }
+
+    /// `VACUUM`s the tables an erasure or deletion touches, so the old row versions holding erased
+    /// values are removed from the tables' pages. It cannot reach copies outside them: WAL segments
+    /// not yet recycled, base backups, replicas' own files (docs/identity.md).
+    public func flushErasures() async throws {
+        do {
+            try await client.withConnection { connection in
+                for table in Self.erasedTables {
+                    try await connection.query(PostgresQuery(unsafeSQL: "VACUUM \(quoted(table))"), logger: logger)
+                }
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    static let erasedTables = [
+        "user", "appRole", "appleIdentity", "pinCredential", "privacySettings", "subscription", "session", "refreshToken", "deviceKey",
+        "deviceChallenge", "resource", "membership", "shareCode", "usageCounter", "userUsageCounter", "auditEvent", "decisionLog", "erasure",
+    ]
+
+    private func transaction<T: Sendable>(_ begin: String, _ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws
+        -> T
+    {
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            let value: T
+            do {
+                value = try await body(PostgresTransaction(connection: connection, logger: logger))
+            } catch {
+                // A broken connection cannot roll back; the server ends its transaction with it.
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            do {
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+            return value
+        }
+    }
+
+    // MARK: - Errors
+
+    /// 40001 serialization_failure, 40P01 deadlock_detected: the transaction may succeed when run again.
+    static func isSerializationFailure(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40001" || state == "40P01"
+    }
+
+    /// Passes identity errors through; turns PostgreSQL errors into `storage` errors that name the
+    /// SQLSTATE only (never the statement, its values or the server's message, which can quote them).
+    static func mapped(_ error: any Error) -> any Error {
+        switch error {
+        case let error as IdentityError: return error
+        case let error as PSQLError:
+            if let state = error.serverInfo?[.sqlState] {
+                return IdentityError(.storage, field: "database", "PostgreSQL error \(state)")
+            }
+            return IdentityError(.storage, field: "database", "PostgreSQL unavailable (\(error.code))")
+        case is CancellationError: return error
+        default: return IdentityError(.storage, field: "database", "PostgreSQL store error")
+        }
+    }
+}
+
+/// Where and how to reach PostgreSQL, usually parsed from a `postgres://` URL (`IdentityStoreLocation`).
+public struct PostgresStoreConfiguration: Sendable, Hashable {
+    public enum TLSMode: String, Sendable, Hashable {
+        case disable, prefer, require
+    }
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String?
+    /// The schema every table lives in (the connections' `search_path`); nil: the server's default.
+    public var schema: String?
+    public var tls: TLSMode
+    /// The most connections the pool opens to the server (per process). Default 20.
+    public var maxConnections: Int
+
+    public init(
+        host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil, schema: String? = nil,
+        tls: TLSMode = .prefer, maxConnections: Int = 20
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.schema = schema
+        self.tls = tls
+        self.maxConnections = maxConnections
+    }
+
+    /// The configuration a parsed `postgres://` location names.
+    public init(_ location: PostgresLocation) {
+        self.init(
+            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database,
+            schema: location.schema, tls: TLSMode(rawValue: location.sslMode.rawValue) ?? .prefer, maxConnections: location.maxConnections)
+    }
+}
+
+extension PostgresStoreConfiguration.TLSMode {
+    var clientTLS: PostgresClient.Configuration.TLS {
+        switch self {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
+}
+
+/// A double-quoted SQL identifier. Identifiers come from the code (table and column names), never
+/// from input; anything but letters, digits and `_` is a programmer error.
+func quoted(_ identifier: String) -> String {
+    precondition(
+        !identifier.isEmpty && identifier.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x5F },
+        "not an identifier")
+    return "\"" + identifier + "\""
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Identity
+import Logging
+import PostgresNIO
+
+/// The store's operations inside one PostgreSQL transaction. Every value is a bind parameter;
+/// only table and column names (from the code) are written into the SQL text.
+struct PostgresTransaction: IdentityTransaction {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    private func rows(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+    }
+
+    /// ` WHERE "a" = $n AND ...` for `conditions`, in key order, binds appended to `binds`.
+    private func whereClause(_ conditions: [String: StoreValue], _ binds: inout PostgresBindings) -> String {
+        guard !conditions.isEmpty else { return "" }
+        var terms: [String] = []
+        for key in conditions.keys.sorted() {
+            switch conditions[key]! {
+            case .text(let s): binds.append(s)
+            case .blob(let d): binds.append(ByteBuffer(bytes: d))
+            case .int(let i): binds.append(i)
+            case .date(let d): binds.append(d)
+            }
+            terms.append("\(quoted(key)) = $\(binds.count)")
+        }
+        return " WHERE " + terms.joined(separator: " AND ")
+    }
+
+    func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        var binds = PostgresBindings()
+        let clause = whereClause(conditions, &binds)
+        return try await rows("SELECT * FROM \(quoted(R.table))\(clause) LIMIT 1", binds).first.map { try RowDecoding.decode(R.self, $0) }
+    }
+
+    func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] {
+        var binds = PostgresBindings()
+        let clause = whereClause(conditions, &binds)
+        return try await rows("SELECT * FROM \(quoted(R.table))\(clause)", binds).map { try RowDecoding.decode(R.self, $0) }
+    }
+
+    func insert<R: StoredRow>(_ row: R) async throws {
+        _ = try await insert(row, onConflict: "")
+    }
+
+    func upsert<R: StoredRow>(_ row: R) async throws {
+        let columns = try RowEncoding.columns(of: row)
+        let keys = Set(R.primaryKey)
+        let others = columns.map(\.name).filter { !keys.contains($0) }
+        let action =
+            others.isEmpty
+            ? "DO NOTHING"
+            : "DO UPDATE SET " + others.map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }.joined(separator: ", ")
+        _ = try await insert(row, onConflict: " ON CONFLICT (\(R.primaryKey.map(quoted).joined(separator: ", "))) \(action)")
+    }
+
+    private func insert<R: StoredRow>(_ row: R, onConflict: String) async throws -> [PostgresRow] {
+        // A nil primary key (the logs' identity ids) is left for the database to assign.
+        let columns = try RowEncoding.columns(of: row).filter { !($0.value.isNull && R.primaryKey.contains($0.name)) }
+        var binds = PostgresBindings()
+        for column in columns { column.value.bind(into: &binds) }
+        let names = columns.map { quoted($0.name) }.joined(separator: ", ")
+        let params = (0..<columns.count).map { "$\($0 + 1)" }.joined(separator: ", ")
+        return try await rows("INSERT INTO \(quoted(R.table)) (\(names)) VALUES (\(params))\(onConflict)", binds)
+    }
+
+    func update<R: StoredRow>(_ row: R) async throws {
+        let columns = try RowEncoding.columns(of: row)
+        let keys = Set(R.primaryKey)
+        var binds = PostgresBindings()
+        var sets: [String] = []
+        for column in columns where !keys.contains(column.name) {
+            column.value.bind(into: &binds)
+            sets.append("\(quoted(column.name)) = $\(binds.count)")
+        }
+        var terms: [String] = []
+        for key in R.primaryKey {
+            guard let column = columns.first(where: { $0.name == key }) else { throw RowCodingError.missingKey(key) }
+            column.value.bind(into: &binds)
+            terms.append("\(quoted(key)) = $\(binds.count)")
+        }
+        let updated = try await rows(
+            "UPDATE \(quoted(R.table)) SET \(sets.joined(separator: ", ")) WHERE \(terms.joined(separator: " AND ")) RETURNING 1", binds)
+        guard !updated.isEmpty else { throw IdentityError(.storage, field: "database", "no row to update") }
+    }
+
+    func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> Int {
+        precondition(!conditions.isEmpty, "deleteAll needs at least one condition")
+        var binds = PostgresBindings()
+        let clause = whereClause(conditions, &binds)
+        return try await rows("DELETE FROM \(quoted(R.table))\(clause) RETURNING 1", binds).count
+    }
+
+    func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) async throws -> Int {
+        var binds = PostgresBindings()
+        binds.append(date)
+        return try await rows("DELETE FROM \(quoted(R.table)) WHERE \(quoted(column)) < $1 RETURNING 1", binds).count
+    }
+
+    func append(_ event: AuditEventRow) async throws {
+        var event = event
+        event.id = nil
+        try await insert(event)
+    }
+
+    func erase(actor pseudonym: String) async throws -> Int {
+        var binds = PostgresBindings()
+        binds.append(pseudonym)
+        _ = try await rows(#"INSERT INTO "erasure" ("pseudonym") VALUES ($1)"#, binds)
+        // gen_random_uuid() draws from the server's strong random source, once per row.
+        let audit = try await rows(
+            #"UPDATE "auditEvent" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24) WHERE "actor" = $1 RETURNING 1"#,
+            binds)
+        let decisions = try await rows(
+            #"UPDATE "decisionLog" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "resourceId" = NULL WHERE "actor" = $1 RETURNING 1"#,
+            binds)
+        _ = try await rows(#"DELETE FROM "erasure" WHERE "pseudonym" = $1"#, binds)
+        return audit.count + decisions.count
+    }
+}

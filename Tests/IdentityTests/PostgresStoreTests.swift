@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import Testing
+
+@testable import Identity
+@testable import IdentityPostgres
+
+/// The `--database` value, and what only the PostgreSQL store has (its logger, its errors).
+@Suite(.storeScope) struct PostgresStoreTests {
+    @Test func aDatabaseValueNamesSQLiteOrPostgres() throws {
+        #expect(try IdentityStoreLocation.parse("/var/lib/gatehouse/identity.sqlite") == .sqlite(path: "/var/lib/gatehouse/identity.sqlite"))
+        #expect(try IdentityStoreLocation.parse("identity.sqlite") == .sqlite(path: "identity.sqlite"))
+        guard case .postgres(let plain) = try IdentityStoreLocation.parse("postgres://gatehouse@127.0.0.1:54329/gatehouse_test") else {
+            Issue.record("not PostgreSQL")
+            return
+        }
+        #expect(plain.host == "127.0.0.1" && plain.port == 54329 && plain.username == "gatehouse" && plain.password == nil)
+        #expect(plain.database == "gatehouse_test" && plain.sslMode == .prefer && plain.maxConnections == 20 && plain.schema == nil)
+        guard
+            case .postgres(let full) = try IdentityStoreLocation.parse(
+                "postgresql://app:p%40ss@db.internal/identity?sslmode=require&max_connections=5&schema=tenant_1")
+        else {
+            Issue.record("not PostgreSQL")
+            return
+        }
+        #expect(full.port == 5432 && full.password == "p@ss" && full.sslMode == .require && full.maxConnections == 5 && full.schema == "tenant_1")
+        #expect(full.description == "postgres://app@db.internal:5432/identity")
+        #expect(!IdentityStoreLocation.postgres(full).description.contains("p@ss"))
+    }
+
+    @Test(arguments: [
+        ("postgres://:hunter2secret@127.0.0.1/db", "no user"),
+        ("postgres://u:hunter2secret@/db", "no host"),
+        ("postgres://u:hunter2secret@127.0.0.1:5432/", "no database"),
+        ("postgres://u:hunter2secret@127.0.0.1/db?sslmode=maybe", "sslmode"),
+        ("postgres://u:hunter2secret@127.0.0.1/db?max_connections=0", "max_connections"),
+        ("postgres://u:hunter2secret@127.0.0.1/db?schema=Robert%27);DROP", "schema"),
+        ("postgres://u:hunter2secret@127.0.0.1/db?password=x", "unknown parameter"),
+    ])
+    func aPostgresURLItCannotUseIsRefusedNamingTheOption(url: String, why: String) {
+        do throws(IdentityError) {
+            _ = try IdentityStoreLocation.parse(url, field: "--database")
+            Issue.record("accepted \(url)")
+        } catch {
+            #expect(error.code == .invalidInput && error.field == "--database")
+            #expect(error.reason.contains(why), "\(error.reason)")
+            #expect(!error.reason.contains("hunter2secret") && !"\(error)".contains("hunter2secret"))
+        }
+        #expect(IdentityStoreLocation.shown(url).contains("hunter2secret") == false)
+    }
+
+    /// Nothing the PostgreSQL driver logs, even with the handler at `trace`, holds a PIN, a token or a
+    /// username: the store raises its logger to `info` (no statement lines), and postgres-nio prints
+    /// every bound value as `****` wherever a query is described.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func noSecretReachesADriverLogLine() async throws {
+        let lines = CapturedLines()
+        var logger = Logger(label: "capture") { _ in CapturingLogHandler(lines: lines) }
+        logger.logLevel = .trace
+        let store = try await TestPostgres.makeStore(logger: logger)
+        #expect(store.logger.logLevel == .info)
+        let service = IdentityService(
+            store: store, configuration: {
+                var c = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: [AppleFixture.clientId]))
+                c.pin = .unsafeForTesting(rounds: Harness.testRounds)
+                return c
+            }(), jwksFetcher: StaticJWKSFetcher(Data("{\"keys\":[]}".utf8)))
+        let tokens = try await service.register(username: "logwatcher", pin: "739154", source: .inProcess)
+        _ = try await service.signIn(username: "logwatcher", pin: "739154", source: .inProcess)
+        _ = try await service.refresh(refreshToken: tokens.refreshToken)
+        _ = await identityError { try await service.signIn(username: "logwatcher", pin: "111999", source: .inProcess) }
+        let query: PostgresQuery = "SELECT \("739154")"
+        let described = [String(describing: query), String(reflecting: query)]
+        let text = (lines.all + described).joined(separator: "\n")
+        for secret in ["739154", "111999", "logwatcher", tokens.accessToken, tokens.refreshToken] {
+            #expect(!text.contains(secret), "a log line holds a secret")
+        }
+    }
+
+    /// A storage error names the SQLSTATE, never the statement or its values.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aStorageErrorHoldsNoStatementAndNoValue() async throws {
+        let h = try await Harness(.postgres)
+        let tokens = try await h.pinUser("valuewatcher", pin: "739154")
+        let e = await identityError {
+            try await h.service.store.write { tx in
+                // A second user with the same pseudonym breaks a UNIQUE constraint.
+                let user = try #require(try await tx.fetchOne(UserRow.self, "id", .text(tokens.userId)))
+                var copy = user
+                copy.id = "copy-of-" + user.id
+                copy.username = nil
+                try await tx.insert(copy)
+            }
+        }
+        #expect(e?.code == .storage && e?.field == "database")
+        #expect(e?.reason == "PostgreSQL error 23505")
+        #expect(!"\(String(describing: e))".contains(tokens.userId))
+    }
+}
+
+final class CapturedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let lines: CapturedLines
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.append("\(event.level) \(event.message) \(all) \(event.error.map { String(reflecting: $0) } ?? "")")
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import Identity
+@testable import IdentityPostgres
+
+/// The stores every identity test runs against (`@Test(arguments: StoreKind.testable)`).
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    /// SQLite always; PostgreSQL when `GATEHOUSE_TEST_POSTGRES_URL` names a database. Without it the
+    /// `PostgresAvailability` test says the PostgreSQL cases did not run (and fails in CI).
+    static var testable: [StoreKind] { TestPostgres.url == nil ? [.sqlite] : [.sqlite, .postgres] }
+
+    var testDescription: String { rawValue }
+}
+
+/// The PostgreSQL database tests use: `GATEHOUSE_TEST_POSTGRES_URL`, e.g.
+/// `postgres://gatehouse@127.0.0.1:54329/gatehouse_test`. Each harness gets a schema of its own.
+enum TestPostgres {
+    static let url: String? = {
+        guard let value = ProcessInfo.processInfo.environment["GATEHOUSE_TEST_POSTGRES_URL"], !value.isEmpty else { return nil }
+        return value
+    }()
+    static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    /// At most this many tests hold PostgreSQL schemas at once (each pool opens up to 4 connections),
+    /// so a whole parallel run stays far below the server's default `max_connections` of 100.
+    static let gate = AsyncGate(limit: 12)
+
+    static func configuration(schema: String) throws -> PostgresStoreConfiguration {
+        guard let url else { throw IdentityError(.notFound, field: "GATEHOUSE_TEST_POSTGRES_URL", "is not set") }
+        guard case .postgres(let location) = try IdentityStoreLocation.parse(url, field: "GATEHOUSE_TEST_POSTGRES_URL") else {
+            throw IdentityError(.invalidInput, field: "GATEHOUSE_TEST_POSTGRES_URL", "is not a postgres:// URL")
+        }
+        var configuration = PostgresStoreConfiguration(location)
+        configuration.schema = schema
+        configuration.maxConnections = 4
+        return configuration
+    }
+
+    /// postgres-nio warns when a lease races the pool's start, which the registry's task always does.
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "gatehouse.postgres.test")
+        logger.logLevel = .error
+        return logger
+    }()
+
+    static func newSchemaName() -> String {
+        "gh_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+    }
+
+    /// A migrated store in a new schema, running until the test's `StoreScope` ends.
+    static func makeStore(
+        schema: String = newSchemaName(), create: Bool = true, migrate: Bool = true, logger: Logger = quietLogger
+    ) async throws -> PostgresStore {
+        guard let scope = StoreScope.Registry.current else {
+            Issue.record("a PostgreSQL harness outside a suite marked .storeScope: its schema would never be dropped")
+            throw IdentityError(.storage, field: "scope", "no StoreScope")
+        }
+        let store = PostgresStore(configuration: try configuration(schema: schema), logger: logger)
+        await scope.register(store, dropSchema: create)
+        if create { try await store.client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \"\(schema)\"")) }
+        if migrate { try await store.migrate() }
+        return store
+    }
+}
+
+/// Gives each test case a registry of the PostgreSQL stores its harnesses open; when the case ends,
+/// their schemas are dropped and their clients stopped, so tests never see each other's rows.
+struct StoreScope: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> StoreScope? {
+        testCase == nil ? nil : self
+    }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        let registry = Registry()
+        do {
+            try await Registry.$current.withValue(registry) { try await function() }
+        } catch {
+            await registry.close()
+            throw error
+        }
+        await registry.close()
+    }
+
+    actor Registry {
+        @TaskLocal static var current: Registry?
+        private var stores: [(store: PostgresStore, run: Task<Void, Never>, drop: Bool)] = []
+        private var holdsGate = false
+
+        func register(_ store: PostgresStore, dropSchema: Bool) async {
+            if !holdsGate {
+                await TestPostgres.gate.acquire()
+                holdsGate = true
+            }
+            stores.append((store, Task { try? await store.run() }, dropSchema))
+        }
+
+        func close() async {
+            for entry in stores {
+                if entry.drop, let schema = entry.store.configuration.schema {
+                    do {
+                        try await entry.store.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"))
+                    } catch {
+                        Issue.record("could not drop the test schema \(schema): \(String(reflecting: error))")
+                    }
+                }
+                entry.run.cancel()
+                await entry.run.value
+            }
+            stores = []
+            if holdsGate {
+                await TestPostgres.gate.release()
+                holdsGate = false
+            }
+        }
+    }
+}
+
+extension Trait where Self == StoreScope {
+    /// PostgreSQL schemas of the suite's harnesses are dropped when each test case ends.
+    static var storeScope: StoreScope { StoreScope() }
+}
+
+/// A counting semaphore for async code.
+actor AsyncGate {
+    private let limit: Int
+    private var taken = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    func acquire() async {
+        if taken < limit {
+            taken += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            taken -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}
+
+@Suite struct PostgresAvailability {
+    @Test(
+        .disabled(
+            if: TestPostgres.url == nil && !TestPostgres.isCI,
+            "GATEHOUSE_TEST_POSTGRES_URL is not set: the identity tests ran on SQLite only, their PostgreSQL cases did not run"))
+    func thePostgresCasesRun() {
+        #expect(TestPostgres.url != nil, "CI=true and GATEHOUSE_TEST_POSTGRES_URL is not set: the PostgreSQL cases of the identity tests cannot run")
+    }
+}
