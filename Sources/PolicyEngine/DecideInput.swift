@@ -82,8 +82,7 @@ extension InternedRequest: DecideInput {
     @inline(__always)
     func effectiveTier(_ table: DecisionTable, signedIn: Bool, now: Date) -> Int {
         guard signedIn, let tier, tier.index >= 0, Int(tier.index) < table.tiers.count else { return table.defaultTier }
-        if let expiry = subscriptionExpiry, expiry < now { return table.defaultTier }
-        return Int(tier.index)
+        return Subject.subscriptionHasLapsed(expiry: subscriptionExpiry, at: now) ? table.defaultTier : Int(tier.index)
     }
 
     @inline(__always)
