@@ -23,6 +23,7 @@ extension CompiledPolicy {
     /// Decides one request and returns the trace of every check and rule considered, with locations.
     public func explain(_ request: Request) -> Explanation {
         var events: [TraceEvent] = []
+        events.reserveCapacity(12)
         let decision = table.evaluate(request, useIndex: true, tracer: &events)
         return Explanation(decision: decision, trace: table.render(events), events: events)
     }
@@ -150,11 +151,9 @@ extension DecisionTable {
             var decision = entry.allowDecision
             if let caps = entry.limitCaps, let cap = caps[tier] {
                 let used = request.usedCount(entry)
-                decision.limit = cap
-                decision.used = used
                 // `used` comes from the request and may be any integer; Int.min must not trap.
                 let (remaining, overflow) = cap.subtractingReportingOverflow(used)
-                decision.remaining = overflow ? Int.max : Swift.max(0, remaining)
+                decision.setFigures(limit: cap, used: used, remaining: overflow ? Int.max : Swift.max(0, remaining))
             }
             return decision
         }
@@ -165,7 +164,7 @@ extension DecisionTable {
             let condition = Self.value(useIndex ? entry.allowConditions[position] : rules[index].condition?.root, evaluate)
             let matched = condition ?? Effect.allow.matchesWhenConditionErrors
             tracer.record(.rule(index: index, condition: condition, applies: matched))
-            if matched { return Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
+            if matched { return useIndex ? entry.allowRuleDecisions[position] : Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
         }
 
         return decision(for: failure, entry: entry, tier: tier, useIndex: useIndex)
@@ -173,9 +172,17 @@ extension DecisionTable {
 
     /// The deny for a failed requirement, message included, built in one go.
     private func decision(for failure: Failure, entry: ActionEntry, tier: Int, useIndex: Bool) -> Decision {
-        let plan = entry.plan
         let reason = failure.reason
+        // The pre-built decisions first: reading `entry.plan` copies the whole plan struct (~90 instructions of memcpy
+        // and its retains), which only the fallback below needs.
         if useIndex, let decision = entry.denyDecision(reason) { return decision }
+        if useIndex, reason == .limitExceeded, tier < entry.limitDecisions.count, var decision = entry.limitDecisions[tier],
+            let cap = entry.limitCaps?[tier]
+        {
+            decision.setFigures(limit: cap, used: failure.used, remaining: 0)
+            return decision
+        }
+        let plan = entry.plan
         let message: String
         if useIndex, let rendered = entry.renderedMessage(reason, tier: tier) {
             message = rendered
@@ -219,9 +226,11 @@ extension DecisionTable {
     /// owner role as a member, never from a role merely named "owner". `withConditionInput` uses it too.
     func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
         guard signedIn, let id = request.subject.id else { return (false, nil) }
-        if let owner = entry.owner, owner.read(request.resource) == id { return (true, entry.ownerRole ?? "owner") }
+        if let owner = entry.owner, let ownerID = owner.read(request.resource), SmallName.equal(ownerID, id) {
+            return (true, entry.ownerRole ?? "owner")
+        }
         guard let role = request.resource.members.value(forSmall: id) else { return (false, nil) }
-        return (role == entry.ownerRole, role)
+        return (entry.ownerRole.map { SmallName.equal(role, $0) } ?? false, role)
     }
 
     /// The first requirement of the action the request fails, as a deny without its message yet; nil when all pass.
