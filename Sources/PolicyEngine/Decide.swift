@@ -17,14 +17,22 @@ extension CompiledPolicy {
         var tracer = NoTracer()
         let table = self.table
         guard let action = request.action, action.slot >= 0, Int(action.slot) < table.entries.count else { return table.defaultDenyDecision }
-        return table.evaluate(request, entry: table.entries[Int(action.slot)], useIndex: true, tracer: &tracer)
+        return table.evaluate(request, entry: table.entries[Int(action.slot)], slot: Int(action.slot), useIndex: true, tracer: &tracer)
     }
 
     /// Decides one request and returns the trace of every check and rule considered, with locations.
     public func explain(_ request: Request) -> Explanation {
-        var tracer = TraceRecorder()
-        let decision = table.evaluate(request, useIndex: true, tracer: &tracer)
-        return Explanation(decision: decision, trace: tracer.steps)
+        var events: [TraceEvent] = []
+        events.reserveCapacity(12)
+        let decision = table.evaluate(request, useIndex: true, tracer: &events)
+        return Explanation(decision: decision, trace: table.render(events), events: events)
+    }
+
+    /// Decides as `decide` does and leaves in `events` (emptied first, its storage kept) what the engine considered:
+    /// for tools that walk many requests and read the events, not the words.
+    package func decide(_ request: Request, recording events: inout [TraceEvent]) -> Decision {
+        events.removeAll(keepingCapacity: true)
+        return table.evaluate(request, useIndex: true, tracer: &events)
     }
 
     /// Decides without the (resource type, action) rule index, scanning every rule, and renders every message
@@ -51,7 +59,7 @@ extension CompiledPolicy {
         if prepared.slot < table.entries.count {
             let entry = table.entries[prepared.slot]
             if entry.plan.name == request.action, entry.typeName == request.resource.type {
-                return table.evaluate(request, entry: entry, useIndex: true, tracer: &tracer)
+                return table.evaluate(request, entry: entry, slot: prepared.slot, useIndex: true, tracer: &tracer)
             }
         }
         return table.evaluate(request, useIndex: true, tracer: &tracer)
@@ -83,33 +91,28 @@ extension DecisionTable {
     @inline(__always)
     func effectiveTier(of subject: Subject, signedIn: Bool, now: Date) -> Int {
         guard signedIn, let name = subject.tier, let index = tierSlot(name) else { return defaultTier }
-        if let expiry = subject.subscriptionExpiry, expiry < now { return defaultTier }
-        return index
+        return Subject.subscriptionHasLapsed(expiry: subject.subscriptionExpiry, at: now) ? defaultTier : index
     }
 
     func evaluate<T: Tracer>(_ request: Request, useIndex: Bool, tracer: inout T) -> Decision {
         guard let slot = slot(type: request.resource.type, action: request.action) else {
-            tracer.record(self.unknownPairStep(request))
+            tracer.record(self.unknownPairEvent(request))
             return useIndex ? defaultDenyDecision : Decision(effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: "")))
         }
-        return evaluate(request, entry: entries[slot], useIndex: useIndex, tracer: &tracer)
+        return evaluate(request, entry: entries[slot], slot: slot, useIndex: useIndex, tracer: &tracer)
     }
 
-    private func unknownPairStep(_ request: Request) -> TraceStep {
-        guard let type = resourceTypes[request.resource.type] else {
-            return TraceStep(check: "resource type", outcome: .fail, detail: "unknown resource type '\(request.resource.type)'", location: nil)
-        }
-        return TraceStep(check: "action", outcome: .fail, detail: "'\(request.action)' is not an action of '\(type.name)'", location: nil)
+    private func unknownPairEvent(_ request: Request) -> TraceEvent {
+        guard let type = resourceTypes[request.resource.type] else { return .unknownResourceType(request.resource.type) }
+        return .unknownAction(request.action, type: type.name)
     }
 
-    func evaluate<Input: DecideInput, T: Tracer>(_ request: Input, entry: ActionEntry, useIndex: Bool, tracer: inout T) -> Decision {
-        tracer.record(TraceStep(check: "action", outcome: .pass, detail: "\(entry.typeName).\(entry.plan.name)", location: entry.plan.location))
+    func evaluate<Input: DecideInput, T: Tracer>(_ request: Input, entry: ActionEntry, slot: Int, useIndex: Bool, tracer: inout T) -> Decision {
+        tracer.record(.action(slot: slot))
         let signedIn = request.signedIn
         let now = request.decisionTime
         let tier = request.effectiveTier(self, signedIn: signedIn, now: now)
-        tracer.record(TraceStep(
-            check: "subject", outcome: .info,
-            detail: "\(signedIn ? "signed in" : "signed out"), effective tier '\(tiers[tier].id)'", location: nil))
+        tracer.record(.subject(signedIn: signedIn, tier: tier))
         let (isOwner, role) = entry.needsStanding || !useIndex ? request.resourceStanding(self, signedIn: signedIn, entry: entry) : (false, nil)
         // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all.
         guard entry.hasConditions || !useIndex else {
@@ -132,11 +135,9 @@ extension DecisionTable {
         // An explicit deny beats everything else.
         let denyRules = useIndex ? entry.plan.denyRules : rulesToConsider(entry, effect: .deny)
         for (position, index) in denyRules.enumerated() {
-            // An error in a deny condition denies.
-            let matched = Self.matches(useIndex ? entry.denyConditions[position] : rules[index].condition?.root, evaluate, onError: true)
-            tracer.record(TraceStep(
-                check: "deny rule \(rules[index].name)", outcome: matched ? .fail : .skip,
-                detail: matched ? "matched" : "condition false", location: rules[index].location))
+            let condition = Self.value(useIndex ? entry.denyConditions[position] : rules[index].condition?.root, evaluate)
+            let matched = condition ?? Effect.deny.matchesWhenConditionErrors
+            tracer.record(.rule(index: index, condition: condition, applies: matched))
             if matched {
                 if useIndex { return entry.denyRuleDecisions[position] }
                 let message = MessageBuilder.ruleMessage(rules[index], plan: entry.plan, typeName: entry.typeName, defaultDenyMessage: defaultDenyMessage)
@@ -150,11 +151,9 @@ extension DecisionTable {
             var decision = entry.allowDecision
             if let caps = entry.limitCaps, let cap = caps[tier] {
                 let used = request.usedCount(entry)
-                decision.limit = cap
-                decision.used = used
                 // `used` comes from the request and may be any integer; Int.min must not trap.
                 let (remaining, overflow) = cap.subtractingReportingOverflow(used)
-                decision.remaining = overflow ? Int.max : Swift.max(0, remaining)
+                decision.setFigures(limit: cap, used: used, remaining: overflow ? Int.max : Swift.max(0, remaining))
             }
             return decision
         }
@@ -162,12 +161,10 @@ extension DecisionTable {
         // An allow rule can grant what the requirements refused.
         let allowRules = useIndex ? entry.plan.allowRules : rulesToConsider(entry, effect: .allow)
         for (position, index) in allowRules.enumerated() {
-            // An error in an allow condition does not allow.
-            let matched = Self.matches(useIndex ? entry.allowConditions[position] : rules[index].condition?.root, evaluate, onError: false)
-            tracer.record(TraceStep(
-                check: "allow rule \(rules[index].name)", outcome: matched ? .pass : .skip,
-                detail: matched ? "matched" : "condition false", location: rules[index].location))
-            if matched { return Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
+            let condition = Self.value(useIndex ? entry.allowConditions[position] : rules[index].condition?.root, evaluate)
+            let matched = condition ?? Effect.allow.matchesWhenConditionErrors
+            tracer.record(.rule(index: index, condition: condition, applies: matched))
+            if matched { return useIndex ? entry.allowRuleDecisions[position] : Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
         }
 
         return decision(for: failure, entry: entry, tier: tier, useIndex: useIndex)
@@ -175,9 +172,17 @@ extension DecisionTable {
 
     /// The deny for a failed requirement, message included, built in one go.
     private func decision(for failure: Failure, entry: ActionEntry, tier: Int, useIndex: Bool) -> Decision {
-        let plan = entry.plan
         let reason = failure.reason
+        // The pre-built decisions first: reading `entry.plan` copies the whole plan struct (~90 instructions of memcpy
+        // and its retains), which only the fallback below needs.
         if useIndex, let decision = entry.denyDecision(reason) { return decision }
+        if useIndex, reason == .limitExceeded, tier < entry.limitDecisions.count, var decision = entry.limitDecisions[tier],
+            let cap = entry.limitCaps?[tier]
+        {
+            decision.setFigures(limit: cap, used: failure.used, remaining: 0)
+            return decision
+        }
+        let plan = entry.plan
         let message: String
         if useIndex, let rendered = entry.renderedMessage(reason, tier: tier) {
             message = rendered
@@ -200,13 +205,14 @@ extension DecisionTable {
         var used: Int = 0
     }
 
-    /// Whether a rule with this condition root matches: no condition always does; an evaluation error gives `onError`.
+    /// The value of a rule's condition: true when it has none, nil when it fails to evaluate (what the rule then
+    /// does is `Effect.matchesWhenConditionErrors`).
     @inline(__always)
-    private static func matches(_ root: ConditionNode?, _ evaluate: (ConditionNode) -> ConditionValue?, onError: Bool) -> Bool {
+    private static func value(_ root: ConditionNode?, _ evaluate: (ConditionNode) -> ConditionValue?) -> Bool? {
         guard let root else { return true }
         switch evaluate(root) {
         case .bool(let b)?: return b
-        default: return onError
+        default: return nil
         }
     }
 
@@ -220,9 +226,11 @@ extension DecisionTable {
     /// owner role as a member, never from a role merely named "owner". `withConditionInput` uses it too.
     func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
         guard signedIn, let id = request.subject.id else { return (false, nil) }
-        if let owner = entry.owner, owner.read(request.resource) == id { return (true, entry.ownerRole ?? "owner") }
+        if let owner = entry.owner, let ownerID = owner.read(request.resource), SmallName.equal(ownerID, id) {
+            return (true, entry.ownerRole ?? "owner")
+        }
         guard let role = request.resource.members.value(forSmall: id) else { return (false, nil) }
-        return (role == entry.ownerRole, role)
+        return (entry.ownerRole.map { SmallName.equal(role, $0) } ?? false, role)
     }
 
     /// The first requirement of the action the request fails, as a deny without its message yet; nil when all pass.
@@ -232,62 +240,51 @@ extension DecisionTable {
         evaluate: (ConditionNode) -> ConditionValue?
     ) -> Failure? {
         let action = entry.plan
-        func fail(_ reason: Reason, at location: @autoclosure () -> SourceLocation?, _ detail: @autoclosure () -> String) -> Failure {
-            tracer.record(TraceStep(check: reason.rawValue, outcome: .fail, detail: detail(), location: location()))
+        func fail(_ outcome: @autoclosure () -> RequirementOutcome, _ reason: Reason, at location: @autoclosure () -> SourceLocation?) -> Failure {
+            tracer.record(.requirement(outcome(), at: location()))
             return Failure(reason: reason)
         }
 
         // Requirement data comes from the entry's flat fields; the plan's structs are read only for traces.
         if entry.needsSignIn {
-            guard signedIn else { return fail(.unauthenticated, at: action.signIn, "sign-in required, subject is signed out") }
-            tracer.record(TraceStep(check: "sign-in", outcome: .pass, detail: "signed in", location: action.signIn))
+            guard signedIn else { return fail(.signedOut, .unauthenticated, at: action.signIn) }
+            tracer.record(.requirement(.signedIn, at: action.signIn))
         }
 
         if entry.hasAuth {
-            let methods = entry.authMethods
-            if !methods.isEmpty, !request.authMethodSatisfies(entry) {
-                return fail(
-                    .stepUpRequired, at: action.auth?.location,
-                    "needs \(methods.joined(separator: " or ")), verified by \(request.authMethodName ?? "nothing")")
+            if !entry.authMethods.isEmpty, !request.authMethodSatisfies(entry) {
+                return fail(.authMethodRefused(verifiedBy: request.authMethodName), .stepUpRequired, at: action.auth?.location)
             }
             if let maxAge = entry.authMaxAge {
                 guard let at = request.verifiedAt, now.timeIntervalSince(at) <= maxAge else {
-                    return fail(.stepUpRequired, at: action.auth?.location, "verification older than \(CompiledPolicy.formatDuration(maxAge)) or missing")
+                    return fail(.authStale, .stepUpRequired, at: action.auth?.location)
                 }
             }
-            tracer.record(TraceStep(check: "auth", outcome: .pass, detail: "method and freshness satisfied", location: action.auth?.location))
+            tracer.record(.requirement(.authSatisfied, at: action.auth?.location))
         }
 
-        if let needed = entry.appRoles {
-            guard request.holdsAppRole(entry) else {
-                return fail(.roleRequired, at: action.appRoles?.location, "needs app role \(needed.joined(separator: " or "))")
-            }
-            tracer.record(TraceStep(check: "app role", outcome: .pass, detail: "has \(needed.joined(separator: " or "))", location: action.appRoles?.location))
+        if entry.appRoles != nil {
+            guard request.holdsAppRole(entry) else { return fail(.appRoleMissing, .roleRequired, at: action.appRoles?.location) }
+            tracer.record(.requirement(.appRoleHeld, at: action.appRoles?.location))
         }
 
         if entry.hasMembership {
             if isOwner {
-                tracer.record(TraceStep(check: "membership", outcome: .pass, detail: "owner", location: action.membership?.location))
+                tracer.record(.requirement(.owner, at: action.membership?.location))
             } else if let role {
                 guard entry.openToMembers || request.grants(entry, role) else {
-                    return fail(
-                        entry.ownerOnly ? .ownerOnly : .accessDenied, at: action.membership?.location,
-                        "role '\(request.name(of: role, self))' does not grant '\(action.name)'")
+                    let reason: Reason = entry.ownerOnly ? .ownerOnly : .accessDenied
+                    return fail(.roleRefused(request.name(of: role, self), reason), reason, at: action.membership?.location)
                 }
-                tracer.record(TraceStep(
-                    check: "membership", outcome: .pass, detail: "role '\(request.name(of: role, self))' grants '\(action.name)'",
-                    location: action.membership?.location))
+                tracer.record(.requirement(.roleGrants(request.name(of: role, self)), at: action.membership?.location))
             } else {
-                return fail(.notMember, at: action.membership?.location, "subject is not a member")
+                return fail(.notMember, .notMember, at: action.membership?.location)
             }
         }
 
         if let tierHas = entry.featureTierHas {
-            guard tierHas[tier] else {
-                return fail(.requiresUpgrade, at: action.feature?.location, "tier '\(tiers[tier].id)' lacks feature '\(action.feature?.id ?? "")'")
-            }
-            tracer.record(TraceStep(
-                check: "feature \(action.feature?.id ?? "")", outcome: .pass, detail: "tier '\(tiers[tier].id)' has it", location: action.feature?.location))
+            guard tierHas[tier] else { return fail(.featureMissing(tier: tier), .requiresUpgrade, at: action.feature?.location) }
+            tracer.record(.requirement(.featureHeld(tier: tier), at: action.feature?.location))
         }
 
         if let caps = entry.limitCaps {
@@ -295,24 +292,21 @@ extension DecisionTable {
                 let used = request.usedCount(entry)
                 if used >= cap {
                     var failure = fail(
-                        .limitExceeded, at: action.limit.flatMap { $0.capLocations[tier] ?? $0.location }, "\(used) of \(cap) \(entry.limitCounter) used")
+                        .limitReached(used: used, cap: cap), .limitExceeded, at: action.limit.flatMap { $0.capLocations[tier] ?? $0.location })
                     failure.used = used
                     return failure
                 }
-                tracer.record(TraceStep(check: "limit \(action.limit?.id ?? "")", outcome: .pass, detail: "\(used) of \(cap) used", location: action.limit?.location))
+                tracer.record(.requirement(.withinLimit(used: used, cap: cap), at: action.limit?.location))
             } else {
-                tracer.record(TraceStep(
-                    check: "limit \(action.limit?.id ?? "")", outcome: .pass, detail: "unlimited on '\(tiers[tier].id)'", location: action.limit?.location))
+                tracer.record(.requirement(.unlimited(tier: tier), at: action.limit?.location))
             }
         }
 
         if entry.hasConsent {
             guard let root = entry.consentCondition, case .bool(true)? = evaluate(root) else {
-                return fail(
-                    .consentRequired, at: action.consent?.location,
-                    entry.consentCondition == nil ? "consent can never be given" : "privacy settings do not consent")
+                return fail(entry.consentCondition == nil ? .consentNeverGiven : .consentRefused, .consentRequired, at: action.consent?.location)
             }
-            tracer.record(TraceStep(check: "consent", outcome: .pass, detail: action.consent?.condition?.source ?? "", location: action.consent?.location))
+            tracer.record(.requirement(.consented, at: action.consent?.location))
         }
         return nil
     }

@@ -49,6 +49,7 @@ extension Request: DecideInput {
     @inline(__always)
     func authMethodSatisfies(_ entry: ActionEntry) -> Bool {
         guard let method = subject.auth?.method else { return false }
+        if entry.authMethodsASCII, let small = SmallName(method) { return entry.authMethodSmall.contains(small) }
         return entry.authMethods.contains(method)
     }
 
@@ -58,7 +59,15 @@ extension Request: DecideInput {
     @inline(__always)
     func holdsAppRole(_ entry: ActionEntry) -> Bool {
         guard let needed = entry.appRoles else { return true }
-        return subject.roles.contains(where: needed.contains)
+        guard entry.appRolesASCII else { return subject.roles.contains(where: needed.contains) }
+        for role in subject.roles {
+            if let small = SmallName(role) {
+                if entry.appRoleSmall.contains(small) { return true }
+            } else if needed.contains(role) {
+                return true
+            }
+        }
+        return false
     }
 
     @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { resource.usage.value(forSmall: entry.limitCounter) ?? 0 }
@@ -82,8 +91,7 @@ extension InternedRequest: DecideInput {
     @inline(__always)
     func effectiveTier(_ table: DecisionTable, signedIn: Bool, now: Date) -> Int {
         guard signedIn, let tier, tier.index >= 0, Int(tier.index) < table.tiers.count else { return table.defaultTier }
-        if let expiry = subscriptionExpiry, expiry < now { return table.defaultTier }
-        return Int(tier.index)
+        return Subject.subscriptionHasLapsed(expiry: subscriptionExpiry, at: now) ? table.defaultTier : Int(tier.index)
     }
 
     @inline(__always)
@@ -141,6 +149,19 @@ extension Dictionary where Key == String {
     func value(forSmall key: String) -> Value? {
         guard count <= 4 else { return self[key] }
         var index = startIndex
+        // A small ASCII key equals another small ASCII key exactly when their words are equal.
+        if let small = SmallName(key) {
+            while index != endIndex {
+                let candidate = keys[index]
+                if let other = SmallName(candidate) {
+                    if other == small { return values[index] }
+                } else if candidate == key {
+                    return values[index]
+                }
+                formIndex(after: &index)
+            }
+            return nil
+        }
         while index != endIndex {
             if keys[index] == key { return values[index] }
             formIndex(after: &index)

@@ -104,7 +104,12 @@ final class DecisionTable: Sendable {
     /// The index of tier `name`, or nil when the policy has no such tier.
     @inline(__always)
     func tierSlot(_ name: String) -> Int? {
-        // A few compares cost less than a hash when there are few tiers.
+        // A few compares cost less than a hash when there are few tiers; small ASCII names compare as two words.
+        if tierNames.isASCII, let small = SmallName(name) {
+            let smalls = tierNames.smallNames
+            for i in smalls.indices where smalls[i] == small { return i }
+            return nil
+        }
         let names = tierNames.names
         if names.count <= 8 {
             for i in names.indices where names[i] == name { return i }
@@ -127,6 +132,14 @@ final class ActionEntry: Sendable {
     let hasConditions: Bool
     /// The membership plan's granting roles as a list, searched linearly when short.
     let grantingRoles: [String]
+    /// The same and the app roles and auth methods the action accepts, as `SmallName`s (zero words for a name that
+    /// is not one), and whether every one of the names is ASCII (so a small request name compares by words).
+    let grantingSmall: [SmallName]
+    let grantingASCII: Bool
+    let appRoleSmall: [SmallName]
+    let appRolesASCII: Bool
+    let authMethodSmall: [SmallName]
+    let authMethodsASCII: Bool
     /// The condition roots of `plan.denyRules`, `plan.allowRules` and the consent, in order: an indirect enum
     /// is one reference, so reading one does not copy a whole `CompiledCondition`.
     let denyConditions: [ConditionNode?]
@@ -157,6 +170,11 @@ final class ActionEntry: Sendable {
     let denyDecisions: [Decision]
     /// The finished deny decision of each deny rule, in `plan.denyRules` order.
     let denyRuleDecisions: [Decision]
+    /// The allow decision of each allow rule, in `plan.allowRules` order.
+    let allowRuleDecisions: [Decision]
+    /// `limit_exceeded` per effective tier, message, tier to upgrade to and location built, where `limitMessages` has
+    /// the message: `decide` fills in the figures only.
+    let limitDecisions: [Decision?]
     // The requirements in the vocabulary's ids, for `InternedRequest`s.
     /// The app roles that satisfy the requirement; nil when there is none.
     let appRoleIDs: AppRoleSet?
@@ -178,6 +196,9 @@ final class ActionEntry: Sendable {
         self.hasConditions = conditions
         self.needsStanding = plan.membership != nil || conditions
         self.grantingRoles = plan.membership.map { Array($0.grantingRoles) } ?? []
+        (self.grantingSmall, self.grantingASCII) = SmallName.list(grantingRoles)
+        (self.appRoleSmall, self.appRolesASCII) = SmallName.list(plan.appRoles?.roles ?? [])
+        (self.authMethodSmall, self.authMethodsASCII) = SmallName.list(plan.auth?.methods ?? [])
         self.denyConditions = plan.denyRules.map { rules[$0].condition?.root }
         self.allowConditions = plan.allowRules.map { rules[$0].condition?.root }
         self.consentCondition = plan.consent?.condition?.root
@@ -202,6 +223,13 @@ final class ActionEntry: Sendable {
         }
         self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
             Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
+        }
+        self.allowRuleDecisions = plan.allowRules.map { Decision(effect: .allow, reason: .allowed, policy: rules[$0].location) }
+        self.limitDecisions = limitMessages.indices.map { tier in
+            guard let message = limitMessages[tier], let limit = plan.limit else { return nil }
+            return Decision(
+                effect: .deny, reason: .limitExceeded, message: message, upgradeTo: limit.upgrades[tier].map { tiers[$0].id },
+                policy: limit.capLocations[tier] ?? limit.location)
         }
         self.appRoleIDs = plan.appRoles.map { required in
             var set = AppRoleSet()
@@ -253,6 +281,10 @@ final class ActionEntry: Sendable {
     /// Whether a member with `role` is granted the action by role.
     @inline(__always)
     func grants(_ role: String) -> Bool {
+        if grantingASCII, let small = SmallName(role) {
+            for granting in grantingSmall where granting == small { return true }
+            return false
+        }
         if grantingRoles.count <= 8 {
             for granting in grantingRoles where granting == role { return true }
             return false
@@ -379,6 +411,12 @@ struct ActionTable: Sendable {
     /// Every key is ASCII; otherwise the table is not used.
     private let usable: Bool
     var isUsable: Bool { usable }
+    /// The pairs whose two names are small ASCII strings (`SmallName`), by their words: a request whose names are
+    /// small too resolves here with no byte loop. Zero words for a pair with a longer name, which a small request
+    /// name can never equal.
+    private let smallBuckets: [Int32]
+    private let smallTypes: [SmallName]
+    private let smallActions: [SmallName]
 
     init(_ keys: [(type: String, action: String)]) {
         var capacity = 16
@@ -403,10 +441,42 @@ struct ActionTable: Sendable {
         self.types = keys.map(\.type)
         self.actions = keys.map(\.action)
         self.usable = usable
+        var smallBuckets = [Int32](repeating: -1, count: capacity)
+        var smallTypes: [SmallName] = []
+        var smallActions: [SmallName] = []
+        for (slot, key) in keys.enumerated() {
+            guard usable, let type = SmallName.canonical(key.type), let action = SmallName.canonical(key.action) else {
+                smallTypes.append(.none)
+                smallActions.append(.none)
+                continue
+            }
+            smallTypes.append(type)
+            smallActions.append(action)
+            var i = Self.smallHash(type, action) & (capacity - 1)
+            while smallBuckets[i] >= 0 { i = (i + 1) & (capacity - 1) }
+            smallBuckets[i] = Int32(slot)
+        }
+        self.smallBuckets = smallBuckets
+        self.smallTypes = smallTypes
+        self.smallActions = smallActions
+    }
+
+    @inline(__always)
+    private static func smallHash(_ type: SmallName, _ action: SmallName) -> Int {
+        Int(truncatingIfNeeded: action.mixed(into: type.mixed(into: 0x9E37_79B9_7F4A_7C15)))
     }
 
     @inline(__always)
     func lookup(type: String, action: String) -> Lookup {
+        if usable, let smallType = SmallName(type), let smallAction = SmallName(action) {
+            var i = Self.smallHash(smallType, smallAction) & mask
+            while true {
+                let slot = Int(smallBuckets[i])
+                if slot < 0 { return .absent }
+                if smallTypes[slot] == smallType, smallActions[slot] == smallAction { return .found(slot) }
+                i = (i + 1) & mask
+            }
+        }
         guard usable, let hash = Self.hash(type: type, action: action) else { return .notASCII }
         var i = Int(truncatingIfNeeded: hash) & mask
         while true {
@@ -452,6 +522,9 @@ struct NameTable: Sendable {
     private let hashes: [UInt64]
     let names: [String]
     private let usable: Bool
+    /// Every name is ASCII, and each as a `SmallName` (zero words when longer than 15 bytes).
+    var isASCII: Bool { usable }
+    let smallNames: [SmallName]
 
     init(_ names: [String]) {
         var capacity = 8
@@ -475,6 +548,7 @@ struct NameTable: Sendable {
         self.hashes = hashes
         self.names = names
         self.usable = usable
+        self.smallNames = SmallName.list(names).names
     }
 
     /// The position of `name`; `.notASCII` when the name or any name of the table is not ASCII.

@@ -2,9 +2,10 @@ import Foundation
 import PolicyModel
 
 // The product rules analysis tools (lints, invariants, the request space) must agree with `decide` on, each
-// stated once here so those tools ask rather than restate. `Decide.swift` still spells the same two rules out
-// inline on the hot path (`DecisionTable.effectiveTier`, `matches(_:_:onError:)`); `RuleHomesTests` pins
-// each home to what `decide` does.
+// stated once here so those tools ask rather than restate. `decide` calls them too (`DecisionTable.effectiveTier`,
+// `InternedRequest.effectiveTier` and the rule loops in `Decide.swift`); callgrind counts the same instructions
+// per decision as the inline forms they replaced (docs/performance.md). `RuleHomesTests` pins each home to what
+// `decide` does.
 
 extension CompiledPolicy {
     /// The id of the tier `decide` applies to the subject at `now`: the one features, limits and

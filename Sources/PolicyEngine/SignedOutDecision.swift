@@ -8,9 +8,9 @@ extension CompiledPolicy {
     /// give this answer instead of deciding for a signed-out subject, so an app learns to refresh its session.
     public func signedOutDecision(resourceType: String, action: String) -> Decision {
         if let id = vocabulary.action(type: resourceType, action: action), let entry = vocabulary.entry(id),
-            let text = entry.messages.first(where: { $0.reason == .unauthenticated })?.text
+            let decision = entry.denyDecision(.unauthenticated)
         {
-            return ActionEntry.deny(.unauthenticated, message: text, plan: entry.plan, tiers: table.tiers)
+            return decision
         }
         return Decision(effect: .deny, reason: .unauthenticated, message: DefaultMessages.text(for: .unauthenticated))
     }

@@ -1,21 +1,20 @@
 /// The answer to a `Request`: allow or deny, why, and what the user can do about it.
+///
+/// Cheap to copy: the effect, the reason and the limit figures are held inline, and the message, the tier to
+/// upgrade to and the location in one shared immutable object, which a compiled policy builds once per decision it
+/// can give. Copying a decision out of the policy is a small copy and one retain, and allocates nothing.
 public struct Decision: Sendable, Hashable {
     /// Allow or deny.
     public var effect: Effect
     /// Why: the contract's reason code.
     public var reason: Reason
-    /// User-facing text; present on every deny.
-    public var message: String?
-    /// For `limit_exceeded` and an allowed limited action: the cap of the subject's tier.
-    public var limit: Int?
-    /// How much of the limit the request says is used.
-    public var used: Int?
-    /// How much of the limit is left (0 when exceeded).
-    public var remaining: Int?
-    /// The tier id that would lift the denial.
-    public var upgradeTo: String?
-    /// Where the rule that decided is written.
-    public var policy: SourceLocation?
+    /// Which of `limit`, `used`, `remaining` are present: bits 0, 1, 2.
+    @usableFromInline var figures: UInt8
+    @usableFromInline var limitValue: Int
+    @usableFromInline var usedValue: Int
+    @usableFromInline var remainingValue: Int
+    /// `message`, `upgradeTo` and `policy`; nil when all three are absent.
+    @usableFromInline package var text: DecisionText?
 
     /// A decision with the fields that apply; the others stay absent.
     @inlinable
@@ -23,19 +22,127 @@ public struct Decision: Sendable, Hashable {
         effect: Effect, reason: Reason, message: String? = nil, limit: Int? = nil, used: Int? = nil,
         remaining: Int? = nil, upgradeTo: String? = nil, policy: SourceLocation? = nil
     ) {
-        self.effect = effect
-        self.reason = reason
-        self.message = message
+        self.init(effect: effect, reason: reason, text: DecisionText.make(message: message, upgradeTo: upgradeTo, policy: policy))
         self.limit = limit
         self.used = used
         self.remaining = remaining
-        self.upgradeTo = upgradeTo
-        self.policy = policy
+    }
+
+    /// A decision sharing `text` (built ahead, so making it allocates nothing), with no limit figures.
+    @inlinable
+    package init(effect: Effect, reason: Reason, text: DecisionText?) {
+        self.effect = effect
+        self.reason = reason
+        self.figures = 0
+        self.limitValue = 0
+        self.usedValue = 0
+        self.remainingValue = 0
+        self.text = text
+    }
+
+    /// User-facing text; present on every deny.
+    @inlinable
+    public var message: String? {
+        get { text?.message }
+        set { text = DecisionText.make(message: newValue, upgradeTo: upgradeTo, policy: policy) }
+    }
+
+    /// For `limit_exceeded` and an allowed limited action: the cap of the subject's tier.
+    @inlinable
+    public var limit: Int? {
+        get { figures & 1 != 0 ? limitValue : nil }
+        set { set(newValue, bit: 1, \.limitValue) }
+    }
+
+    /// How much of the limit the request says is used.
+    @inlinable
+    public var used: Int? {
+        get { figures & 2 != 0 ? usedValue : nil }
+        set { set(newValue, bit: 2, \.usedValue) }
+    }
+
+    /// How much of the limit is left (0 when exceeded).
+    @inlinable
+    public var remaining: Int? {
+        get { figures & 4 != 0 ? remainingValue : nil }
+        set { set(newValue, bit: 4, \.remainingValue) }
+    }
+
+    /// The tier id that would lift the denial.
+    @inlinable
+    public var upgradeTo: String? {
+        get { text?.upgradeTo }
+        set { text = DecisionText.make(message: message, upgradeTo: newValue, policy: policy) }
+    }
+
+    /// Where the rule that decided is written.
+    @inlinable
+    public var policy: SourceLocation? {
+        get { text?.policy }
+        set { text = DecisionText.make(message: message, upgradeTo: upgradeTo, policy: newValue) }
+    }
+
+    /// Sets all three limit figures at once.
+    @inlinable
+    package mutating func setFigures(limit: Int, used: Int, remaining: Int) {
+        figures = 7
+        limitValue = limit
+        usedValue = used
+        remainingValue = remaining
+    }
+
+    @inlinable
+    mutating func set(_ value: Int?, bit: UInt8, _ field: WritableKeyPath<Decision, Int>) {
+        if let value {
+            figures |= bit
+            self[keyPath: field] = value
+        } else {
+            figures &= ~bit
+            self[keyPath: field] = 0
+        }
     }
 
     /// Whether the effect is allow.
     @inlinable
     public var isAllowed: Bool { effect == .allow }
+
+    public static func == (a: Decision, b: Decision) -> Bool {
+        a.effect == b.effect && a.reason == b.reason && a.limit == b.limit && a.used == b.used && a.remaining == b.remaining
+            && (a.text === b.text || (a.message == b.message && a.upgradeTo == b.upgradeTo && a.policy == b.policy))
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(effect)
+        hasher.combine(reason)
+        hasher.combine(message)
+        hasher.combine(limit)
+        hasher.combine(used)
+        hasher.combine(remaining)
+        hasher.combine(upgradeTo)
+        hasher.combine(policy)
+    }
+}
+
+/// A decision's message, upgrade tier and location, shared between copies: immutable, so a compiled policy
+/// builds each once.
+@usableFromInline
+package final class DecisionText: Sendable {
+    @usableFromInline let message: String?
+    @usableFromInline let upgradeTo: String?
+    @usableFromInline let policy: SourceLocation?
+
+    @usableFromInline
+    package init(message: String?, upgradeTo: String?, policy: SourceLocation?) {
+        self.message = message
+        self.upgradeTo = upgradeTo
+        self.policy = policy
+    }
+
+    /// The text of those three fields, nil when all are absent.
+    @inlinable
+    package static func make(message: String?, upgradeTo: String?, policy: SourceLocation?) -> DecisionText? {
+        message == nil && upgradeTo == nil && policy == nil ? nil : DecisionText(message: message, upgradeTo: upgradeTo, policy: policy)
+    }
 }
 
 /// The two outcomes of a decision.

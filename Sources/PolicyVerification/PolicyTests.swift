@@ -13,8 +13,10 @@ public struct PolicyTestResult: Sendable, Hashable {
     public var decision: Decision?
     /// The request the test asked, nil when it could not be read.
     public var request: Request?
-    /// Every check and rule the engine considered for the request: coverage is counted from it.
+    /// Every check and rule the engine considered for the request, in words.
     public var trace: [TraceStep]
+    /// The same as the engine's events: coverage is counted from these, never from the words.
+    package var events: [TraceEvent] = []
 
     public var passed: Bool { failures.isEmpty }
 
@@ -62,8 +64,10 @@ public enum PolicyTestRunner {
         compare("limit", expect.limit, decision.limit) { $0.map(String.init) ?? "none" }
         compare("used", expect.used, decision.used) { $0.map(String.init) ?? "none" }
         compare("remaining", expect.remaining, decision.remaining) { $0.map(String.init) ?? "none" }
-        return PolicyTestResult(
+        var result = PolicyTestResult(
             name: test.name, location: test.location, failures: failures, decision: decision, request: request, trace: explanation.trace)
+        result.events = explanation.events
+        return result
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import PolicyCompiler
+import PolicyEngine
 import PolicyModel
 import PolicyVerification
 import Testing
@@ -107,6 +108,31 @@ import Testing
         #expect(names.contains("deny rule no-admin-leaks: condition true") && names.contains("deny rule no-admin-leaks: condition false"))
         #expect(coverage.files.map(\.file) == ["c/app.yaml"])
         #expect(coverage.files[0].total == coverage.total)
+    }
+
+    /// Coverage is counted from the engine's events: rewording every explain line, or dropping the text altogether,
+    /// changes nothing (before the events, it matched on "deny rule ", "feature " ... and this would drop to 0).
+    @Test func coverageDoesNotDependOnTheTracesWording() throws {
+        let files = [
+            PolicyFileInput(path: "c/app.yaml", bytes: Array(Self.policy.utf8)), PolicyFileInput(path: "c/tests.yaml", bytes: Array(Self.tests.utf8)),
+        ]
+        let result = PolicyCompiler.compile(name: "c", files: files)
+        let policy = try #require(result.policy)
+        let results = PolicyTestRunner.run(result)
+        let reworded = results.map { test in
+            var test = test
+            test.trace = test.trace.map { TraceStep(check: "Prüfung " + $0.check.uppercased(), outcome: .info, detail: "", location: nil) }
+            return test
+        }
+        let silent = results.map { test in
+            var test = test
+            test.trace = []
+            return test
+        }
+        let original = Coverage.measure(policy, tests: results)
+        #expect(original.percent == 100)
+        #expect(Coverage.measure(policy, tests: reworded) == original)
+        #expect(Coverage.measure(policy, tests: silent) == original)
     }
 
     @Test func percentagesRoundDownSoAMinimumIsNeverMetByRounding() {

@@ -70,7 +70,7 @@ public enum Coverage {
     public static func measure(_ policy: CompiledPolicy, tests: [PolicyTestResult]) -> CoverageReport {
         var collector = CoverageCollector(policy: policy)
         for test in tests {
-            if let request = test.request { collector.record(request, trace: test.trace) }
+            if let request = test.request { collector.record(request, events: test.events) }
         }
         return collector.report()
     }
@@ -78,12 +78,9 @@ public enum Coverage {
 
 /// Enumerates a compiled policy's coverage items and marks those an explain trace exercised.
 ///
-/// Counted from `CompiledPolicy.explain` traces rather than a hook in the engine, so `decide` stays untouched.
+/// Counted from the trace events `CompiledPolicy.explain` emits (which rule, which requirement, how each came out),
+/// never from the trace's words, so rewording an explain line cannot change coverage.
 package struct CoverageCollector {
-    package enum Requirement: Hashable, CaseIterable {
-        case signIn, auth, appRole, membership, feature, limit, consent
-    }
-
     private enum Key: Hashable {
         case ruleDecided(Int)
         case condition(rule: Int, value: Bool)
@@ -93,13 +90,11 @@ package struct CoverageCollector {
     private let policy: CompiledPolicy
     private var items: [CoverageItem] = []
     private var index: [Key: Int] = [:]
-    private var ruleAtLocation: [SourceLocation: Int] = [:]
 
     package init(policy: CompiledPolicy) {
         self.policy = policy
         for (i, rule) in policy.rules.enumerated() {
             let label = "\(rule.effect.rawValue) rule \(rule.name)"
-            ruleAtLocation[rule.location] = i
             add(.ruleDecided(i), .rule, "\(label) decides", at: rule.location)
             if let condition = rule.condition {
                 // A condition folded to a constant has one branch only (the lints report it).
@@ -168,37 +163,20 @@ package struct CoverageCollector {
     }
 
     /// Marks what one explained request exercised.
-    package mutating func record(_ request: Request, trace: [TraceStep]) {
+    package mutating func record(_ request: Request, events: [TraceEvent]) {
         let typeName = request.resource.type
         guard let action = policy.resourceTypes[typeName]?.actions[request.action] else { return }
-        for step in trace {
-            if step.check.hasPrefix("deny rule ") || step.check.hasPrefix("allow rule ") {
-                guard let location = step.location, let rule = ruleAtLocation[location] else { continue }
-                // A deny rule that matched is reported as `fail`, an allow rule that matched as `pass`; `skip` is a false condition.
-                let matched = step.outcome != .skip
-                if matched { mark(.ruleDecided(rule)) }
-                if policy.rules[rule].condition != nil { mark(.condition(rule: rule, value: matched)) }
+        for event in events {
+            switch event {
+            case .rule(let rule, _, let applies):
+                if applies { mark(.ruleDecided(rule)) }
+                // The branch a rule took as the engine acted on it: an erroring deny condition counts as true.
+                if policy.rules[rule].condition != nil { mark(.condition(rule: rule, value: applies)) }
+            case .requirement(let outcome, _):
+                mark(.requirement(type: typeName, action: action.name, outcome.requirement, passed: outcome.passed))
+            case .unknownResourceType, .unknownAction, .action, .subject:
                 continue
             }
-            guard step.outcome == .pass || step.outcome == .fail, let requirement = Self.requirement(named: step.check) else { continue }
-            mark(.requirement(type: typeName, action: action.name, requirement, passed: step.outcome == .pass))
-        }
-    }
-
-    /// The requirement a trace step reports on: its check name when it passes, its reason when it fails.
-    static func requirement(named check: String) -> Requirement? {
-        switch check {
-        case "sign-in", Reason.unauthenticated.rawValue: return .signIn
-        case "auth", Reason.stepUpRequired.rawValue: return .auth
-        case "app role", Reason.roleRequired.rawValue: return .appRole
-        case "membership", Reason.notMember.rawValue, Reason.ownerOnly.rawValue, Reason.accessDenied.rawValue: return .membership
-        case Reason.requiresUpgrade.rawValue: return .feature
-        case Reason.limitExceeded.rawValue: return .limit
-        case "consent", Reason.consentRequired.rawValue: return .consent
-        default:
-            if check.hasPrefix("feature ") { return .feature }
-            if check.hasPrefix("limit ") { return .limit }
-            return nil
         }
     }
 

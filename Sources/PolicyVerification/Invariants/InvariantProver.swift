@@ -100,13 +100,14 @@ public enum InvariantProver {
         }
         if !space.isExhaustive { part.sampled = applicable.map { ($0, "\(space.type).\(space.action)") } }
         part.lint.begin(space, type: type, action: action)
+        var events: [TraceEvent] = []
         space.forEach { point in
             let request = space.request(point)
-            let decision = policy.decide(request)
-            part.lint.record(point, request: request, decision: decision)
+            let decision = policy.decide(request, recording: &events)
+            part.lint.record(point, request: request, decision: decision, events: events)
             for i in applicable where invariants[i].matches(point, request: request, in: space, policy: policy) {
                 part.checked[i] += 1
-                guard part.counterexamples[i] == nil, let expected = invariants[i].violation(decision, action: action) else { continue }
+                guard part.counterexamples[i] == nil, let expected = invariants[i].violation(decision, action: action, events: events) else { continue }
                 part.counterexamples[i] = Counterexample(request: request, expected: expected, explanation: policy.explain(request))
             }
         }
@@ -208,8 +209,9 @@ struct CheckedInvariant {
         return true
     }
 
-    /// What the invariant required and the decision did not give, or nil when it holds.
-    func violation(_ decision: Decision, action: ActionPlan) -> String? {
+    /// What the invariant required and the decision on `action` did not give, or nil when it holds; `events`, what
+    /// `decide` emitted reaching it, say whether a rule decided (none: the requirements did).
+    func violation(_ decision: Decision, action _: ActionPlan, events: [TraceEvent] = []) -> String? {
         switch expect {
         case .allow:
             return decision.effect == .allow ? nil : "allow"
@@ -218,7 +220,7 @@ struct CheckedInvariant {
             if !reasons.isEmpty, !reasons.contains(decision.reason) { return "deny with reason \(reasonList)" }
             return nil
         case .noRuleAllows:
-            let byRule = decision.effect == .allow && decision.policy != action.location
+            let byRule = decision.effect == .allow && TraceEvent.decidingRule(in: events) != nil
             return byRule ? "no allow rule deciding" : nil
         case .denyHasMessage:
             guard decision.effect == .deny else { return nil }

@@ -20,8 +20,8 @@ struct SpaceLint {
         var isTrue = 0
         var isFalse = 0
         var decided = 0
-        /// Who decided the requests the rule matched but did not decide: a location, or nil for the requirements.
-        var preempted: [SourceLocation?: Int] = [:]
+        /// Who decided the requests the rule matched but did not decide: a rule's index, or nil for the requirements.
+        var preempted: [Int?: Int] = [:]
         var gapped = false
 
         mutating func add(_ other: RuleStats) {
@@ -62,16 +62,17 @@ struct SpaceLint {
     // The action being enumerated, flattened so recording a request copies no plan.
     private var space: ActionSpace?
     private var action: ActionPlan?
-    private var actionLocation = SourceLocation(file: "", line: 0, column: 0)
-    /// The action's rules (deny rules, then allow rules) as parallel arrays: rule index, condition, error outcome, location.
+    /// The action's rules (deny rules, then allow rules) as parallel arrays: rule index, condition, error outcome.
     private var activeIndex: [Int] = []
     private var activeRoot: [ConditionNode?] = []
     /// Whether each rule matches when its condition errors (`Effect.matchesWhenConditionErrors`).
     private var activeMatchesOnError: [Bool] = []
-    private var activeLocation: [SourceLocation] = []
     /// Pairs with a rule on this action: the pair, and the positions of its rules in `active`.
     private var activePairs: [(pair: Int, allow: Int?, deny: Int?)] = []
     private var matched: [Bool] = []
+    /// Per position, for the request being recorded: whether the engine considered the rule, and its condition's value.
+    private var considered: [Bool] = []
+    private var values: [Bool?] = []
     private var allowed = 0
     private var total = 0
     private var denyReasons: [Reason: Int] = [:]
@@ -109,12 +110,10 @@ struct SpaceLint {
     mutating func begin(_ space: ActionSpace, type: ResourceTypePlan, action: ActionPlan) {
         self.space = space
         self.action = action
-        actionLocation = action.location
         let indexes = action.denyRules + action.allowRules
         activeIndex = indexes
         activeRoot = indexes.map { policy.rules[$0].condition?.root }
         activeMatchesOnError = indexes.map { policy.rules[$0].effect.matchesWhenConditionErrors }
-        activeLocation = indexes.map { policy.rules[$0].location }
         actionStats = Array(repeating: RuleStats(), count: indexes.count)
         for position in indexes.indices where !space.isExhaustive { actionStats[position].gapped = true }
         let position = Dictionary(indexes.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
@@ -123,6 +122,8 @@ struct SpaceLint {
             return a == nil && d == nil ? nil : (p, a, d)
         }
         matched = Array(repeating: false, count: indexes.count)
+        considered = Array(repeating: false, count: indexes.count)
+        values = Array(repeating: nil, count: indexes.count)
         actionPairStats = Array(repeating: PairStats(), count: activePairs.count)
         allowed = 0
         total = 0
@@ -130,7 +131,9 @@ struct SpaceLint {
         missingMessage = nil
     }
 
-    mutating func record(_ point: SpacePoint, request: Request, decision: Decision) {
+    /// Folds in one request: its decision, and the events `decide` emitted for it (which rules it considered, how
+    /// their conditions came out, which one decided).
+    mutating func record(_ point: SpacePoint, request: Request, decision: Decision, events: [TraceEvent] = []) {
         total += 1
         if decision.effect == .allow {
             allowed += 1
@@ -139,19 +142,31 @@ struct SpaceLint {
             if (decision.message ?? "").isEmpty, missingMessage == nil { missingMessage = (decision.policy, request) }
         }
         guard !activeIndex.isEmpty else { return }
-        let roots = activeRoot
-        let values = policy.withConditionInput(for: request) { input in
-            roots.map { root -> Bool? in
-                guard let root else { return true }
-                if case .bool(let b)? = root.evaluate(input) { return b }
-                return nil
-            }
+        // The rules the engine considered, from its events; nil decider: the requirements decided.
+        for position in considered.indices { considered[position] = false }
+        var decider: Int?
+        for event in events {
+            guard case .rule(let index, let condition, let applies) = event, let position = activeIndex.firstIndex(of: index) else { continue }
+            considered[position] = true
+            values[position] = condition
+            if applies { decider = position }
         }
-        guard let values else { return }
-        // The rule that decided, if one did (a deny rule, or an allow rule rather than the requirements).
-        let ruleDecided = decision.reason == .deniedByRule || (decision.reason == .allowed && decision.policy != actionLocation)
-        let decider = ruleDecided ? decision.policy.flatMap { activeLocation.firstIndex(of: $0) } : nil
-        let byRequirements = decision.reason != .deniedByRule && decision.policy == actionLocation
+        // The rules past the one that decided were not reached: the lint still asks what they would have done.
+        if considered.contains(false) {
+            let roots = activeRoot
+            let reached = considered
+            let rest = policy.withConditionInput(for: request) { input in
+                roots.indices.map { position -> Bool? in
+                    guard !reached[position] else { return nil }
+                    guard let root = roots[position] else { return true }
+                    if case .bool(let b)? = root.evaluate(input) { return b }
+                    return nil
+                }
+            }
+            guard let rest else { return }
+            for position in rest.indices where !considered[position] { values[position] = rest[position] }
+        }
+        let byRule = decider.map { activeIndex[$0] }
         for position in values.indices {
             let value = values[position]
             if value == true { actionStats[position].isTrue += 1 } else if value == false { actionStats[position].isFalse += 1 }
@@ -161,7 +176,7 @@ struct SpaceLint {
             if decider == position {
                 actionStats[position].decided += 1
             } else if matches {
-                actionStats[position].preempted[byRequirements ? nil : decision.policy, default: 0] += 1
+                actionStats[position].preempted[byRule, default: 0] += 1
             }
         }
         for (q, (_, allow, deny)) in activePairs.enumerated() {
@@ -225,15 +240,17 @@ struct SpaceLint {
                 }
             }
             guard stats.decided == 0 else { continue }
-            let top = stats.preempted.max { ($0.value, $1.key?.description ?? "") < ($1.value, $0.key?.description ?? "") }
-            if let top, let location = top.key {
-                let other = policy.rules.first { $0.location == location }
+            // Ties go to the rule written first (by its location's text), as when the lint keyed by location.
+            func order(_ index: Int?) -> String { index.map { policy.rules[$0].location.description } ?? "" }
+            let top = stats.preempted.max { ($0.value, order($1.key)) < ($1.value, order($0.key)) }
+            if let top, let index = top.key {
+                let other = policy.rules[index]
                 result.append(Diagnostic(
                     .warning, .ruleShadowed,
                     "\(kind) rule '\(rule.name)' never decides\(proof): "
-                        + "\(other.map { "\($0.effect == Effect.deny ? "deny" : "allow") rule '\($0.name)'" } ?? "another rule") decides first every request it matches",
+                        + "\(other.effect == Effect.deny ? "deny" : "allow") rule '\(other.name)' decides first every request it matches",
                     at: rule.location, help: ["delete it, or narrow or reorder the rule that decides first"],
-                    notes: [(location, "the rule that decides instead")]))
+                    notes: [(other.location, "the rule that decides instead")]))
             } else if top != nil {
                 result.append(Diagnostic(
                     .warning, .ruleNeverFires,
