@@ -10,7 +10,7 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Every option may also come from the environment: GATEHOUSE_POLICIES, GATEHOUSE_DATABASE, GATEHOUSE_HOST,
             GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
-            (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT. The first line on standard
+            (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_READ_TIMEOUT. The first line on standard
             output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
             The database is created and migrated on first start. SIGHUP reloads the policy folder; SIGTERM finishes
             requests in flight and exits. API: docs/server.md.
@@ -44,6 +44,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest request body in bytes (default 1 MiB).")
     var bodyLimit: Int?
 
+    @Option(help: ArgumentHelp("Seconds to read a whole request, header and body, from its first byte (default 10).", valueName: "SECONDS"))
+    var readTimeout: Double?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -55,6 +58,7 @@ struct Serve: AsyncParsableCommand {
         options.operatorTokenFile = operatorTokenFile
         options.strictReload = strictReload
         options.bodyLimit = bodyLimit
+        options.readTimeout = readTimeout
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

@@ -18,6 +18,9 @@ public struct ServerSettings: Sendable {
     public var bodyLimit = 1 << 20
     /// A connection with nothing read or written for this long is closed.
     public var idleTimeout: Duration = .seconds(30)
+    /// A request must be read whole (header and body) within this long of its first byte, however steadily the
+    /// client sends; past it the answer is 408 and the connection is closed.
+    public var readTimeout: Duration = .seconds(10)
     /// How often the policy folder is looked at, and how long it must stay unchanged before a reload.
     public var watchInterval: Duration = .milliseconds(250)
     public var settleTime: Duration = .milliseconds(500)
@@ -41,6 +44,7 @@ public struct ServerSettings: Sendable {
         case operatorToken = "GATEHOUSE_OPERATOR_TOKEN"
         case strictReload = "GATEHOUSE_STRICT_RELOAD"
         case bodyLimit = "GATEHOUSE_BODY_LIMIT"
+        case readTimeout = "GATEHOUSE_READ_TIMEOUT"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -54,6 +58,8 @@ public struct ServerSettings: Sendable {
         public var operatorTokenFile: String?
         public var strictReload = false
         public var bodyLimit: Int?
+        /// Seconds (a fraction allowed).
+        public var readTimeout: Double?
         public init() {}
     }
 
@@ -90,6 +96,15 @@ public struct ServerSettings: Sendable {
         } else if let text = env(.bodyLimit) {
             guard let limit = Int(text), limit > 0 else { throw Problem(description: "\(Variable.bodyLimit.rawValue) must be a positive byte count") }
             s.bodyLimit = limit
+        }
+        if let seconds = options.readTimeout {
+            guard seconds > 0, seconds.isFinite else { throw Problem(description: "--read-timeout must be a positive number of seconds") }
+            s.readTimeout = .milliseconds(Int64(seconds * 1000))
+        } else if let text = env(.readTimeout) {
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                throw Problem(description: "\(Variable.readTimeout.rawValue) must be a positive number of seconds")
+            }
+            s.readTimeout = .milliseconds(Int64(seconds * 1000))
         }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
