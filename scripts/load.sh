@@ -20,8 +20,10 @@ trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm
 
 export PATH=/opt/swift/usr/bin:$PATH
 SCRATCH="${SCRATCH:-.build}"
-swift build -c "$CONFIG" --scratch-path "$SCRATCH" --product policy >/dev/null
-BIN="$(swift build -c "$CONFIG" --scratch-path "$SCRATCH" --show-bin-path)/policy"
+if [ -z "${BIN:-}" ]; then  # BIN=path/to/policy runs a binary already built, as it is
+  swift build -c "$CONFIG" --scratch-path "$SCRATCH" --product policy >/dev/null
+  BIN="$(swift build -c "$CONFIG" --scratch-path "$SCRATCH" --show-bin-path)/policy"
+fi
 "$BIN" serve --policies policies/research-crawler --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 \
   > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
@@ -72,4 +74,5 @@ while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt "${MEM_SECONDS:-3
   fi
 done
 rss1m="$(awk '/VmRSS/ {print $2}' /proc/$SERVER/status)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "RSS after $at100k requests: ${rss100k} kB; after $total requests: ${rss1m} kB ($(awk -v a="$rss100k" -v b="$rss1m" 'BEGIN {printf "%+.1f%%", (b - a) * 100 / a}'))"

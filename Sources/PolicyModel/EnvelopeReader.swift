@@ -158,7 +158,11 @@ extension JSONRequestParser {
         case UInt8(ascii: "t"): try literal("true")
         case UInt8(ascii: "f"): try literal("false")
         case UInt8(ascii: "n"): try literal("null")
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try scanNumber()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            // A number too big for the reader is still JSON (the cursor is past it): the item fails alone.
+            do throws(RequestError) {
+                _ = try scanNumber()
+            } catch where error.kind == .integerOverflow || error.kind == .numberOutOfRange {}
         default: throw syntax("expected a value, found \(describeByte())")
         }
     }

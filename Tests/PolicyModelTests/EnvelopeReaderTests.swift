@@ -8,7 +8,8 @@ import Testing
     static let free = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
     static let items = [
         free, #"{"action": 5, "resource": {"type": "app"}}"#, #" {"action": "a,]}", "resource": {"type": "x\"]"}} "#,
-        #"{"action": "x", "action": "y", "resource": {"type": "app"}}"#, "7", #"{"action": "x", "resource": {"type": "app"}, "extra": [1, {"a": 2}]}"#,
+        #"{"action": "x", "action": "y", "resource": {"type": "app"}}"#, "7", "123456789012345678901234567890", "1e400",
+        #"{"action": "x", "resource": {"type": "app", "attributes": {"n": 9223332036854777777.7}}}"#, #"{"action": "x", "resource": {"type": "app"}, "extra": [1, {"a": 2}]}"#,
     ]
 
     /// Every item answers what `Request(json:)` answers for its bytes alone: the request, or its error under
