@@ -3,7 +3,8 @@
 # /healthz (the framework's floor), /v1/decide, /v1/decide/batch (100 requests per body) and /v1/decide
 # with a bearer token; resident memory after 100,000 and after 1,000,000 decide requests.
 #
-#   scripts/load.sh [SECONDS_PER_RUN]     (default 10; CONFIG=debug for a debug build)
+#   scripts/load.sh [SECONDS_PER_RUN]     (default 10; CONFIG=debug for a debug build; SCRATCH=.build-release to
+#                                          build in another folder than .build, e.g. beside a debug build)
 #
 # Bounded: each wrk run lasts SECONDS_PER_RUN; the memory phase stops at 1,000,000 requests or MEM_SECONDS
 # (default 300).
@@ -18,8 +19,11 @@ WORK="$(mktemp -d)"
 trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 export PATH=/opt/swift/usr/bin:$PATH
-swift build -c "$CONFIG" --product policy >/dev/null
-BIN="$(swift build -c "$CONFIG" --show-bin-path)/policy"
+SCRATCH="${SCRATCH:-.build}"
+if [ -z "${BIN:-}" ]; then  # BIN=path/to/policy runs a binary already built, as it is
+  swift build -c "$CONFIG" --scratch-path "$SCRATCH" --product policy >/dev/null
+  BIN="$(swift build -c "$CONFIG" --scratch-path "$SCRATCH" --show-bin-path)/policy"
+fi
 "$BIN" serve --policies policies/research-crawler --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 \
   > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
@@ -52,7 +56,7 @@ run() {  # $1 name, $2 path, $3 lua
   printf '%-14s %12s req/s   p50 %-9s p99 %-9s non-2xx %s\n' "$1" "$rate" "$p50" "$p99" "${non2xx:-0}"
   eval "RATE_$1=$rate"
 }
-echo "server: $URL ($CONFIG build), wrk -t$THREADS -c$CONNS, ${SECS}s per run"
+echo "server: $URL ($CONFIG build), wrk -t$THREADS -c$CONNS, ${SECS}s per run, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 run healthz /healthz "$WORK/get.lua"
 run decide /v1/decide "$WORK/decide.lua"
 run batch /v1/decide/batch "$WORK/batch.lua"
@@ -70,4 +74,5 @@ while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt "${MEM_SECONDS:-3
   fi
 done
 rss1m="$(awk '/VmRSS/ {print $2}' /proc/$SERVER/status)"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "RSS after $at100k requests: ${rss100k} kB; after $total requests: ${rss1m} kB ($(awk -v a="$rss100k" -v b="$rss1m" 'BEGIN {printf "%+.1f%%", (b - a) * 100 / a}'))"

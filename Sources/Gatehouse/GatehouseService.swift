@@ -7,8 +7,11 @@ import Synchronization
 
 /// Which decisions `GatehouseService` writes to the decision log.
 public enum DecisionLogMode: Sendable {
+    /// No decision is logged.
     case off
+    /// Only denials are logged (what an operator investigates).
     case denied
+    /// Every decision is logged, allowed ones too.
     case all
 }
 
@@ -18,10 +21,14 @@ public enum DecisionLogMode: Sendable {
 /// The policy is swapped atomically by `reload`; a set that fails to compile never replaces a
 /// working one. The engine call itself takes no lock: the lock only guards reading which policy is current.
 public final class GatehouseService: Sendable {
+    /// The identity layer the facade builds subjects from: sessions, users, memberships, usage, the logs.
     public let identity: IdentityService
+    /// Which decisions `record(_:of:by:)` writes to the decision log.
     public let decisionLog: DecisionLogMode
     private let current: Mutex<CompiledPolicy>
 
+    /// A facade deciding by `policy` (until `reload` or `install` swaps another in), building subjects through
+    /// `identity`, logging decisions as `decisionLog` says.
     public init(policy: CompiledPolicy, identity: IdentityService, decisionLog: DecisionLogMode = .off) {
         self.identity = identity
         self.decisionLog = decisionLog
@@ -40,14 +47,16 @@ public final class GatehouseService: Sendable {
         return result.diagnostics
     }
 
-    /// The subject of a session token: signed out for `nil`, and `nil` itself for a token that is
-    /// unknown, expired or revoked (storage failures are thrown).
-    public func subject(token: String?) async throws -> Subject? {
-        guard let token else { return Subject() }
+    /// Who holds `token`: `.signedOut` for no token, `.signedIn` with the session's subject for a live one,
+    /// `.refused` for a token that is unknown, expired or revoked (or whose user was deleted). A refused
+    /// token is not a signed-out caller: the app should refresh or sign in again, so decisions for it are
+    /// `unauthenticated`. Storage failures are thrown.
+    public func subject(token: String?) async throws -> TokenSubject {
+        guard let token else { return .signedOut }
         do {
-            return try await identity.subject(accessToken: token)
+            return .signedIn(try await identity.subject(accessToken: token))
         } catch let error as IdentityError where error.code == .unauthenticated {
-            return nil
+            return .refused
         }
     }
 
@@ -99,13 +108,12 @@ public final class GatehouseService: Sendable {
                 // Not a stored resource: decided with no owner or members, on the user's own counters.
             }
         }
-        let subject = try await self.subject(token: token)
-        if !stored, let userId = subject?.id {
+        let holder = try await subject(token: token)
+        if !stored, let userId = holder.subject.id {
             resource.usage = try await identity.userUsage(userId: userId)
         }
         return ResolvedRequest(
-            request: Request(subject: subject ?? Subject(), action: action, resource: resource, context: context),
-            tokenRejected: subject == nil)
+            request: Request(subject: holder.subject, action: action, resource: resource, context: context), tokenRejected: holder == .refused)
     }
 
     /// The decision on a resolved request by `policy`: `unauthenticated` whenever the token was rejected.
@@ -147,12 +155,31 @@ public final class GatehouseService: Sendable {
     }
 }
 
+/// Who holds a session token, as `GatehouseService.subject(token:)` finds it.
+public enum TokenSubject: Sendable, Hashable {
+    /// No token was given: a signed-out caller, browsing without an account.
+    case signedOut
+    /// A live session: its subject (tier, roles, how and when it was verified, privacy settings).
+    case signedIn(Subject)
+    /// A token was given but is unknown, expired or revoked, or its user was deleted.
+    case refused
+
+    /// The subject the engine judges: the session's, else a signed-out one (a refused token's decisions are
+    /// `unauthenticated` whatever this subject may do; see `ResolvedRequest.tokenRejected`).
+    public var subject: Subject {
+        if case .signedIn(let subject) = self { return subject }
+        return Subject()
+    }
+}
+
 /// A request as the engine will judge it for a token holder, and whether the token was rejected.
 public struct ResolvedRequest: Sendable {
+    /// The request the engine judges: the subject from the session, facts from the store, time from the clock.
     public var request: Request
     /// A token was presented but is unknown, expired or revoked: every decision is `unauthenticated`.
     public var tokenRejected: Bool
 
+    /// A resolved request; `tokenRejected` makes every decision on it `unauthenticated`.
     public init(request: Request, tokenRejected: Bool) {
         self.request = request
         self.tokenRejected = tokenRejected

@@ -11,7 +11,8 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Every option may also come from the environment: GATEHOUSE_POLICIES, GATEHOUSE_DATABASE, GATEHOUSE_HOST,
             GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
-            (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_SIGNIN_LIMIT, GATEHOUSE_TRUSTED_PROXIES (comma-separated). The first line on standard
+            (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_READ_TIMEOUT, GATEHOUSE_SIGNIN_LIMIT,
+            GATEHOUSE_TRUSTED_PROXIES (comma-separated). The first line on standard
             output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
             The database is created and migrated on first start: a SQLite file, or with --database postgres://... a
             PostgreSQL database that several replicas may share (docs/server.md). SIGHUP reloads the policy folder; SIGTERM finishes
@@ -59,6 +60,8 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("trusted-proxy"),
         help: ArgumentHelp("A load balancer's IP address whose X-Forwarded-For names the client (repeatable).", valueName: "ADDR"))
     var trustedProxies: [String] = []
+    @Option(help: ArgumentHelp("Seconds to read a whole request, header and body, from its first byte (default 10).", valueName: "SECONDS"))
+    var readTimeout: Double?
 
     func run() async throws {
         var options = ServerSettings.Options()
@@ -73,6 +76,7 @@ struct Serve: AsyncParsableCommand {
         options.bodyLimit = bodyLimit
         options.signInLimit = signInLimit
         options.trustedProxies = trustedProxies
+        options.readTimeout = readTimeout
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

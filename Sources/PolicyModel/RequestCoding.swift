@@ -31,6 +31,8 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
         case missingField = "missing_field"
         /// A string that is not an RFC 3339 timestamp where one is needed.
         case invalidTimestamp = "invalid_timestamp"
+        /// A value of the right type that an envelope refuses: an empty or repeated action list, too many items.
+        case invalidValue = "invalid_value"
     }
 
     /// What kind of fault it is.

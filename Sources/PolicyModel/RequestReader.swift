@@ -38,17 +38,8 @@ public struct RequestReader: Sendable {
     /// loop that reads many requests into one value allocates only for what a request adds. On a throw,
     /// `request` holds whatever was read so far.
     public func read(_ bytes: UnsafeRawBufferPointer, into request: inout Request) throws(RequestError) {
-        guard bytes.count <= limits.maxBytes else {
-            throw RequestError(
-                field: "", "request is \(bytes.count) bytes, more than the limit of \(limits.maxBytes)", kind: .tooLarge,
-                offset: limits.maxBytes)
-        }
-        request.reset()
-        guard let base = bytes.baseAddress, bytes.count > 0 else {
-            throw RequestError(field: "", "invalid JSON: the input is empty", kind: .syntax, offset: 0)
-        }
-        var parser = JSONRequestParser(base: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, maxDepth: limits.maxDepth)
-        try parser.readRequest(into: &request)
+        if bytes.count <= limits.maxBytes { request.reset() }
+        try parseContiguous(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in try parser.readRequest(into: &request) }.get()
     }
 
     /// Reads one request from `bytes`.
@@ -60,14 +51,42 @@ public struct RequestReader: Sendable {
 
     /// Reads one request from any contiguous or non-contiguous bytes (`[UInt8]`, `Data`, a slice of a buffer).
     public func read(_ bytes: some Collection<UInt8>) throws(RequestError) -> Request {
-        let result: Result<Request, RequestError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            do throws(RequestError) { return .success(try read(UnsafeRawBufferPointer(buffer))) } catch { return .failure(error) }
+        try parse(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in
+            var request = Request(action: "", resource: Resource(type: ""))
+            try parser.readRequest(into: &request)
+            return request
+        }
+    }
+
+    /// Runs `body` over a parser of `bytes` (copied only when they are not contiguous): a request, or an envelope
+    /// of requests (`readBatch`, `readCheck`).
+    func parse<T>(_ bytes: some Collection<UInt8>, _ body: (inout JSONRequestParser) throws(RequestError) -> T) throws(RequestError) -> T {
+        let result: Result<T, RequestError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            parseContiguous(UnsafeRawBufferPointer(buffer), body)
         }
         if let result { return try result.get() }
-        let copied: Result<Request, RequestError> = Array(bytes).withUnsafeBytes { buffer in
-            do throws(RequestError) { return .success(try read(buffer)) } catch { return .failure(error) }
+        return try Array(bytes).withUnsafeBytes { buffer in parseContiguous(buffer, body) }.get()
+    }
+
+    /// Runs `body` over a parser of `bytes`, after refusing input past `limits.maxBytes` and empty input.
+    private func parseContiguous<T>(_ bytes: UnsafeRawBufferPointer, _ body: (inout JSONRequestParser) throws(RequestError) -> T)
+        -> Result<T, RequestError>
+    {
+        guard bytes.count <= limits.maxBytes else {
+            return .failure(
+                RequestError(
+                    field: "", "request is \(bytes.count) bytes, more than the limit of \(limits.maxBytes)", kind: .tooLarge,
+                    offset: limits.maxBytes))
         }
-        return try copied.get()
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            return .failure(RequestError(field: "", "invalid JSON: the input is empty", kind: .syntax, offset: 0))
+        }
+        var parser = JSONRequestParser(base: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, maxDepth: limits.maxDepth)
+        do throws(RequestError) {
+            return .success(try body(&parser))
+        } catch {
+            return .failure(error)
+        }
     }
 }
 
@@ -177,10 +196,29 @@ struct JSONRequestParser {
     // MARK: The contract's objects
 
     mutating func readRequest(into request: inout Request) throws(RequestError) {
-        // A UTF-8 byte order mark is skipped, as Foundation does.
-        if count >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { pos = 3 }
+        skipByteOrderMark()
         skipWhitespace()
+        try readRequestObject(into: &request)
+        skipWhitespace()
+        guard pos == count else { throw syntax("unexpected \(describeByte()) after the request") }
+    }
+
+    /// A UTF-8 byte order mark at the start is skipped, as Foundation does.
+    mutating func skipByteOrderMark() {
+        if pos == 0, count >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { pos = 3 }
+    }
+
+    /// One request object at the cursor (a whole body, or an item of a batch), the cursor left after its `}`.
+    mutating func readRequestObject(into request: inout Request) throws(RequestError) {
+        var none: [String] = []
+        try readRequestObject(into: &request, actions: &none, maxActions: nil)
+    }
+
+    /// A request object, or with `maxActions` a check's (`actions`, a list of distinct names read into `actions`,
+    /// where a request has its one `action`): the same members, read by the same rules.
+    mutating func readRequestObject(into request: inout Request, actions: inout [String], maxActions: Int?) throws(RequestError) {
         try openObject(depth: 1)
+        let actionKey: StaticString = maxActions == nil ? "action" : "actions"
         var seen: UInt8 = 0
         var first = true
         while let key = try nextMember(&first) {
@@ -188,9 +226,9 @@ struct JSONRequestParser {
                 if isKey(key, "subject") {
                     try once(&seen, 1, key)
                     try readSubject(into: &request.subject)
-                } else if isKey(key, "action") {
+                } else if isKey(key, actionKey) {
                     try once(&seen, 2, key)
-                    request.action = try readString()
+                    if let maxActions { actions = try readActions(maxActions: maxActions) } else { request.action = try readString() }
                 } else if isKey(key, "resource") {
                     try once(&seen, 4, key)
                     try readResource(into: &request.resource)
@@ -198,16 +236,14 @@ struct JSONRequestParser {
                     try once(&seen, 8, key)
                     try readContext(into: &request.context)
                 } else {
-                    throw unknownField(key, allowed: ["subject", "action", "resource", "context"])
+                    throw unknownField(key, allowed: ["subject", "\(actionKey)", "resource", "context"])
                 }
             } catch {
                 throw error.inside(keyText(key))
             }
         }
-        guard seen & 2 != 0 else { throw RequestError(field: "action", "is required", kind: .missingField, offset: pos - 1) }
+        guard seen & 2 != 0 else { throw RequestError(field: "\(actionKey)", "is required", kind: .missingField, offset: pos - 1) }
         guard seen & 4 != 0 else { throw RequestError(field: "resource", "is required", kind: .missingField, offset: pos - 1) }
-        skipWhitespace()
-        guard pos == count else { throw syntax("unexpected \(describeByte()) after the request") }
     }
 
     mutating func readSubject(into subject: inout Subject) throws(RequestError) {

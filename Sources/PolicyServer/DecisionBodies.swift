@@ -1,9 +1,7 @@
 import PolicyModel
 
-/// The server's own envelopes around the contract's request: a batch and a one-subject check.
-///
-/// The items are read by the contract's reader (`Request(value:)`, the same one `Request(json:)`
-/// uses), so an item's error names its field the way a single request's does.
+/// The server's own envelopes around the contract's request, a batch and a one-subject check: read by the
+/// contract's strict byte reader (`RequestReader.readBatch`, `readCheck`) and answered with `DecisionWriter`.
 public enum DecisionBodies {
     /// Most items in one batch or actions in one check.
     public static let maxItems = 10_000
@@ -13,143 +11,65 @@ public enum DecisionBodies {
         try Request(json: bytes, limits: RequestLimits(maxBytes: limit))
     }
 
-    /// `{"requests": [...]}` from the body's bytes: when the envelope has exactly that shape, each item's
-    /// bytes go to the contract's byte reader (errors carry the item's field path and the body offset);
-    /// any other envelope is read by `batch(_:)`, which names what is wrong with it.
-    public static func batch(bytes: [UInt8], limit: Int) throws(RequestError) -> [Result<Request, RequestError>] {
-        guard let items = itemRanges(bytes) else { return try batch(String(decoding: bytes, as: UTF8.self)) }
-        guard items.count <= maxItems else { throw RequestError(field: "requests", "holds more than \(maxItems) requests") }
-        let limits = RequestLimits(maxBytes: limit)
-        return items.enumerated().map { i, range in
-            do throws(RequestError) {
-                return .success(try Request(json: bytes[range], limits: limits))
-            } catch {
-                return .failure(
-                    RequestError(
-                        field: "requests[\(i)]" + (error.field.isEmpty ? "" : "." + error.field), error.message, kind: error.kind,
-                        offset: error.offset.map { $0 + range.lowerBound }))
-            }
-        }
+    /// `{"requests": [...]}`: each item a request or the error that refused it (a bad item fails alone; its
+    /// error names `requests[i].field` and the byte offset in the body).
+    public static func batch(_ bytes: some Collection<UInt8>, limit: Int) throws(RequestError) -> [Result<Request, RequestError>] {
+        try RequestReader(limits: RequestLimits(maxBytes: limit)).readBatch(bytes, maxItems: maxItems)
     }
 
-    /// The byte ranges of the items of `{"requests": [item, ...]}`, or nil when the body is not exactly
-    /// that shape. This only finds where each item ends (strings and nesting skipped); reading an item is
-    /// the request reader's work, so an item that is not JSON fails there, alone.
-    static func itemRanges(_ b: [UInt8]) -> [Range<Int>]? {
-        var i = 0
-        func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 } }
-        func take(_ literal: StaticString) -> Bool {
-            let n = literal.utf8CodeUnitCount
-            guard i + n <= b.count else { return false }
-            for k in 0..<n where b[i + k] != literal.utf8Start[k] { return false }
-            i += n
-            return true
-        }
-        skipSpace()
-        guard take("{") else { return nil }
-        skipSpace()
-        guard take("\"requests\"") else { return nil }
-        skipSpace()
-        guard take(":") else { return nil }
-        skipSpace()
-        guard take("[") else { return nil }
-        skipSpace()
-        var items: [Range<Int>] = []
-        if take("]") == false {
-            while true {
-                let start = i
-                var depth = 0
-                var inString = false
-                scan: while i < b.count {
-                    let c = b[i]
-                    if inString {
-                        if c == 0x5C { i += 2; continue }
-                        if c == 0x22 { inString = false }
-                        i += 1
-                        continue
-                    }
-                    switch c {
-                    case 0x22: inString = true
-                    case 0x7B, 0x5B: depth += 1
-                    case 0x7D, 0x5D:
-                        if depth == 0 { break scan }
-                        depth -= 1
-                    case 0x2C where depth == 0: break scan
-                    default: break
-                    }
-                    i += 1
-                }
-                guard i < b.count, i > start else { return nil }
-                items.append(start..<i)
-                if b[i] == 0x2C {
-                    i += 1
-                    continue
-                }
-                guard b[i] == 0x5D else { return nil }
-                i += 1
-                break
-            }
-        }
-        skipSpace()
-        guard take("}") else { return nil }
-        skipSpace()
-        return i == b.count ? items : nil
+    /// `{"subject", "resource", "actions": [...], "context"}`: the shared request and its distinct actions.
+    public static func check(_ bytes: some Collection<UInt8>, limit: Int) throws(RequestError) -> CheckEnvelope {
+        try RequestReader(limits: RequestLimits(maxBytes: limit)).readCheck(bytes, maxActions: maxItems)
     }
 
-    /// `{"requests": [...]}`: each item read on its own, so a bad one fails alone.
-    public static func batch(_ text: String) throws(RequestError) -> [Result<Request, RequestError>] {
-        let object = try envelope(text, allowed: ["requests"])
-        guard let value = object["requests"] else { throw RequestError(field: "requests", "is required") }
-        guard case .list(let items) = value else { throw RequestError(field: "requests", "must be an array of requests") }
-        guard items.count <= maxItems else { throw RequestError(field: "requests", "holds more than \(maxItems) requests") }
-        return items.enumerated().map { i, item in
-            do throws(RequestError) {
-                return .success(try Request(value: item))
-            } catch {
-                return .failure(
-                    RequestError(field: "requests[\(i)]" + (error.field.isEmpty ? "" : "." + error.field), error.message, kind: error.kind))
+    /// `{"decisions":[...]}`: each item a decision, or `{"error": {...}}` in place of one it could not make.
+    public static func batchAnswer(_ answers: [Result<Decision, RequestError>]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + answers.count * 160)
+        DecisionWriter.append(literal: "{\"decisions\":[", to: &out)
+        for (i, answer) in answers.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            switch answer {
+            case .success(let decision): DecisionWriter.append(decision, to: &out)
+            case .failure(let error): appendErrorItem(error, to: &out)
             }
         }
-    }
-
-    /// `{"subject", "resource", "actions": [...], "context"}`: one request per action, in the order given.
-    public static func check(_ text: String) throws(RequestError) -> [(action: String, request: Request)] {
-        let object = try envelope(text, allowed: ["subject", "resource", "actions", "context"])
-        guard let value = object["actions"] else { throw RequestError(field: "actions", "is required") }
-        guard case .list(let items) = value, !items.isEmpty else { throw RequestError(field: "actions", "must be a non-empty array of action names") }
-        guard items.count <= maxItems else { throw RequestError(field: "actions", "holds more than \(maxItems) actions") }
-        var seen: Set<String> = []
-        var out: [(action: String, request: Request)] = []
-        for (i, item) in items.enumerated() {
-            guard case .string(let action) = item else { throw RequestError(field: "actions[\(i)]", "must be a string") }
-            guard seen.insert(action).inserted else { throw RequestError(field: "actions[\(i)]", "repeats '\(action)'") }
-            var fields = object
-            fields["actions"] = nil
-            fields["action"] = .string(action)
-            do throws(RequestError) {
-                out.append((action, try Request(value: .map(fields))))
-            } catch where error.field == "action" {
-                throw RequestError(field: "actions[\(i)]", error.message, kind: error.kind)
-            }
-        }
+        DecisionWriter.append(literal: "]}", to: &out)
         return out
     }
 
-    private static func envelope(_ text: String, allowed: Set<String>) throws(RequestError) -> [String: Value] {
-        guard case .map(let object) = try Value.parseJSON(text) else { throw RequestError(field: "", "the body must be a JSON object") }
-        for key in object.keys.sorted() where !allowed.contains(key) {
-            throw RequestError(field: key, "is not a known field (expected: \(allowed.sorted().joined(separator: ", ")))")
+    /// `{"decisions":{"<action>":<decision>,...}}`, actions in the order asked.
+    public static func checkAnswer(_ answers: [(action: String, decision: Decision)]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(16 + answers.count * 180)
+        DecisionWriter.append(literal: "{\"decisions\":{", to: &out)
+        for (i, answer) in answers.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            DecisionWriter.appendString(answer.action, to: &out)
+            out.append(UInt8(ascii: ":"))
+            DecisionWriter.append(answer.decision, to: &out)
         }
-        return object
+        DecisionWriter.append(literal: "}}", to: &out)
+        return out
     }
 
-    /// An error item of a batch answer, in place of the decision it could not make.
-    public static func errorItem(_ error: RequestError) -> JSONText {
+    /// `{"error":{"code","field"?,"kind"?,"detail"?}}`: the problem's fields a client needs for one item.
+    static func appendErrorItem(_ error: RequestError, to out: inout [UInt8]) {
         let problem = Problem(error)
-        var fields: [JSONText.Field] = [.init("code", .string(problem.code))]
-        if let field = problem.field, !field.isEmpty { fields.append(.init("field", .string(field))) }
-        if let kind = problem.kind { fields.append(.init("kind", .string(kind))) }
-        if let detail = problem.detail { fields.append(.init("detail", .string(detail))) }
-        return .object([.init("error", .object(fields))])
+        DecisionWriter.append(literal: "{\"error\":{\"code\":", to: &out)
+        DecisionWriter.appendString(problem.code, to: &out)
+        if let field = problem.field, !field.isEmpty {
+            DecisionWriter.append(literal: ",\"field\":", to: &out)
+            DecisionWriter.appendString(field, to: &out)
+        }
+        if let kind = problem.kind {
+            DecisionWriter.append(literal: ",\"kind\":", to: &out)
+            DecisionWriter.appendString(kind, to: &out)
+        }
+        if let detail = problem.detail {
+            DecisionWriter.append(literal: ",\"detail\":", to: &out)
+            DecisionWriter.appendString(detail, to: &out)
+        }
+        DecisionWriter.append(literal: "}}", to: &out)
     }
 }

@@ -80,35 +80,36 @@ public final class GatehouseServer: Sendable {
         return explanation
     }
 
-    /// The answers of a batch, in order, every one by the same `policy`; a bad item answers an error item.
+    /// The answers of a batch, in order, every one by the same `policy`; a bad item answers its error.
     public func decideBatch(_ items: [Result<PolicyModel.Request, RequestError>], bearer: String?, by policy: CompiledPolicy) async throws
-        -> [JSONText]
+        -> [Result<Decision, RequestError>]
     {
-        var out: [JSONText] = []
+        var out: [Result<Decision, RequestError>] = []
         out.reserveCapacity(items.count)
         for (i, item) in items.enumerated() {
             switch item {
             case .success(let request):
                 if bearer != nil, request.subject != Subject() {
-                    out.append(DecisionBodies.errorItem(RequestError(field: "requests[\(i)].subject", Problem.subjectWithBearer.detail ?? "")))
+                    out.append(.failure(RequestError(field: "requests[\(i)].subject", Problem.subjectWithBearer.detail ?? "")))
                     continue
                 }
-                out.append(try await decide(request, bearer: bearer, by: policy).json)
+                out.append(.success(try await decide(request, bearer: bearer, by: policy)))
             case .failure(let error):
-                out.append(DecisionBodies.errorItem(error))
+                out.append(.failure(error))
             }
         }
         return out
     }
 
     /// One subject and resource, many actions: the subject and the resource's facts are resolved once.
-    public func check(_ requests: [(action: String, request: PolicyModel.Request)], bearer: String?, by policy: CompiledPolicy) async throws
-        -> [(String, Decision)]
-    {
-        guard let first = requests.first else { return [] }
-        var resolved = try await resolve(first.request, bearer: bearer)
-        var out: [(String, Decision)] = []
-        for (action, _) in requests {
+    public func check(_ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy) async throws -> [(action: String, decision: Decision)] {
+        guard let first = check.actions.first else { return [] }
+        var request = check.request
+        request.action = first
+        var resolved = try await resolve(request, bearer: bearer)
+        var out: [(action: String, decision: Decision)] = []
+        out.reserveCapacity(check.actions.count)
+        for action in check.actions {
             resolved.request.action = action
             let decision = service.decide(resolved, by: policy)
             metrics.decided(decision)
@@ -130,9 +131,35 @@ public final class GatehouseServer: Sendable {
 
     // MARK: - Health
 
-    /// Whether the database answers a query (a policy is always loaded: the server does not start without one).
-    public func databaseAnswers() async -> Bool {
-        await store.answers()
+    /// What `/readyz` reports about the database.
+    public enum DatabaseState: Sendable, Equatable {
+        /// It answers a read and would take a write.
+        case ready
+        /// It answers reads but refuses writes (a read-only file or open): decisions without a bearer and
+        /// reads go on, sign-ins and every other write answer 503 `storage`.
+        case readOnly
+        /// It does not answer at all.
+        case unavailable
+    }
+
+    /// Whether the database answers a read, and whether it would take a write: a statement that writes
+    /// nothing but needs write access (`DELETE ... WHERE 0` starts a write transaction, so a read-only
+    /// file or connection refuses it with SQLITE_READONLY), rolled back.
+    /// On PostgreSQL only the read is tried: a server that refuses writes shows as 503 `storage` on each write.
+    public func databaseState() async -> DatabaseState {
+        guard await store.answers() else { return .unavailable }
+        guard let database = store.sqlite else { return .ready }
+        do {
+            try await database.pool.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    try db.execute(sql: "DELETE FROM grdb_migrations WHERE 0")
+                    return .rollback
+                }
+            }
+            return .ready
+        } catch {
+            return .readOnly
+        }
     }
 
     /// `GET /v1/policy`: the active version and the last refused one.

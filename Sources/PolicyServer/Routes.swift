@@ -103,7 +103,12 @@ func addOperationRoutes(_ routes: RouteBuilder) {
     route(.get, "/healthz") { _, _ in text("ok\n") }
     route(.get, "/playground") { _, _ in html(server.playgroundPage()) }
     route(.get, "/readyz") { _, _ in
-        await server.databaseAnswers() ? text("ready\n") : problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database does not answer"))
+        switch await server.databaseState() {
+        case .ready: text("ready\n")
+        case .readOnly:
+            problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database answers reads but refuses writes"))
+        case .unavailable: problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database does not answer"))
+        }
     }
     route(.get, "/metrics") { _, _ in
         Response(
@@ -132,22 +137,19 @@ func addDecisionRoutes(_ routes: RouteBuilder) {
     }
     decisionRoute("/v1/decide", metric: "decide") { body, bearer, policy in
         let decision = try await server.decide(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
-        return Response(
-            status: .ok, headers: [.contentType: "application/json", .gatehousePolicy: policy.contentHash],
-            body: .init(byteBuffer: ByteBuffer(bytes: decision.jsonBytes)))
+        return jsonBytes(decision.jsonBytes, policy: policy.contentHash)
     }
     decisionRoute("/v1/decide/batch", metric: "batch") { body, bearer, policy in
-        let items = try DecisionBodies.batch(bytes: Array(body.readableBytesView), limit: limit)
-        let answers = try await server.decideBatch(items, bearer: bearer, by: policy)
-        return json(.object([.init("decisions", .array(answers))]), policy: policy.contentHash)
+        let answers = try await server.decideBatch(try DecisionBodies.batch(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
+        return jsonBytes(DecisionBodies.batchAnswer(answers), policy: policy.contentHash)
     }
     decisionRoute("/v1/explain", metric: "explain") { body, bearer, policy in
         let explanation = try await server.explain(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
         return json(explanation.json, policy: policy.contentHash)
     }
     decisionRoute("/v1/check", metric: "check") { body, bearer, policy in
-        let answers = try await server.check(try DecisionBodies.check(String(buffer: body)), bearer: bearer, by: policy)
-        return json(.object([.init("decisions", .object(answers.map { .init($0.0, $0.1.json) }))]), policy: policy.contentHash)
+        let answers = try await server.check(try DecisionBodies.check(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
+        return jsonBytes(DecisionBodies.checkAnswer(answers), policy: policy.contentHash)
     }
 }
 
@@ -163,7 +165,8 @@ public func buildApplication(
         services.append(
             PolicyWatcher(reloader: server.reloader, interval: settings.watchInterval, settle: settings.settleTime, reloadOnHangup: reloadOnHangup))
     }
-    var http = HTTP1Channel.Configuration()
+    let readTimeout = settings.readTimeout
+    var http = HTTP1Channel.Configuration(additionalChannelHandlers: ReadDeadline.handlers(limit: readTimeout))
     http.idleTimeout = .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000)
     return Application(
         router: buildRouter(server),
@@ -232,6 +235,12 @@ func json(_ value: JSONText, status: HTTPResponse.Status = .ok, policy: String? 
     var headers: HTTPFields = [.contentType: "application/json"]
     if let policy { headers[.gatehousePolicy] = policy }
     return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: value.rendered())))
+}
+
+/// A JSON answer already written as bytes (`DecisionWriter`), naming the policy version that made it.
+func jsonBytes(_ bytes: [UInt8], policy: String) -> Response {
+    Response(
+        status: .ok, headers: [.contentType: "application/json", .gatehousePolicy: policy], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
 }
 
 func text(_ value: String) -> Response {

@@ -19,6 +19,9 @@ public struct ServerSettings: Sendable {
     public var bodyLimit = 1 << 20
     /// A connection with nothing read or written for this long is closed.
     public var idleTimeout: Duration = .seconds(30)
+    /// A request must be read whole (header and body) within this long of its first byte, however steadily the
+    /// client sends; past it the answer is 408 and the connection is closed.
+    public var readTimeout: Duration = .seconds(10)
     /// How often the policy folder is looked at, and how long it must stay unchanged before a reload.
     public var watchInterval: Duration = .milliseconds(250)
     public var settleTime: Duration = .milliseconds(500)
@@ -47,6 +50,7 @@ public struct ServerSettings: Sendable {
         case bodyLimit = "GATEHOUSE_BODY_LIMIT"
         case signInLimit = "GATEHOUSE_SIGNIN_LIMIT"
         case trustedProxies = "GATEHOUSE_TRUSTED_PROXIES"
+        case readTimeout = "GATEHOUSE_READ_TIMEOUT"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -63,6 +67,8 @@ public struct ServerSettings: Sendable {
         /// `REQUESTS/SECONDS`, e.g. `10/60`.
         public var signInLimit: String?
         public var trustedProxies: [String] = []
+        /// Seconds (a fraction allowed).
+        public var readTimeout: Double?
         public init() {}
     }
 
@@ -114,6 +120,15 @@ public struct ServerSettings: Sendable {
             throw Problem(description: "--trusted-proxy (or \(Variable.trustedProxies.rawValue)) must be IP addresses; '\(proxy)' is not one")
         }
         s.trustedProxies = Set(proxies.compactMap { ForwardedClient.canonical($0) })
+        if let seconds = options.readTimeout {
+            guard seconds > 0, seconds.isFinite else { throw Problem(description: "--read-timeout must be a positive number of seconds") }
+            s.readTimeout = .milliseconds(Int64(seconds * 1000))
+        } else if let text = env(.readTimeout) {
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                throw Problem(description: "\(Variable.readTimeout.rawValue) must be a positive number of seconds")
+            }
+            s.readTimeout = .milliseconds(Int64(seconds * 1000))
+        }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")

@@ -92,6 +92,25 @@ struct Facade {
         #expect(onboarding.reason == .unauthenticated && onboarding.message == "Sign in to continue.")
     }
 
+    /// No token, a refused token and a live one are three answers, not two (a refused token is not signed out).
+    @Test func aTokensSubjectSaysSignedOutRefusedOrSignedIn() async throws {
+        let f = try Facade(policySet: "contacasal")
+        #expect(try await f.gate.subject(token: nil) == .signedOut)
+        #expect(try await f.gate.subject(token: "garbage") == .refused)
+        let user = try await f.identity.signInAnonymously(source: .inProcess)
+        let pinned = try await f.identity.setPIN(accessToken: user.accessToken, pin: "4172").accessToken
+        let holder = try await f.gate.subject(token: pinned)
+        guard case .signedIn(let subject) = holder else {
+            Issue.record("a live token answered \(holder)")
+            return
+        }
+        #expect(subject.id == user.userId)
+        #expect(holder.subject == subject)
+        try await f.identity.signOut(accessToken: pinned)
+        #expect(try await f.gate.subject(token: pinned) == .refused)
+        #expect(TokenSubject.refused.subject == Subject() && TokenSubject.signedOut.subject == Subject())
+    }
+
     @Test func tiersLimitsAndConsentFromTheStore() async throws {
         let f = try Facade(policySet: "research-crawler")
         let user = try await f.identity.register(username: "rita", pin: "4826", source: .inProcess)

@@ -88,23 +88,56 @@ import Testing
         }
     }
 
-    /// The byte path (exact envelope) and the Foundation path (any other envelope) give the same answers.
-    @Test func aBatchReadsTheSameByBothPaths() throws {
-        let items = [Self.freeAI, #"{"action": 5, "resource": {"type": "app"}}"#, #" {"action": "a,]}", "resource": {"type": "x\"]"}} "#, Self.proAI]
-        let exact = #"{"requests": [\#(items.joined(separator: ","))]}"#
-        let other = #"{ "requests" : [\#(items.joined(separator: " , "))] , "requests2": 1}"#
-        let fast = try DecisionBodies.batch(bytes: Array(exact.utf8), limit: 1 << 20)
-        let slow = try DecisionBodies.batch(exact)
-        #expect(fast.count == 4)
-        for (a, b) in zip(fast, slow) {
-            switch (a, b) {
-            case (.success(let x), .success(let y)): #expect(x == y)
-            case (.failure(let x), .failure(let y)): #expect(x.field == y.field)
-            default: Issue.record("the two paths disagree: \(a) / \(b)")
+    /// Batch and check answers written by `DecisionWriter` are byte for byte what the `JSONText` tree of the
+    /// same answers renders (how they were built before).
+    @Test func batchAndCheckAnswersAreTheTreesBytes() {
+        let full = Decision(
+            effect: .deny, reason: .limitExceeded, message: "You've reached \"50\" sources.\nUpgrade to Pro — ünïcode\u{1}", limit: 50, used: 50,
+            remaining: 0, upgradeTo: "pro", policy: SourceLocation(file: "policies/a b/tiers.yaml", line: 14, column: 5))
+        let bare = Decision(effect: .allow, reason: .allowed)
+        let errors = [
+            RequestError(field: "requests[1].action", "expected a string, found int", kind: .wrongType, offset: 40),
+            RequestError(field: "", "invalid JSON: \"x\"", kind: .syntax, offset: 3),
+        ]
+        func tree(_ error: RequestError) -> JSONText {
+            let problem = Problem(error)
+            var fields: [JSONText.Field] = [.init("code", .string(problem.code))]
+            if let field = problem.field, !field.isEmpty { fields.append(.init("field", .string(field))) }
+            if let kind = problem.kind { fields.append(.init("kind", .string(kind))) }
+            if let detail = problem.detail { fields.append(.init("detail", .string(detail))) }
+            return .object([.init("error", .object(fields))])
+        }
+        let answers: [Result<Decision, RequestError>] = [.success(full), .failure(errors[0]), .success(bare), .failure(errors[1])]
+        let batchTree = JSONText.object([
+            .init("decisions", .array(answers.map { if case .success(let d) = $0 { d.json } else if case .failure(let e) = $0 { tree(e) } else { .null } }))
+        ])
+        #expect(String(decoding: DecisionBodies.batchAnswer(answers), as: UTF8.self) == batchTree.rendered())
+        #expect(String(decoding: DecisionBodies.batchAnswer([]), as: UTF8.self) == JSONText.object([.init("decisions", .array([]))]).rendered())
+        let checks: [(action: String, decision: Decision)] = [("add\"source", full), ("view", bare)]
+        let checkTree = JSONText.object([.init("decisions", .object(checks.map { .init($0.action, $0.decision.json) }))])
+        #expect(String(decoding: DecisionBodies.checkAnswer(checks), as: UTF8.self) == checkTree.rendered())
+    }
+
+    /// A batch body of another spelling than `{"requests":[...]}` is read by the same byte reader: errors carry offsets.
+    @Test func anyBatchEnvelopeGetsOffsets() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            let other = #"{ "\u0072equests" : [\#(Self.freeAI)] , "requests2": 1}"#
+            try await client.execute(uri: "/v1/decide/batch", method: .post, body: body(other)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.object["code"] as? String == "invalid_request")
+                #expect(r.object["kind"] as? String == "unknown_field")
+                #expect(r.object["field"] as? String == "requests2")
+                #expect(r.object["offset"] as? Int == other.utf8.count - 15)
+            }
+            let check = #"{"resource": {"type": "app"}, "actions": ["a"], "context": {"now": "yesterday"}}"#
+            try await client.execute(uri: "/v1/check", method: .post, body: body(check)) { r in
+                #expect(r.status == .badRequest)
+                #expect(r.object["kind"] as? String == "invalid_timestamp")
+                #expect(r.object["field"] as? String == "context.now")
+                #expect(r.object["offset"] as? Int == 67)
             }
         }
-        #expect(throws: RequestError.self) { try DecisionBodies.batch(bytes: Array(other.utf8), limit: 1 << 20) }
-        #expect(try DecisionBodies.batch(bytes: Array(#"{"requests": []}"#.utf8), limit: 1 << 20).isEmpty)
     }
 
     @Test func checkAnswersEveryActionForOneSubject() async throws {
