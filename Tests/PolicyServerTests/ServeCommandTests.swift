@@ -69,46 +69,22 @@ import FoundationNetworking
     @Test func aPolicySetThatDoesNotLoadStopsTheStartWithItsDiagnostics() throws {
         let t = try TestServer()
         try t.write("tiers.yaml", "tiers: [oops\n")
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = ["serve", "--policies", t.policies.path, "--database", t.dir.appendingPathComponent("x.sqlite").path, "--port", "0"]
-        let stderr = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = stderr
-        try process.run()
-        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1)
+        let (status, err) = try runServeToExit(
+            ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("x.sqlite").path, "--port", "0"], environment: nil)
+        #expect(status == 1)
         #expect(err.contains("tiers.yaml"))
     }
 
     @Test func aMissingRequiredOptionIsAUsageError() throws {
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = ["serve", "--port", "0"]
-        process.environment = [:]
-        process.standardOutput = FileHandle.nullDevice
-        let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
-        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 64)
+        let (status, err) = try runServeToExit(["--port", "0"])
+        #expect(status == 64)
         #expect(err.contains("GATEHOUSE_POLICIES"))
     }
 
     @Test func aDatabaseURLItCannotUseIsAUsageErrorNamingTheOptionAndNotThePassword() throws {
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = ["serve", "--policies", "policies/research-crawler", "--port", "0", "--database", "postgres://:hunter2secret@127.0.0.1/"]
-        process.environment = [:]
-        process.standardOutput = FileHandle.nullDevice
-        let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
-        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 64)
+        let (status, err) = try runServeToExit(
+            ["--policies", "policies/research-crawler", "--port", "0", "--database", "postgres://:hunter2secret@127.0.0.1/"])
+        #expect(status == 64)
         #expect(err.contains("--database") && err.contains("PostgreSQL URL"), "\(err)")
         #expect(!err.contains("hunter2secret"))
     }
@@ -143,4 +119,21 @@ import FoundationNetworking
             try await store.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"))
         }
     }
+}
+
+/// Runs `policy serve ARGUMENTS` that is expected to stop on its own (a usage or load error): its exit status
+/// and standard error. `environment` nil inherits this process's; the default is an empty one, so no
+/// `GATEHOUSE_*` variable fills a missing option.
+private func runServeToExit(_ arguments: [String], environment: [String: String]? = [:]) throws -> (status: Int32, stderr: String) {
+    let process = Process()
+    process.executableURL = ServedProcess.binary
+    process.arguments = ["serve"] + arguments
+    if let environment { process.environment = environment }
+    process.standardOutput = FileHandle.nullDevice
+    let stderr = Pipe()
+    process.standardError = stderr
+    try process.run()
+    let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, err)
 }
