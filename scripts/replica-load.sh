@@ -7,7 +7,7 @@
 #
 # SECONDS_PER_RUN defaults to 10. DATABASE is a SQLite file or a postgres:// URL (an empty database the
 # replicas may migrate; e.g. one made in the cluster of scripts/postgres-test-cluster.sh); default a fresh
-# SQLite file in a temporary folder. CONFIG=debug for a debug build (default release, which must be built:
+# SQLite file in a temporary folder. PIN sign-ins rotate over 4 users per connection. CONFIG=debug for a debug build (default release, which must be built:
 # swift build -c release --product policy). CONNS (default 16) and PIN_CONNS (default 4) set wrk's
 # connections; POLICY_BIN names another `policy` binary. Bounded: four wrk runs per setup, each SECONDS_PER_RUN long.
 set -euo pipefail
@@ -52,24 +52,38 @@ post_script() {  # $1 file, $2 body, $3 bearer (optional)
 }
 
 run() {  # $1 label, $2 url, $3 lua, $4 connections
-  wrk -t1 -c"$4" -d"${SECS}s" --latency -s "$3" "$2" > "$WORK/run.txt"
-  local rate p50 p99 non2xx
+  wrk -t1 -c"$4" -d"${SECS}s" --timeout 30s --latency -s "$3" "$2" > "$WORK/run.txt"
+  local rate p50 p99 non2xx total errors
   rate="$(awk '/^Requests\/sec:/ {print $2}' "$WORK/run.txt")"
+  total="$(awk '/requests in/ {print $1}' "$WORK/run.txt")"
   p50="$(awk '$1 == "50%" {print $2}' "$WORK/run.txt")"
   p99="$(awk '$1 == "99%" {print $2}' "$WORK/run.txt")"
   non2xx="$(awk '/Non-2xx/ {print $NF}' "$WORK/run.txt")"
-  printf '%-32s %10s req/s   p50 %-9s p99 %-9s non-2xx %s\n' "$1" "$rate" "$p50" "$p99" "${non2xx:-0}"
+  errors="$(sed -n 's/^ *Socket errors: *//p' "$WORK/run.txt")"
+  printf '%-38s %10s req/s (%s)  p50 %-9s p99 %-9s non-2xx %s%s\n' "$1" "$rate" "$total" "$p50" "$p99" "${non2xx:-0}" \
+    "${errors:+  socket errors: $errors}"
 }
 
 # One replica: the user, a token, the two scripts.
 start_replica 1
-USERNAME="load$RANDOM$RANDOM"
+# Sign-ins rotate over 4 users per connection: the PIN throttle counts an attempt before its check, so
+# concurrent sign-ins of one user would be refused (429) by design, not measured.
 PIN=739164
-curl -sf -X POST "$URL_1/v1/auth/pin/register" -H 'Content-Type: application/json' \
-  -d "{\"username\":\"$USERNAME\",\"pin\":\"$PIN\"}" > "$WORK/register.json" || { echo "register failed"; exit 1; }
+USERS=$((PIN_CONNS * 4))
+PREFIX="load$RANDOM$RANDOM"
+{ echo 'local bodies = {}'
+  for i in $(seq 1 "$USERS"); do
+    curl -sf -X POST "$URL_1/v1/auth/pin/register" -H 'Content-Type: application/json' \
+      -d "{\"username\":\"$PREFIX$i\",\"pin\":\"$PIN\"}" > "$WORK/register.json" || { echo "register failed" >&2; exit 1; }
+    echo "bodies[$i] = '{\"username\":\"$PREFIX$i\",\"pin\":\"$PIN\"}'"
+  done
+  echo 'local n = 0'
+  echo 'wrk.method = "POST"'
+  echo 'wrk.headers["Content-Type"] = "application/json"'
+  echo "request = function() n = n % $USERS + 1; return wrk.format(nil, nil, nil, bodies[n]) end"
+} > "$WORK/pin.lua"
 TOKEN="$(sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p' "$WORK/register.json")"
 post_script "$WORK/bearer.lua" '{"action":"ai_suggestions","resource":{"type":"app"}}' "$TOKEN"
-post_script "$WORK/pin.lua" "{\"username\":\"$USERNAME\",\"pin\":\"$PIN\"}"
 
 case "$DATABASE" in postgres://*|postgresql://*) KIND=postgres ;; *) KIND=sqlite ;; esac
 echo "database: $KIND; $CONFIG build; wrk -t1, ${SECS}s per run; decide -c$CONNS, PIN sign-in -c$PIN_CONNS; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
