@@ -46,6 +46,23 @@ public final class AppDatabase: Sendable {
             return integrity + fk
         }
     }
+
+    /// Whether the database would take a write: a statement that writes nothing but needs write access
+    /// (`DELETE ... WHERE 0` starts a write transaction, so a read-only file or connection refuses it with
+    /// SQLITE_READONLY), rolled back.
+    public func acceptsWrites() async -> Bool {
+        do {
+            try await pool.writeWithoutTransaction { db in
+                try db.inTransaction {
+                    try db.execute(sql: "DELETE FROM grdb_migrations WHERE 0")
+                    return .rollback
+                }
+            }
+            return true
+        } catch {
+            return false
+        }
+    }
 }
 
 /// The schema as SQL, one entry per named migration; docs/identity.md quotes it.

@@ -142,24 +142,12 @@ public final class GatehouseServer: Sendable {
         case unavailable
     }
 
-    /// Whether the database answers a read, and whether it would take a write: a statement that writes
-    /// nothing but needs write access (`DELETE ... WHERE 0` starts a write transaction, so a read-only
-    /// file or connection refuses it with SQLITE_READONLY), rolled back.
+    /// Whether the database answers a read, and whether it would take a write (`AppDatabase.acceptsWrites`).
     /// On PostgreSQL only the read is tried: a server that refuses writes shows as 503 `storage` on each write.
     public func databaseState() async -> DatabaseState {
         guard await store.answers() else { return .unavailable }
         guard let database = store.sqlite else { return .ready }
-        do {
-            try await database.pool.writeWithoutTransaction { db in
-                try db.inTransaction {
-                    try db.execute(sql: "DELETE FROM grdb_migrations WHERE 0")
-                    return .rollback
-                }
-            }
-            return .ready
-        } catch {
-            return .readOnly
-        }
+        return await database.acceptsWrites() ? .ready : .readOnly
     }
 
     /// `GET /v1/policy`: the active version and the last refused one.
