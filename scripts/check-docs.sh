@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Checks the library's documentation: every public symbol of PolicyModel, PolicyEngine, PolicyCompiler, Identity and
-# Gatehouse has a doc comment, and DocC builds their combined documentation (Gatehouse.docc's articles as the landing
-# page) without a warning. The check is the DocumentationTests suite (Tests/GatehouseTests/DocumentationTests.swift),
-# which every `swift test` runs too (so CI runs it through the README's test command); this script only runs that
-# suite alone, and can write the archive to browse.
+# Checks the library's documentation: every public symbol of PolicyModel, PolicyEngine, PolicyCompiler, Identity,
+# Gatehouse and IdentityPostgres has a doc comment, and DocC builds their combined documentation (Gatehouse.docc's
+# articles as the landing page) without a warning. The check is the DocumentationTests suite
+# (Tests/GatehouseTests/DocumentationTests.swift), which every `swift test` runs too (so CI runs it through the
+# README's test command); this script only runs that suite alone, and can write the archive to browse.
 #
-#   scripts/check-docs.sh             # build, then the two checks (about 1 minute on a built tree)
+#   scripts/check-docs.sh             # build, then the two checks (1 to 2 minutes on a built tree)
 #   scripts/check-docs.sh --archive   # also write the combined archive with the swift-docc-plugin
 #
 # Why combined documentation: `generate-documentation --target Gatehouse` documents only the symbols declared in
@@ -23,6 +23,6 @@ swift test --skip-build --filter DocumentationTests
 
 if [ "${1:-}" = --archive ]; then
     swift package --disable-sandbox generate-documentation \
-        --target PolicyModel --target PolicyEngine --target PolicyCompiler --target Identity --target Gatehouse \
+        --target PolicyModel --target PolicyEngine --target PolicyCompiler --target Identity --target Gatehouse --target IdentityPostgres \
         --enable-experimental-combined-documentation --warnings-as-errors
 fi

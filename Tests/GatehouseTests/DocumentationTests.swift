@@ -18,6 +18,8 @@ import Testing
         ("PolicyEngine", ["PolicyModel"]),
         ("PolicyCompiler", ["PolicyModel", "PolicyEngine"]),
         ("Gatehouse", ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
+        // The PostgreSQL store: a library product of its own.
+        ("IdentityPostgres", ["Identity"]),
     ]
 
     /// Members that implement a standard protocol requirement carry the protocol's documentation.
