@@ -24,7 +24,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Already resolved for postgres-nio; named so IdentityPostgres can build its TLS configuration.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        // `swift package generate-documentation` (scripts/check-docs.sh); a plugin, so no target links it.
+        // `swift package generate-documentation` (scripts/check-docs.sh --archive); a plugin, so no target links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [

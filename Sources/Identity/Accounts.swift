@@ -3,12 +3,16 @@ import PolicyModel
 
 /// The privacy choices that gate what data may leave the device (seed 003); secure by default.
 public struct PrivacySettings: Sendable, Hashable, Codable {
+    /// Whether usage analytics may be collected.
     public var analytics: Bool
+    /// Whether crash reports may be sent.
     public var crashReporting: Bool
     /// Requires sending data to an LLM service.
     public var aiSuggestions: Bool
+    /// How much data may be shared with partners.
     public var dataSharing: DataSharing
 
+    /// Settings with every choice given; each omitted one is off (`dataSharing` `.none`).
     public init(analytics: Bool = false, crashReporting: Bool = false, aiSuggestions: Bool = false, dataSharing: DataSharing = .none) {
         self.analytics = analytics
         self.crashReporting = crashReporting
@@ -22,22 +26,41 @@ public struct PrivacySettings: Sendable, Hashable, Codable {
     }
 }
 
+/// How much of a user's data may be shared with partners, least first; a policy reads it as
+/// `subject.attributes.dataSharing`.
 public enum DataSharing: String, Sendable, Hashable, Codable, CaseIterable {
-    case none, minimal, standard
+    /// Nothing is shared.
+    case none
+    /// Only what a partner service needs to work.
+    case minimal
+    /// The app's usual sharing.
+    case standard
 }
 
-/// App roles from seed 002.
+/// The app roles a user may hold (seed 002); `setAppRoles` accepts only these, and a policy's `roles`
+/// section names them.
 public enum AppRole: String, Sendable, Hashable, CaseIterable {
-    case customer, driver, partner, admin
+    /// Browses and orders.
+    case customer
+    /// Delivers orders.
+    case driver
+    /// A business selling through the marketplace.
+    case partner
+    /// Administers the app (what that allows is up to the policy set).
+    case admin
 }
 
 /// The facts about a resource that a decision needs.
 public struct ResourceFacts: Sendable, Hashable {
+    /// The resource's id.
     public var id: String
+    /// The resource type, as a policy set's `resources` names it (`space`, `project`).
     public var type: String
+    /// The user id of the resource's owner.
     public var ownerId: String
     /// User id to role, the owner included as `owner`.
     public var members: [String: String]
+    /// Usage counter name to its count, as `incrementUsage` left it.
     public var usage: [String: Int]
 }
 
@@ -108,11 +131,14 @@ extension IdentityService {
         }
     }
 
+    /// The privacy settings of the session's user. Throws `unauthenticated` for a token that is not live.
     public func privacySettings(accessToken: String) async throws -> PrivacySettings {
         let s = try await validate(accessToken: accessToken)
         return try await store.read { tx in try await self.privacy(tx, s.userId) }
     }
 
+    /// Replaces the session's user's privacy settings and audits the change. Throws `unauthenticated`
+    /// for a token that is not live.
     public func setPrivacySettings(accessToken: String, _ settings: PrivacySettings) async throws {
         let t = now()
         try await store.write { tx in
@@ -209,20 +235,27 @@ extension IdentityService {
 
 /// What the signed-in user may see of their own account (`GET /v1/me`): no secret, hash or key material.
 public struct AccountProfile: Sendable, Hashable {
+    /// The account's id.
     public var userId: String
+    /// The username for PIN sign-in, if one was set.
     public var username: String?
     /// The name Apple gave on the first sign-in, if any.
     public var displayName: String?
+    /// The email Apple gave, if any; possibly a private relay address.
     public var email: String?
+    /// Whether `email` is an Apple private relay address.
     public var isPrivateRelayEmail: Bool
     /// The Apple ids (`sub`) linked to the account.
     public var appleUserIds: [String]
+    /// Whether a PIN is set (never the PIN or its hash).
     public var hasPIN: Bool
     /// The devices with an enrolled key, by the id the app gave them.
     public var deviceIds: [String]
+    /// The app roles held (`AppRole` raw values).
     public var appRoles: [String]
     /// The stored subscription tier and its expiry (the policy decides what a lapsed one is worth).
     public var tier: String?
+    /// When the stored subscription ends; nil for none or one without an end.
     public var subscriptionExpiresAt: Date?
 }
 

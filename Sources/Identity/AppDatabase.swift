@@ -3,7 +3,8 @@ import GRDB
 
 /// The SQLite database of the identity layer: one `DatabasePool` in WAL mode and its migrations.
 public final class AppDatabase: Sendable {
-    public let pool: DatabasePool
+    /// The GRDB pool (WAL, `synchronous = FULL`, `secure_delete`); the store and the package's tests reach SQLite through it.
+    package let pool: DatabasePool
 
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     public init(path: String) throws {

@@ -15,7 +15,15 @@ public enum AppleNotificationOutcome: Sendable, Hashable {
 
 /// Apple's credential states for a user id (`ASAuthorizationAppleIDProvider.CredentialState`).
 public enum AppleCredentialState: String, Sendable, CaseIterable {
-    case authorized, revoked, notFound, transferred
+    /// The Apple id may sign in.
+    case authorized
+    /// The user stopped using Sign in with Apple for the app; every session of the account ends.
+    case revoked
+    /// Apple knows no such user id (deleted); every session of the account ends.
+    case notFound
+    /// The app moved to another developer team: the account moves to the user's id under the new
+    /// team, and the old id can no longer sign in.
+    case transferred
 }
 
 extension IdentityService {

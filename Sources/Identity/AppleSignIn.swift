@@ -8,22 +8,31 @@ import FoundationNetworking
 
 /// Where Apple's signing keys (a JWKS document) come from; injectable so tests use their own keys.
 public protocol JWKSFetcher: Sendable {
+    /// The JWKS document's bytes (`{"keys": [...]}`); throws when it cannot be read.
     func fetchJWKS() async throws -> Data
 }
 
 /// Reads the JWKS from a file (an operator-pinned copy of `https://appleid.apple.com/auth/keys`).
 public struct FileJWKSFetcher: JWKSFetcher {
+    /// The file holding the JWKS.
     public let url: URL
+    /// A fetcher that reads `url` (a `file:` URL) on every fetch.
     public init(url: URL) { self.url = url }
+    /// The file's bytes; throws Foundation's error when it cannot be read.
     public func fetchJWKS() async throws -> Data { try Data(contentsOf: url) }
 }
 
 /// Fetches the JWKS over HTTPS.
 public struct URLJWKSFetcher: JWKSFetcher {
+    /// Apple's JWKS for Sign in with Apple, `https://appleid.apple.com/auth/keys`.
     public static let apple = URLJWKSFetcher(url: URL(string: "https://appleid.apple.com/auth/keys")!)
+    /// Where the JWKS is fetched from.
     public let url: URL
+    /// A fetcher for `url`, which must be `https` (checked on each fetch).
     public init(url: URL) { self.url = url }
 
+    /// The document at `url`, fetched without cache with a 10-second timeout. Throws `invalidInput`
+    /// (`jwksURL`) for a URL that is not `https`, and the transport's error or a non-200 status as an error.
     public func fetchJWKS() async throws -> Data {
         guard url.scheme == "https" else { throw IdentityError.invalid("jwksURL", "must be https") }
         let request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
@@ -56,7 +65,8 @@ public actor AppleKeyCache {
     /// How many times the JWKS was fetched; tests read it.
     public private(set) var fetchCount = 0
 
-    public init(fetcher: any JWKSFetcher, configuration: AppleSignInConfiguration, now: @escaping Now) {
+    /// A cache that fetches through `fetcher` on first use; `IdentityService` builds the one it uses.
+    package init(fetcher: any JWKSFetcher, configuration: AppleSignInConfiguration, now: @escaping Now) {
         self.fetcher = fetcher
         self.configuration = configuration
         self.now = now
@@ -128,20 +138,28 @@ public actor AppleKeyCache {
 public struct AppleIdentityClaims: Sendable, Hashable {
     /// Apple's stable user id for this team.
     public var subject: String
+    /// The client id (`aud`) the token was issued for, one of `AppleSignInConfiguration.clientIds`.
     public var audience: String
+    /// The email Apple shares, if the user shared one.
     public var email: String?
+    /// Whether `email` is a private relay address (`is_private_email`).
     public var isPrivateEmail: Bool
+    /// When Apple issued the token (`iat`).
     public var issuedAt: Date
+    /// When the token stops being valid (`exp`).
     public var expiresAt: Date
 }
 
 /// Verifies Sign in with Apple identity tokens: a strict compact-JWS reader, RS256 only, exact `kid`.
 public struct AppleTokenVerifier: Sendable {
+    /// The issuer, audiences and time tolerances a token must satisfy.
     public let configuration: AppleSignInConfiguration
-    public let keys: AppleKeyCache
+    /// Apple's public keys by `kid`, fetched and cached.
+    package let keys: AppleKeyCache
     let now: Now
 
-    public init(configuration: AppleSignInConfiguration, keys: AppleKeyCache, now: @escaping Now) {
+    /// A verifier over `keys`; `IdentityService` builds the one it uses.
+    package init(configuration: AppleSignInConfiguration, keys: AppleKeyCache, now: @escaping Now) {
         self.configuration = configuration
         self.keys = keys
         self.now = now
@@ -310,10 +328,15 @@ public struct AppleTokenVerifier: Sendable {
 
 /// A verified Sign in with Apple server-to-server notification.
 public struct AppleNotification: Sendable, Hashable {
+    /// The event Apple reports (the payload's `type`).
     public enum Kind: String, Sendable, Hashable {
+        /// The user stopped forwarding email from a private relay address.
         case emailDisabled = "email-disabled"
+        /// The user resumed forwarding email from a private relay address.
         case emailEnabled = "email-enabled"
+        /// The user stopped using Sign in with Apple for the app: the Apple id becomes `revoked`.
         case consentRevoked = "consent-revoked"
+        /// The user deleted their Apple account: the Apple id becomes `notFound`.
         case accountDelete = "account-delete"
     }
 
@@ -327,10 +350,12 @@ public struct AppleNotification: Sendable, Hashable {
         }
     }
 
+    /// What happened.
     public var kind: Kind
     /// Apple's user id the event is about.
     public var subject: String
     /// When the event happened at Apple (`event_time`, else `iat`).
     public var eventTime: Date
+    /// When Apple signed the notification (`iat`).
     public var issuedAt: Date
 }

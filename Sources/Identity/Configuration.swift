@@ -25,17 +25,21 @@ public struct IdentityConfiguration: Sendable {
     public var shareCodeLifetime: TimeInterval = 48 * 3600
     /// Wrong share codes one user may enter per window before being refused.
     public var shareCodeGuessLimit = 5
+    /// The window `shareCodeGuessLimit` counts over, in seconds.
     public var shareCodeGuessWindow: TimeInterval = 15 * 60
     /// The shortest age `expireLogs` may delete audit and decision rows at.
     public var minimumLogRetention: TimeInterval = 30 * 86400
+    /// PIN hashing cost, salt size, the failure delays and the lockout threshold.
     public var pin = PINPolicy()
     /// Limits per client and the global failure-rate alarm.
     public var abuse = AbuseLimits()
     /// SHA-256 digests of the operator tokens that may call operator actions (`OperatorCredential`).
     /// Empty: no operator action is accepted.
     public var operatorTokenDigests: [Data] = []
+    /// What a Sign in with Apple token must satisfy.
     public var apple: AppleSignInConfiguration
 
+    /// The documented defaults, with the app's Sign in with Apple settings.
     public init(apple: AppleSignInConfiguration) {
         self.apple = apple
     }
@@ -48,6 +52,7 @@ public struct PINPolicy: Sendable {
 
     /// PBKDF2-SHA256 rounds for new hashes; a stored hash with fewer is re-hashed on the next success.
     public private(set) var rounds = PINPolicy.minimumRounds
+    /// Bytes of random salt per PIN hash.
     public var saltBytes = 16
     /// Delay before the next attempt once this many consecutive failures have happened; the largest
     /// key's delay applies to every later failure too (one guess a day from the tenth on).
@@ -61,6 +66,7 @@ public struct PINPolicy: Sendable {
     /// `lockoutThreshold`, never above NIST's 100.
     var effectiveLockoutThreshold: Int { min(max(lockoutThreshold, 1), 100) }
 
+    /// The production defaults: 600,000 rounds, 16-byte salts, the delays above, lockout at 100.
     public init() {}
 
     /// A policy with fewer rounds than production allows; tests only.
@@ -86,6 +92,7 @@ public struct PINPolicy: Sendable {
 
 /// What an Apple identity token must satisfy.
 public struct AppleSignInConfiguration: Sendable {
+    /// The only accepted `iss` of an identity token.
     public static let issuer = "https://appleid.apple.com"
     /// The app's bundle id and Services ids: `aud` must be one of them.
     public var clientIds: Set<String>
@@ -98,6 +105,7 @@ public struct AppleSignInConfiguration: Sendable {
     /// Cached keys are refreshed after this long.
     public var keyCacheLifetime: TimeInterval = 24 * 3600
 
+    /// Settings accepting tokens issued to `clientIds`, with the default tolerances.
     public init(clientIds: Set<String>) {
         self.clientIds = clientIds
     }

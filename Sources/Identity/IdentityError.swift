@@ -5,6 +5,7 @@ import Foundation
 /// `reason` is fixed text chosen by the code that throws; it never echoes a submitted value,
 /// so an error can be logged or shown without leaking a PIN, token or nonce.
 public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of refusal or failure it is; the raw value is the wire form (`invalid_input`).
     public enum Code: String, Sendable, Hashable {
         /// The input is malformed (wrong length, characters, shape).
         case invalidInput = "invalid_input"
@@ -18,7 +19,9 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
         case locked
         /// A Sign in with Apple identity token failed verification.
         case tokenRejected = "token_rejected"
+        /// The account, session, Apple id or space it names does not exist.
         case notFound = "not_found"
+        /// The change collides with the account's state (an Apple id linked already, a PIN set already).
         case conflict
         /// The session is valid but not allowed to do this.
         case forbidden
@@ -26,13 +29,16 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
         case storage
     }
 
+    /// What kind of refusal it is.
     public var code: Code
     /// The input field at fault, as a dotted path (`identityToken.aud`, `pin`).
     public var field: String
+    /// Fixed text saying what is wrong with `field`; never a submitted value.
     public var reason: String
     /// Seconds until another attempt is accepted, for `throttled`.
     public var retryAfter: TimeInterval?
 
+    /// An error of `code` about `field`; `reason` must be fixed text, never a submitted value.
     public init(_ code: Code, field: String, _ reason: String, retryAfter: TimeInterval? = nil) {
         self.code = code
         self.field = field

@@ -7,15 +7,19 @@ import PolicyModel
 /// Every method validates its input and throws `IdentityError` naming the field at fault. Work that
 /// changes more than one row runs in one store transaction; secrets never reach the store in the clear.
 public final class IdentityService: Sendable {
-    public let store: any IdentityStore
+    /// Where the service keeps its data; flows run in its transactions.
+    package let store: any IdentityStore
+    /// Limits, KDF settings, Apple client ids and operator token digests, fixed at start.
     public let configuration: IdentityConfiguration
+    /// Verifies Sign in with Apple identity tokens against Apple's keys (RS256, exact `kid`, claims checked).
     public let appleVerifier: AppleTokenVerifier
     let now: Now
     let random: any RandomSource
     /// Security event counters since start, for the server's metrics.
     public let counters = SecurityCounters()
 
-    public init(
+    /// A service over any store of this package (SQLite, PostgreSQL, or a test double).
+    package init(
         store: any IdentityStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
         now: @escaping Now = { Date() }, random: any RandomSource = SystemRandomSource()
     ) {
@@ -25,6 +29,21 @@ public final class IdentityService: Sendable {
         self.random = random
         let keys = AppleKeyCache(fetcher: jwksFetcher, configuration: configuration.apple, now: now)
         self.appleVerifier = AppleTokenVerifier(configuration: configuration.apple, keys: keys, now: now)
+    }
+
+    /// A service over a SQLite store: the embedded default, one file that one process writes.
+    ///
+    /// - Parameters:
+    ///   - store: the store, over an `AppDatabase` already opened and migrated.
+    ///   - configuration: limits, KDF cost, Apple client ids, operator token digests.
+    ///   - jwksFetcher: where Apple's signing keys come from (`URLJWKSFetcher.apple`, or a file in tests).
+    ///   - now: the clock every flow judges expiry, throttling and freshness by.
+    ///   - random: the source of tokens, salts, challenges and ids.
+    public convenience init(
+        store: SQLiteStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
+        now: @escaping Now = { Date() }, random: any RandomSource = SystemRandomSource()
+    ) {
+        self.init(store: store as any IdentityStore, configuration: configuration, jwksFetcher: jwksFetcher, now: now, random: random)
     }
 
     /// The clock the service judges time by; the facade passes it to the engine as `context.now`.
@@ -113,7 +132,7 @@ enum AuthLevel {
 }
 
 /// What the audit log records; a fixed vocabulary, so no free text can carry a secret.
-public enum AuditKind: String, Sendable, CaseIterable {
+package enum AuditKind: String, Sendable, CaseIterable {
     case signUp = "sign_up"
     case signIn = "sign_in"
     case pinVerify = "pin_verify"
@@ -147,6 +166,6 @@ public enum AuditKind: String, Sendable, CaseIterable {
     case logsExpired = "logs_expired"
 }
 
-public enum AuditOutcome: String, Sendable {
+package enum AuditOutcome: String, Sendable {
     case success, failure
 }

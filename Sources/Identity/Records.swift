@@ -1,217 +1,217 @@
 import Foundation
 
 /// An account. `pseudonym` is what the audit log records instead of the id.
-public struct UserRow: StoredRow, Hashable {
-    public static let table = "user"
-    public static let primaryKey = ["id"]
-    public var id: String
-    public var pseudonym: String
-    public var username: String?
-    public var displayName: String?
-    public var email: String?
-    public var isPrivateRelayEmail: Bool
-    public var createdAt: Date
+package struct UserRow: StoredRow, Hashable {
+    package static let table = "user"
+    package static let primaryKey = ["id"]
+    package var id: String
+    package var pseudonym: String
+    package var username: String?
+    package var displayName: String?
+    package var email: String?
+    package var isPrivateRelayEmail: Bool
+    package var createdAt: Date
 }
 
-public struct AppRoleRow: StoredRow, Hashable {
-    public static let table = "appRole"
-    public static let primaryKey = ["userId", "role"]
-    public var userId: String
-    public var role: String
+package struct AppRoleRow: StoredRow, Hashable {
+    package static let table = "appRole"
+    package static let primaryKey = ["userId", "role"]
+    package var userId: String
+    package var role: String
 }
 
 /// A Sign in with Apple identity linked to an account.
-public struct AppleIdentityRow: StoredRow, Hashable {
-    public static let table = "appleIdentity"
-    public static let primaryKey = ["subject"]
-    public var subject: String
-    public var userId: String
-    public var email: String?
-    public var isPrivateRelay: Bool
-    public var credentialState: String
-    public var transferredTo: String?
-    public var createdAt: Date
-    public var updatedAt: Date
+package struct AppleIdentityRow: StoredRow, Hashable {
+    package static let table = "appleIdentity"
+    package static let primaryKey = ["subject"]
+    package var subject: String
+    package var userId: String
+    package var email: String?
+    package var isPrivateRelay: Bool
+    package var credentialState: String
+    package var transferredTo: String?
+    package var createdAt: Date
+    package var updatedAt: Date
     /// When `credentialState` last changed: a token or notification issued before it cannot undo it.
-    public var stateChangedAt: Date?
+    package var stateChangedAt: Date?
 }
 
-public struct AppleNonceRow: StoredRow, Hashable {
-    public static let table = "appleNonce"
-    public static let primaryKey = ["nonceHash"]
-    public var nonceHash: Data
-    public var expiresAt: Date
-    public var usedAt: Date?
+package struct AppleNonceRow: StoredRow, Hashable {
+    package static let table = "appleNonce"
+    package static let primaryKey = ["nonceHash"]
+    package var nonceHash: Data
+    package var expiresAt: Date
+    package var usedAt: Date?
 }
 
 /// A PIN as KDF output with its parameters, and its failure counters.
-public struct PINCredentialRow: StoredRow, Hashable {
-    public static let table = "pinCredential"
-    public static let primaryKey = ["userId"]
-    public var userId: String
-    public var algorithm: String
-    public var rounds: Int
-    public var salt: Data
-    public var hash: Data
-    public var failedAttempts: Int
-    public var nextAttemptAt: Date?
-    public var lockedAt: Date?
-    public var updatedAt: Date
+package struct PINCredentialRow: StoredRow, Hashable {
+    package static let table = "pinCredential"
+    package static let primaryKey = ["userId"]
+    package var userId: String
+    package var algorithm: String
+    package var rounds: Int
+    package var salt: Data
+    package var hash: Data
+    package var failedAttempts: Int
+    package var nextAttemptAt: Date?
+    package var lockedAt: Date?
+    package var updatedAt: Date
 }
 
-public struct PrivacySettingsRow: StoredRow, Hashable {
-    public static let table = "privacySettings"
-    public static let primaryKey = ["userId"]
-    public var userId: String
-    public var analytics: Bool
-    public var crashReporting: Bool
-    public var aiSuggestions: Bool
-    public var dataSharing: String
-    public var updatedAt: Date
+package struct PrivacySettingsRow: StoredRow, Hashable {
+    package static let table = "privacySettings"
+    package static let primaryKey = ["userId"]
+    package var userId: String
+    package var analytics: Bool
+    package var crashReporting: Bool
+    package var aiSuggestions: Bool
+    package var dataSharing: String
+    package var updatedAt: Date
 }
 
-public struct SubscriptionRow: StoredRow, Hashable {
-    public static let table = "subscription"
-    public static let primaryKey = ["userId"]
-    public var userId: String
-    public var tier: String
-    public var productId: String
-    public var expiresAt: Date?
-    public var updatedAt: Date
+package struct SubscriptionRow: StoredRow, Hashable {
+    package static let table = "subscription"
+    package static let primaryKey = ["userId"]
+    package var userId: String
+    package var tier: String
+    package var productId: String
+    package var expiresAt: Date?
+    package var updatedAt: Date
 }
 
 /// A signed-in session; its refresh tokens form one family.
-public struct SessionRow: StoredRow, Hashable {
-    public static let table = "session"
-    public static let primaryKey = ["id"]
-    public var id: String
-    public var userId: String
-    public var accessTokenHash: Data
-    public var accessExpiresAt: Date
-    public var authMethod: String
-    public var authLevel: Int
-    public var verifiedAt: Date
-    public var createdAt: Date
-    public var lastSeenAt: Date
-    public var expiresAt: Date
-    public var revokedAt: Date?
-    public var revokedReason: String?
+package struct SessionRow: StoredRow, Hashable {
+    package static let table = "session"
+    package static let primaryKey = ["id"]
+    package var id: String
+    package var userId: String
+    package var accessTokenHash: Data
+    package var accessExpiresAt: Date
+    package var authMethod: String
+    package var authLevel: Int
+    package var verifiedAt: Date
+    package var createdAt: Date
+    package var lastSeenAt: Date
+    package var expiresAt: Date
+    package var revokedAt: Date?
+    package var revokedReason: String?
     /// Keys the derivation of refresh successors; never leaves the server.
-    public var refreshKey: Data?
+    package var refreshKey: Data?
 }
 
-public struct RefreshTokenRow: StoredRow, Hashable {
-    public static let table = "refreshToken"
-    public static let primaryKey = ["tokenHash"]
-    public var tokenHash: Data
-    public var sessionId: String
-    public var createdAt: Date
-    public var rotatedAt: Date?
-    public var successorHash: Data?
+package struct RefreshTokenRow: StoredRow, Hashable {
+    package static let table = "refreshToken"
+    package static let primaryKey = ["tokenHash"]
+    package var tokenHash: Data
+    package var sessionId: String
+    package var createdAt: Date
+    package var rotatedAt: Date?
+    package var successorHash: Data?
 }
 
-public struct DeviceKeyRow: StoredRow, Hashable {
-    public static let table = "deviceKey"
-    public static let primaryKey = ["id"]
-    public var id: String
-    public var userId: String
-    public var deviceId: String
-    public var publicKey: Data
-    public var failedAttempts: Int
-    public var lockedAt: Date?
-    public var createdAt: Date
+package struct DeviceKeyRow: StoredRow, Hashable {
+    package static let table = "deviceKey"
+    package static let primaryKey = ["id"]
+    package var id: String
+    package var userId: String
+    package var deviceId: String
+    package var publicKey: Data
+    package var failedAttempts: Int
+    package var lockedAt: Date?
+    package var createdAt: Date
 }
 
-public struct DeviceChallengeRow: StoredRow, Hashable {
-    public static let table = "deviceChallenge"
-    public static let primaryKey = ["challengeHash"]
-    public var challengeHash: Data
-    public var deviceKeyId: String
-    public var sessionId: String
-    public var expiresAt: Date
-    public var usedAt: Date?
+package struct DeviceChallengeRow: StoredRow, Hashable {
+    package static let table = "deviceChallenge"
+    package static let primaryKey = ["challengeHash"]
+    package var challengeHash: Data
+    package var deviceKeyId: String
+    package var sessionId: String
+    package var expiresAt: Date
+    package var usedAt: Date?
 }
 
 /// A shared space (or any resource with members).
-public struct ResourceRow: StoredRow, Hashable {
-    public static let table = "resource"
-    public static let primaryKey = ["id"]
-    public var id: String
-    public var type: String
-    public var name: String
-    public var ownerId: String
-    public var createdAt: Date
+package struct ResourceRow: StoredRow, Hashable {
+    package static let table = "resource"
+    package static let primaryKey = ["id"]
+    package var id: String
+    package var type: String
+    package var name: String
+    package var ownerId: String
+    package var createdAt: Date
 }
 
-public struct MembershipRow: StoredRow, Hashable {
-    public static let table = "membership"
-    public static let primaryKey = ["resourceId", "userId"]
-    public var resourceId: String
-    public var userId: String
-    public var role: String
-    public var joinedAt: Date
+package struct MembershipRow: StoredRow, Hashable {
+    package static let table = "membership"
+    package static let primaryKey = ["resourceId", "userId"]
+    package var resourceId: String
+    package var userId: String
+    package var role: String
+    package var joinedAt: Date
 }
 
-public struct ShareCodeRow: StoredRow, Hashable {
-    public static let table = "shareCode"
-    public static let primaryKey = ["codeHash"]
-    public var codeHash: Data
-    public var resourceId: String
-    public var role: String
-    public var createdBy: String
-    public var createdAt: Date
-    public var expiresAt: Date
-    public var usedAt: Date?
+package struct ShareCodeRow: StoredRow, Hashable {
+    package static let table = "shareCode"
+    package static let primaryKey = ["codeHash"]
+    package var codeHash: Data
+    package var resourceId: String
+    package var role: String
+    package var createdBy: String
+    package var createdAt: Date
+    package var expiresAt: Date
+    package var usedAt: Date?
 }
 
-public struct GuessLimitRow: StoredRow, Hashable {
-    public static let table = "guessLimit"
-    public static let primaryKey = ["scope"]
-    public var scope: String
-    public var windowStart: Date
-    public var failures: Int
+package struct GuessLimitRow: StoredRow, Hashable {
+    package static let table = "guessLimit"
+    package static let primaryKey = ["scope"]
+    package var scope: String
+    package var windowStart: Date
+    package var failures: Int
 }
 
 /// Consecutive PIN failures under a username (or user id) that has no PIN: throttled exactly like a
 /// real account's, so the answers do not reveal which usernames exist. `scope` is a digest.
-public struct PINThrottleRow: StoredRow, Hashable {
-    public static let table = "pinThrottle"
-    public static let primaryKey = ["scope"]
-    public var scope: String
-    public var failures: Int
-    public var lastFailureAt: Date
+package struct PINThrottleRow: StoredRow, Hashable {
+    package static let table = "pinThrottle"
+    package static let primaryKey = ["scope"]
+    package var scope: String
+    package var failures: Int
+    package var lastFailureAt: Date
 }
 
 /// A usage counter of a user (consumed by app-wide limits), kept by the server.
-public struct UserUsageCounterRow: StoredRow, Hashable {
-    public static let table = "userUsageCounter"
-    public static let primaryKey = ["userId", "name"]
-    public var userId: String
-    public var name: String
-    public var value: Int
+package struct UserUsageCounterRow: StoredRow, Hashable {
+    package static let table = "userUsageCounter"
+    package static let primaryKey = ["userId", "name"]
+    package var userId: String
+    package var name: String
+    package var value: Int
 }
 
-public struct UsageCounterRow: StoredRow, Hashable {
-    public static let table = "usageCounter"
-    public static let primaryKey = ["resourceId", "name"]
-    public var resourceId: String
-    public var name: String
-    public var value: Int
+package struct UsageCounterRow: StoredRow, Hashable {
+    package static let table = "usageCounter"
+    package static let primaryKey = ["resourceId", "name"]
+    package var resourceId: String
+    package var name: String
+    package var value: Int
 }
 
 /// One security event. Holds kinds and outcomes only: never a PIN, token, nonce, key or user id.
-public struct AuditEventRow: StoredRow, Hashable {
-    public static let table = "auditEvent"
-    public static let primaryKey = ["id"]
-    public var id: Int64?
-    public var at: Date
-    public var kind: String
-    public var method: String?
-    public var outcome: String
-    public var reason: String?
-    public var actor: String?
+package struct AuditEventRow: StoredRow, Hashable {
+    package static let table = "auditEvent"
+    package static let primaryKey = ["id"]
+    package var id: Int64?
+    package var at: Date
+    package var kind: String
+    package var method: String?
+    package var outcome: String
+    package var reason: String?
+    package var actor: String?
 
-    public init(at: Date, kind: String, method: String? = nil, outcome: String, reason: String? = nil, actor: String? = nil) {
+    package init(at: Date, kind: String, method: String? = nil, outcome: String, reason: String? = nil, actor: String? = nil) {
         self.at = at
         self.kind = kind
         self.method = method
@@ -222,25 +222,25 @@ public struct AuditEventRow: StoredRow, Hashable {
 }
 
 /// The age limit of the logs: rows older than `cutoff` may be deleted (a trigger checks it).
-public struct LogRetentionRow: StoredRow, Hashable {
-    public static let table = "logRetention"
-    public static let primaryKey = ["id"]
-    public var id: Int
-    public var cutoff: Date
+package struct LogRetentionRow: StoredRow, Hashable {
+    package static let table = "logRetention"
+    package static let primaryKey = ["id"]
+    package var id: Int
+    package var cutoff: Date
 }
 
 /// One decision of the engine, as the facade logs it. Names the policy set's content hash.
-public struct DecisionLogRow: StoredRow, Hashable {
-    public static let table = "decisionLog"
-    public static let primaryKey = ["id"]
-    public var id: Int64?
-    public var at: Date
-    public var actor: String?
-    public var action: String
-    public var resourceType: String
-    public var resourceId: String?
-    public var effect: String
-    public var reason: String
-    public var policyHash: String
-    public var policyLocation: String?
+package struct DecisionLogRow: StoredRow, Hashable {
+    package static let table = "decisionLog"
+    package static let primaryKey = ["id"]
+    package var id: Int64?
+    package var at: Date
+    package var actor: String?
+    package var action: String
+    package var resourceType: String
+    package var resourceId: String?
+    package var effect: String
+    package var reason: String
+    package var policyHash: String
+    package var policyLocation: String?
 }

@@ -10,23 +10,25 @@ import GRDB
 /// body, so writes stay serializable (one writer, `synchronous = FULL`), and a read body sees one
 /// snapshot. The closure blocks one of GRDB's dispatch threads, never a Swift concurrency thread.
 public struct SQLiteStore: IdentityStore {
+    /// The database the store reads and writes.
     public let database: AppDatabase
 
+    /// A store over `database`, which `AppDatabase.init(path:)` has already opened and migrated.
     public init(_ database: AppDatabase) {
         self.database = database
     }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         let pool = database.pool
         return try await run(body) { channel in try await pool.read { db in try channel.serve(db) } }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         let pool = database.pool
         return try await run(body) { channel in try await pool.write { db in try channel.serve(db) } }
     }
 
-    public func flushErasures() async throws {
+    package func flushErasures() async throws {
         do {
             try await database.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         } catch {

@@ -6,12 +6,15 @@ public typealias Now = @Sendable () -> Date
 
 /// A source of cryptographically secure random bytes; injectable for tests.
 public protocol RandomSource: Sendable {
+    /// `count` random bytes, unpredictable to anyone else.
     func bytes(_ count: Int) -> [UInt8]
 }
 
 /// Random bytes from the operating system (`getrandom` on Linux).
 public struct SystemRandomSource: RandomSource {
+    /// The system source.
     public init() {}
+    /// `count` bytes from `SystemRandomNumberGenerator`.
     public func bytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
@@ -85,6 +88,7 @@ enum TokenKind: String {
 /// (`IdentityConfiguration.operatorTokenDigests`). Printing it shows no token.
 public struct OperatorCredential: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let token: String
+    /// The credential an operator presented; accepted when its SHA-256 digest is configured.
     public init(token: String) { self.token = token }
     /// The digest to put in `operatorTokenDigests` for `token`.
     public static func digest(of token: String) -> Data { SecretCoding.sha256(token) }
@@ -95,10 +99,15 @@ public struct OperatorCredential: Sendable, CustomStringConvertible, CustomDebug
 
 /// The bearer tokens of a session. Printing or dumping it shows no token.
 public struct SessionTokens: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The session's id (not a secret: it names the session in audit rows and sign-out).
     public let sessionId: String
+    /// The signed-in user's id.
     public let userId: String
+    /// The bearer token requests carry; stored only as a hash.
     public let accessToken: String
+    /// When `accessToken` stops being accepted; refresh before then.
     public let accessExpiresAt: Date
+    /// The single-use token that gets the next pair (`refresh`); presenting it twice ends the session.
     public let refreshToken: String
 
     public var description: String { "SessionTokens(session: \(sessionId), user: \(userId), tokens: <redacted>)" }
@@ -110,7 +119,9 @@ public struct SessionTokens: Sendable, CustomStringConvertible, CustomDebugStrin
 public struct StepUp: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A new token when the auth level rose (the old one is dead), else the token presented.
     public let accessToken: String
+    /// Whether `accessToken` is new (the auth level rose, so the old token stopped working).
     public let rotated: Bool
+    /// The method that verified: `pin` or `biometric`.
     public let method: String
 
     public var description: String { "StepUp(method: \(method), rotated: \(rotated), token: <redacted>)" }

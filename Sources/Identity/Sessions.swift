@@ -4,11 +4,17 @@ import PolicyModel
 
 /// A live session as validation finds it.
 public struct VerifiedSession: Sendable, Hashable {
+    /// The session's id.
     public var sessionId: String
+    /// The signed-in user's id.
     public var userId: String
+    /// The method of the session's latest verification (`anonymous`, `apple`, `pin`, `biometric`).
     public var authMethod: String
+    /// The highest assurance the session reached: 0 anonymous, 1 Apple or password, 2 PIN or device key.
     public var authLevel: Int
+    /// When that verification happened (a policy's `maxAge` is measured from it).
     public var verifiedAt: Date
+    /// When the session ends however active it is (`IdentityConfiguration.absoluteLifetime` after sign-in).
     public var expiresAt: Date
 }
 

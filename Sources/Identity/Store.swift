@@ -10,7 +10,7 @@ import Foundation
 /// may run the body again from scratch after a serialization failure, so a body must have no effect
 /// outside the transaction that a second run would repeat wrongly. A body must not open another
 /// transaction of the same store (SQLite's one writer would wait for itself).
-public protocol IdentityStore: Sendable {
+package protocol IdentityStore: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
     /// Makes erased data unrecoverable from the store's files (SQLite: checkpoint and truncate the
@@ -19,7 +19,7 @@ public protocol IdentityStore: Sendable {
 }
 
 /// A value in a column comparison.
-public enum StoreValue: Sendable, Hashable {
+package enum StoreValue: Sendable, Hashable {
     case text(String)
     case blob(Data)
     case int(Int)
@@ -27,14 +27,14 @@ public enum StoreValue: Sendable, Hashable {
 }
 
 /// A row type the store persists: a table name, a primary key and `Codable` columns.
-public protocol StoredRow: Codable, Sendable {
+package protocol StoredRow: Codable, Sendable {
     static var table: String { get }
     /// Primary-key columns, in key order.
     static var primaryKey: [String] { get }
 }
 
 /// The operations service code may perform on a store inside one transaction.
-public protocol IdentityTransaction: Sendable {
+package protocol IdentityTransaction: Sendable {
     func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R?
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R]
     func insert<R: StoredRow>(_ row: R) async throws
@@ -54,10 +54,10 @@ public protocol IdentityTransaction: Sendable {
 }
 
 extension IdentityTransaction {
-    public func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> R? {
+    package func fetchOne<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> R? {
         try await fetchOne(type, [column: value])
     }
-    public func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> [R] {
+    package func fetchAll<R: StoredRow>(_ type: R.Type, _ column: String, _ value: StoreValue) async throws -> [R] {
         try await fetchAll(type, [column: value])
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 /// Which store a `--database` value names: a `postgres://` (or `postgresql://`) URL picks PostgreSQL,
 /// anything else is the path of a SQLite file.
 public enum IdentityStoreLocation: Sendable, Hashable, CustomStringConvertible {
+    /// A SQLite file at `path` (created if missing).
     case sqlite(path: String)
+    /// A PostgreSQL database.
     case postgres(PostgresLocation)
 
     /// The path, or the URL without its password: safe for logs and messages.
@@ -36,19 +38,35 @@ public enum IdentityStoreLocation: Sendable, Hashable, CustomStringConvertible {
 /// A PostgreSQL server, database and options parsed from
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require&max_connections=N&schema=NAME]`.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The URL's `sslmode`: whether the connection uses TLS.
     public enum SSLMode: String, Sendable, Hashable, CaseIterable {
-        case disable, prefer, require
+        /// Plain TCP.
+        case disable
+        /// TLS when the server offers it, else plain TCP (the default).
+        case prefer
+        /// TLS or no connection.
+        case require
     }
+    /// The server's host name or address.
     public var host: String
+    /// The server's TCP port (default 5432).
     public var port: Int
+    /// The role to connect as.
     public var username: String
+    /// The role's password, if the URL gave one; never shown by `description`.
     public var password: String?
+    /// The database name.
     public var database: String
+    /// The schema the tables live in (`schema=`); nil: the server's default search path.
     public var schema: String?
+    /// Whether the connection uses TLS (`sslmode=`, default `prefer`).
     public var sslMode: SSLMode
     /// The connection pool's size per process (`max_connections`, default 20).
     public var maxConnections: Int
 
+    /// Parses a `postgres://` or `postgresql://` URL. Throws `invalidInput` naming `field` for a URL
+    /// without a host, user or database name, with an unknown option or a bad port; the message never
+    /// repeats the URL.
     public init(url: String, field: String = "database") throws(IdentityError) {
         func bad(_ why: String) -> IdentityError {
             IdentityError(.invalidInput, field: field, "is not a usable PostgreSQL URL (\(why)); expected postgres://USER@HOST:PORT/DATABASE")

@@ -8,6 +8,8 @@ public struct ClientSource: Sendable, Hashable, CustomStringConvertible {
     /// Hex of the first 16 bytes of SHA-256 of the key: an address is personal data, so it is not kept.
     let digest: String
 
+    /// The source named by `key` (the client address, or another stable per-client key); only a
+    /// digest prefix of it is kept.
     public init(_ key: String) {
         digest = SecretCoding.hex(SecretCoding.sha256(key).prefix(16))
     }
@@ -23,28 +25,35 @@ public struct AbuseLimits: Sendable {
     /// Accounts one source may create per window (anonymous or username + PIN): each is rows and a
     /// KDF run nobody authenticated. Generous, since carrier NAT puts many users behind one address.
     public var signUps = 100
+    /// The window `signUps` counts over, in seconds.
     public var signUpWindow: TimeInterval = 3600
     /// Failed PIN sign-ins one source may make per window (password spraying across accounts).
     public var sourcePINFailures = 30
+    /// The window `sourcePINFailures` counts over, in seconds.
     public var sourcePINWindow: TimeInterval = 15 * 60
     /// "Username is taken" answers one source (register) or one user (setUsername) may get per window.
     public var usernameProbes = 10
+    /// The window `usernameProbes` counts over, in seconds.
     public var usernameProbeWindow: TimeInterval = 3600
     /// Wrong share codes one source may enter per window (besides the per-user limit).
     public var sourceShareCodeGuesses = 20
+    /// The window `sourceShareCodeGuesses` counts over, in seconds.
     public var sourceShareCodeWindow: TimeInterval = 15 * 60
     /// Failed PIN checks across all accounts per window that raise the `failure_rate_alarm` audit event.
     public var alarmFailures = 100
+    /// The window `alarmFailures` counts over, in seconds.
     public var alarmWindow: TimeInterval = 60
     /// Repeated refusals (throttled, locked, rejected Apple tokens) of one kind for one actor write
     /// at most one audit row per interval; the others only count in `SecurityCounters`.
     public var refusalAuditInterval: TimeInterval = 60
 
+    /// The documented defaults.
     public init() {}
 }
 
 /// Counters of security events since start, for the server to export as metrics.
 public final class SecurityCounters: Sendable {
+    /// A counter; the raw value is its metric name.
     public enum Name: String, Sendable, CaseIterable {
         /// PIN checks that failed (wrong PIN or unknown user).
         case pinFailures = "pin_failures"
@@ -70,6 +79,7 @@ public final class SecurityCounters: Sendable {
         values.withLock { v in Dictionary(uniqueKeysWithValues: Name.allCases.map { ($0.rawValue, v[$0] ?? 0) }) }
     }
 
+    /// The count of `name` since the service started.
     public func value(_ name: Name) -> Int { values.withLock { $0[name] ?? 0 } }
 
     /// Whether a refusal under `key` should be written now (none written within `interval`).

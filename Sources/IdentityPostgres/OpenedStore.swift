@@ -9,24 +9,52 @@ import ServiceLifecycle
 /// SQLite is opened and migrated at once. PostgreSQL's pool needs its `service` running (in the
 /// caller's `ServiceGroup`) before `prepare()` migrates it and before any query.
 public struct OpenedIdentityStore: Sendable {
+    /// The store a `--database` value opened: exactly one of the two, so no state can name both or neither.
+    public enum Backend: Sendable {
+        /// A SQLite file, opened and migrated.
+        case sqlite(AppDatabase)
+        /// A PostgreSQL pool: not connected until its `service` runs, not migrated until `prepare()`.
+        case postgres(PostgresStore)
+    }
+
+    /// Where the data lives, as parsed from the `--database` value.
     public let location: IdentityStoreLocation
-    public let store: any IdentityStore
+    /// The opened store.
+    public let backend: Backend
+
+    /// The store the identity flows run their transactions on.
+    package var store: any IdentityStore {
+        switch backend {
+        case .sqlite(let database): SQLiteStore(database)
+        case .postgres(let store): store
+        }
+    }
+
     /// The SQLite database; nil on PostgreSQL.
-    public let sqlite: AppDatabase?
+    public var sqlite: AppDatabase? {
+        if case .sqlite(let database) = backend { database } else { nil }
+    }
+
     /// The PostgreSQL store; nil on SQLite.
-    public let postgres: PostgresStore?
+    public var postgres: PostgresStore? {
+        if case .postgres(let store) = backend { store } else { nil }
+    }
 
     /// Opens the store `value` names (`IdentityStoreLocation.parse`); errors name `field`.
+    ///
+    /// Throws `IdentityError` (`invalid`, naming `field`) for a value that is neither a path nor a
+    /// valid `postgres://` URL, and the error of `AppDatabase.init(path:)` for a SQLite file that
+    /// cannot be opened or migrated. A PostgreSQL value does no I/O here.
     public static func open(_ value: String, field: String = "database", logger: Logger = Logger(label: "gatehouse.postgres")) throws
         -> OpenedIdentityStore
     {
-        switch try IdentityStoreLocation.parse(value, field: field) {
+        let location = try IdentityStoreLocation.parse(value, field: field)
+        switch location {
         case .sqlite(let path):
-            let database = try AppDatabase(path: path)
-            return OpenedIdentityStore(location: .sqlite(path: path), store: SQLiteStore(database), sqlite: database, postgres: nil)
-        case .postgres(let location):
-            let store = PostgresStore(configuration: PostgresStoreConfiguration(location), logger: logger)
-            return OpenedIdentityStore(location: .postgres(location), store: store, sqlite: nil, postgres: store)
+            return OpenedIdentityStore(location: location, backend: .sqlite(try AppDatabase(path: path)))
+        case .postgres(let postgres):
+            return OpenedIdentityStore(
+                location: location, backend: .postgres(PostgresStore(configuration: PostgresStoreConfiguration(postgres), logger: logger)))
         }
     }
 
@@ -50,4 +78,25 @@ public struct OpenedIdentityStore: Sendable {
 
     /// Where the data lives, without a password: a path, or `postgres://user@host:port/db`.
     public var description: String { location.description }
+}
+
+extension IdentityService {
+    /// A service over a PostgreSQL store, for several `policy serve` replicas on one database.
+    ///
+    /// The store's `run()` must be running (in the caller's `ServiceGroup`) and `migrate()` done
+    /// before the first flow. Parameters as in `init(store:configuration:jwksFetcher:now:random:)` for SQLite.
+    public convenience init(
+        store: PostgresStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
+        now: @escaping Now = { Date() }, random: any RandomSource = SystemRandomSource()
+    ) {
+        self.init(store: store as any IdentityStore, configuration: configuration, jwksFetcher: jwksFetcher, now: now, random: random)
+    }
+
+    /// A service over whichever store `OpenedIdentityStore.open(_:field:logger:)` opened.
+    public convenience init(
+        store: OpenedIdentityStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
+        now: @escaping Now = { Date() }, random: any RandomSource = SystemRandomSource()
+    ) {
+        self.init(store: store.store, configuration: configuration, jwksFetcher: jwksFetcher, now: now, random: random)
+    }
 }

@@ -65,9 +65,9 @@ extension PostgresStore {
 /// The SQLite schema's named migrations (`Schema.migrations` in Identity) in PostgreSQL's dialect,
 /// one statement per string (the extended protocol runs one at a time). Same names, same order,
 /// same tables and columns; docs/identity.md lists the differences of dialect.
-public enum PostgresSchema {
+package enum PostgresSchema {
     /// The migration names, in order; they equal SQLite's.
-    public static var names: [String] { migrations.map(\.0) }
+    package static var names: [String] { migrations.map(\.0) }
 
     /// The append-only guard of a log table: refuses UPDATE and DELETE except what the SQLite
     /// triggers of the same migration allow. `allowUpdate` and `allowDelete` are SQL conditions.

@@ -18,6 +18,7 @@ import ServiceLifecycle
 /// The client is a `Service`: queries wait for a connection only while `run()` runs (in the
 /// server's `ServiceGroup`, or through `withStore`). Call `migrate()` once it runs.
 public final class PostgresStore: IdentityStore, Service {
+    /// Where the store connects and how many connections its pool may open.
     public let configuration: PostgresStoreConfiguration
     let client: PostgresClient
     let logger: Logger
@@ -66,7 +67,7 @@ public final class PostgresStore: IdentityStore, Service {
 
     // MARK: - Transactions
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         do {
             return try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
         } catch {
@@ -74,7 +75,7 @@ public final class PostgresStore: IdentityStore, Service {
         }
     }
 
-    public func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         var attempt = 1
         while true {
             do {
@@ -93,7 +94,7 @@ public final class PostgresStore: IdentityStore, Service {
     /// `VACUUM`s the tables an erasure or deletion touches, so the old row versions holding erased
     /// values are removed from the tables' pages. It cannot reach copies outside them: WAL segments
     /// not yet recycled, base backups, replicas' own files (docs/identity.md).
-    public func flushErasures() async throws {
+    package func flushErasures() async throws {
         do {
             try await client.withConnection { connection in
                 for table in Self.erasedTables {
@@ -160,20 +161,33 @@ public final class PostgresStore: IdentityStore, Service {
 
 /// Where and how to reach PostgreSQL, usually parsed from a `postgres://` URL (`IdentityStoreLocation`).
 public struct PostgresStoreConfiguration: Sendable, Hashable {
+    /// Whether the connection uses TLS (the URL's `sslmode`).
     public enum TLSMode: String, Sendable, Hashable {
-        case disable, prefer, require
+        /// Plain TCP.
+        case disable
+        /// TLS when the server offers it, else plain TCP.
+        case prefer
+        /// TLS or no connection.
+        case require
     }
+    /// The server's host name or address.
     public var host: String
+    /// The server's TCP port.
     public var port: Int
+    /// The role to connect as.
     public var username: String
+    /// The role's password, if any.
     public var password: String?
+    /// The database name; nil: the server's default (the role's name).
     public var database: String?
     /// The schema every table lives in (the connections' `search_path`); nil: the server's default.
     public var schema: String?
+    /// Whether the connection uses TLS.
     public var tls: TLSMode
     /// The most connections the pool opens to the server (per process). Default 20.
     public var maxConnections: Int
 
+    /// A configuration with every value given; the rest take PostgreSQL's and the pool's defaults.
     public init(
         host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil, schema: String? = nil,
         tls: TLSMode = .prefer, maxConnections: Int = 20

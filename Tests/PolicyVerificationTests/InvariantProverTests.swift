@@ -156,11 +156,10 @@ import GatehouseTestSupport
         let policy = try #require(result.policy)
         var diagnostics: [Diagnostic] = []
         let invariant = try #require(CheckedInvariant(result.declarations.invariants[0], policy: policy, declarations: result.declarations, diagnostics: &diagnostics))
-        let action = try #require(policy.resourceTypes["doc"]?.actions["open"])
-        #expect(invariant.violation(Decision(effect: .deny, reason: .deniedByRule), action: action) == "a message on the deny")
-        #expect(invariant.violation(Decision(effect: .deny, reason: .deniedByRule, message: ""), action: action) == "a message on the deny")
-        #expect(invariant.violation(Decision(effect: .deny, reason: .deniedByRule, message: "No."), action: action) == nil)
-        #expect(invariant.violation(Decision(effect: .allow, reason: .allowed), action: action) == nil)
+        #expect(invariant.violation(Decision(effect: .deny, reason: .deniedByRule)) == "a message on the deny")
+        #expect(invariant.violation(Decision(effect: .deny, reason: .deniedByRule, message: "")) == "a message on the deny")
+        #expect(invariant.violation(Decision(effect: .deny, reason: .deniedByRule, message: "No.")) == nil)
+        #expect(invariant.violation(Decision(effect: .allow, reason: .allowed)) == nil)
         #expect(InvariantProver.prove(result).results.first?.passed == true)
     }
 

@@ -107,7 +107,7 @@ public enum InvariantProver {
             part.lint.record(point, request: request, decision: decision, events: events)
             for i in applicable where invariants[i].matches(point, request: request, in: space, policy: policy) {
                 part.checked[i] += 1
-                guard part.counterexamples[i] == nil, let expected = invariants[i].violation(decision, action: action, events: events) else { continue }
+                guard part.counterexamples[i] == nil, let expected = invariants[i].violation(decision, events: events) else { continue }
                 part.counterexamples[i] = Counterexample(request: request, expected: expected, explanation: policy.explain(request))
             }
         }
@@ -209,9 +209,9 @@ struct CheckedInvariant {
         return true
     }
 
-    /// What the invariant required and the decision on `action` did not give, or nil when it holds; `events`, what
-    /// `decide` emitted reaching it, say whether a rule decided (none: the requirements did).
-    func violation(_ decision: Decision, action _: ActionPlan, events: [TraceEvent] = []) -> String? {
+    /// What the invariant required and `decision` did not give, or nil when it holds; `events`, what `decide`
+    /// emitted reaching it, say whether a rule decided (none: the requirements did).
+    func violation(_ decision: Decision, events: [TraceEvent] = []) -> String? {
         switch expect {
         case .allow:
             return decision.effect == .allow ? nil : "allow"
