@@ -166,7 +166,8 @@ public func buildApplication(
             PolicyWatcher(reloader: server.reloader, interval: settings.watchInterval, settle: settings.settleTime, reloadOnHangup: reloadOnHangup))
     }
     let readTimeout = settings.readTimeout
-    var http = HTTP1Channel.Configuration(additionalChannelHandlers: ReadDeadline.handlers(limit: readTimeout))
+    let metrics = server.metrics
+    var http = HTTP1Channel.Configuration(additionalChannelHandlers: ReadDeadline.handlers(limit: readTimeout) { metrics.readTimedOut() })
     http.idleTimeout = .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000)
     return Application(
         router: buildRouter(server),
