@@ -53,6 +53,13 @@ public final class ServerMetrics: Sendable {
         decideLatency[route]?.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
+    /// The latency timer of a decision route (`decide`, `batch`, `explain`, `check`), for a route to hold rather
+    /// than look up by name on every request.
+    public func decisionLatency(_ route: String) -> CoreMetrics.Timer {
+        guard let timer = decideLatency[route] else { preconditionFailure("no latency metric for the route \(route)") }
+        return timer
+    }
+
     public func reloaded(_ kind: ReloadKind) { reloads[kind]?.increment() }
 
     public func throttled() { throttles.increment() }
