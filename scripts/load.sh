@@ -75,4 +75,8 @@ while [ "$total" -lt 1000000 ] && [ $((SECONDS - started)) -lt "${MEM_SECONDS:-3
 done
 rss1m="$(awk '/VmRSS/ {print $2}' /proc/$SERVER/status)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -z "$rss100k" ]; then  # MEM_SECONDS ran out before 100,000 requests: one reading only
+  echo "RSS after $total requests: ${rss1m} kB (fewer than 100,000 requests in MEM_SECONDS: no comparison)"
+  exit 0
+fi
 echo "RSS after $at100k requests: ${rss100k} kB; after $total requests: ${rss1m} kB ($(awk -v a="$rss100k" -v b="$rss1m" 'BEGIN {printf "%+.1f%%", (b - a) * 100 / a}'))"

@@ -91,29 +91,22 @@ public final class GatehouseService: Sendable {
     public func resolve(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> ResolvedRequest {
         var context = context
         context.now = identity.clock()
+        // One store read (one snapshot): the session's subject, the resource's facts, else the user's own counters.
+        let facts = try await identity.decisionFacts(accessToken: token, resourceId: resource.id)
         var resource = resource
-        resource.ownerId = nil
-        resource.members = [:]
-        resource.usage = [:]
-        var stored = false
-        if let id = resource.id {
-            do {
-                let facts = try await identity.resourceFacts(resourceId: id)
-                resource.type = facts.type
-                resource.ownerId = facts.ownerId
-                resource.members = facts.members
-                resource.usage = facts.usage
-                stored = true
-            } catch let error as IdentityError where error.code == .notFound {
-                // Not a stored resource: decided with no owner or members, on the user's own counters.
-            }
-        }
-        let holder = try await subject(token: token)
-        if !stored, let userId = holder.subject.id {
-            resource.usage = try await identity.userUsage(userId: userId)
+        if let stored = facts.resource {
+            resource.type = stored.type
+            resource.ownerId = stored.ownerId
+            resource.members = stored.members
+            resource.usage = stored.usage
+        } else {
+            // Not a stored resource: decided with no owner or members, on the user's own counters (none signed out).
+            resource.ownerId = nil
+            resource.members = [:]
+            resource.usage = facts.userUsage
         }
         return ResolvedRequest(
-            request: Request(subject: holder.subject, action: action, resource: resource, context: context), tokenRejected: holder == .refused)
+            request: Request(subject: facts.subject ?? Subject(), action: action, resource: resource, context: context), tokenRejected: facts.tokenRefused)
     }
 
     /// The decision on a resolved request by `policy`: `unauthenticated` whenever the token was rejected.

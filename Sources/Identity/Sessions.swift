@@ -117,20 +117,27 @@ extension IdentityService {
         let t = now()
         let found = try await store.read { tx in try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)) }
         guard var s = found, isLive(s, at: t) else { throw IdentityError.signedOut }
-        if t.timeIntervalSince(s.lastSeenAt) >= configuration.lastSeenGranularity {
-            let granularity = configuration.lastSeenGranularity
-            s = try await store.write { tx in
-                guard var current = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(current, at: t) else {
-                    throw IdentityError.signedOut
-                }
-                if t.timeIntervalSince(current.lastSeenAt) >= granularity {
-                    current.lastSeenAt = t
-                    try await tx.update(current)
-                }
-                return current
-            }
-        }
+        if needsSeen(s, at: t) { s = try await markSeen(accessTokenHash: hash, at: t) }
         return VerifiedSession(sessionId: s.id, userId: s.userId, authMethod: s.authMethod, authLevel: s.authLevel, verifiedAt: s.verifiedAt, expiresAt: s.expiresAt)
+    }
+
+    /// Whether a live session's `lastSeenAt` is older than `lastSeenGranularity` at `t` (and so needs a write).
+    func needsSeen(_ s: SessionRow, at t: Date) -> Bool {
+        t.timeIntervalSince(s.lastSeenAt) >= configuration.lastSeenGranularity
+    }
+
+    /// Marks the session of an access token seen at `t`, in its own write; `unauthenticated` if it is no longer live.
+    func markSeen(accessTokenHash hash: Data, at t: Date) async throws -> SessionRow {
+        try await store.write { tx in
+            guard var current = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(current, at: t) else {
+                throw IdentityError.signedOut
+            }
+            if self.needsSeen(current, at: t) {
+                current.lastSeenAt = t
+                try await tx.update(current)
+            }
+            return current
+        }
     }
 
     // MARK: - Refreshing

@@ -66,10 +66,19 @@ public final class GatehouseServer: Sendable {
     /// One decision by `policy`: for the bearer's subject (built by the facade) when a token is given,
     /// else for the subject in the request.
     public func decide(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
+        if let decision = decideInMemory(request, bearer: bearer, by: policy) { return decision }
         let resolved = try await resolve(request, bearer: bearer)
         let decision = service.decide(resolved, by: policy)
         metrics.decided(decision)
         try await service.record(decision, of: resolved, by: policy)
+        return decision
+    }
+
+    /// The decision, made without an await, when it needs no store: no bearer and no decision log. Nil otherwise.
+    public func decideInMemory(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) -> Decision? {
+        guard bearer == nil, service.decisionLog == .off else { return nil }
+        let decision = service.decide(unbound(request), by: policy)
+        metrics.decided(decision)
         return decision
     }
 
@@ -120,13 +129,16 @@ public final class GatehouseServer: Sendable {
     }
 
     private func resolve(_ request: PolicyModel.Request, bearer: String?) async throws -> ResolvedRequest {
-        guard let bearer else {
-            var r = request
-            if r.context.now == nil { r.context.now = service.identity.clock() }
-            return ResolvedRequest(request: r, tokenRejected: false)
-        }
+        guard let bearer else { return unbound(request) }
         guard request.subject == Subject() else { throw Problem.subjectWithBearer }
         return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context)
+    }
+
+    /// A request decided for the subject it carries, at its `context.now` or the identity clock's.
+    private func unbound(_ request: PolicyModel.Request) -> ResolvedRequest {
+        var r = request
+        if r.context.now == nil { r.context.now = service.identity.clock() }
+        return ResolvedRequest(request: r, tokenRejected: false)
     }
 
     // MARK: - Health

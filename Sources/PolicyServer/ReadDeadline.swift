@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import NIOCore
-import NIOHTTPTypes  // the HTTP parts Hummingbird's codec passes on (swift-nio-extras, through Hummingbird)
+import NIOHTTPTypes  // the HTTP parts Hummingbird's codec passes on (swift-nio-extras)
 import PolicyModel
 
 /// A total read deadline per request: from the first byte of a request to its last, however steadily the
@@ -12,7 +12,8 @@ import PolicyModel
 /// end of the pipeline, starts the clock on a request's first bytes (before the header is even parsed);
 /// `ReadDeadlineWatcher`, after Hummingbird's codec, stops it when the request's end has been read and lets
 /// the next request's bytes start it again once the answer is written. When the clock runs out the connection
-/// gets `408` (problem+json, `read_timeout`) if no answer has started, and is closed.
+/// gets `408` (problem+json, `read_timeout`) if no answer has started, and is closed; `timedOut` is called
+/// either way (the server counts it in `/metrics`: no route saw the request).
 final class ReadDeadline {
     enum State { case waiting, reading, answering }
     let limit: TimeAmount
@@ -22,8 +23,10 @@ final class ReadDeadline {
     /// The answer's end was written while the request was still being read (a 413 before the body's end).
     var answerFinished = false
     var timer: Scheduled<Void>?
+    let timedOut: @Sendable () -> Void
 
-    init(limit: Duration) {
+    init(limit: Duration, timedOut: @escaping @Sendable () -> Void = {}) {
+        self.timedOut = timedOut
         let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
         self.limit = .nanoseconds(nanoseconds)
         let seconds = Double(nanoseconds) / 1e9
@@ -37,8 +40,8 @@ final class ReadDeadline {
     }
 
     /// The handlers for one new connection (the clock adds itself at the socket end when the watcher is added).
-    static func handlers(limit: Duration) -> [any RemovableChannelHandler] {
-        [ReadDeadlineWatcher(ReadDeadline(limit: limit))]
+    static func handlers(limit: Duration, timedOut: @escaping @Sendable () -> Void = {}) -> [any RemovableChannelHandler] {
+        [ReadDeadlineWatcher(ReadDeadline(limit: limit, timedOut: timedOut))]
     }
 
     func start(_ context: ChannelHandlerContext) {
@@ -49,6 +52,7 @@ final class ReadDeadline {
         timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: limit) { [self] in
             timer = nil
             guard state == .reading else { return }
+            timedOut()
             if !answerStarted { context.writeAndFlush(NIOAny(answer), promise: nil) }
             context.close(promise: nil)
         }

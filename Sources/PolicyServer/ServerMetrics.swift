@@ -14,6 +14,7 @@ public final class ServerMetrics: Sendable {
     private let reloads: [ReloadKind: CoreMetrics.Counter]
     private let throttles: CoreMetrics.Counter
     private let lockouts: CoreMetrics.Counter
+    private let readTimeouts: CoreMetrics.Counter
 
     public enum ReloadKind: String, Sendable, CaseIterable {
         case installed, refused
@@ -43,6 +44,7 @@ public final class ServerMetrics: Sendable {
             })
         throttles = CoreMetrics.Counter(label: "gatehouse_throttled_total", factory: factory)
         lockouts = CoreMetrics.Counter(label: "gatehouse_lockouts_total", factory: factory)
+        readTimeouts = CoreMetrics.Counter(label: "gatehouse_read_timeouts_total", factory: factory)
     }
 
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
@@ -51,9 +53,19 @@ public final class ServerMetrics: Sendable {
         decideLatency[route]?.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
+    /// The latency timer of a decision route (`decide`, `batch`, `explain`, `check`), for a route to hold rather
+    /// than look up by name on every request.
+    public func decisionLatency(_ route: String) -> CoreMetrics.Timer {
+        guard let timer = decideLatency[route] else { preconditionFailure("no latency metric for the route \(route)") }
+        return timer
+    }
+
     public func reloaded(_ kind: ReloadKind) { reloads[kind]?.increment() }
 
     public func throttled() { throttles.increment() }
+
+    /// A connection cut at the read deadline (answered 408 unless an answer had started); no route saw it.
+    public func readTimedOut() { readTimeouts.increment() }
 
     /// One sign-in or verification outcome (`anonymous`/`refresh`/`pin`..., `success` or an error code).
     public func signIn(method: String, outcome: String) {

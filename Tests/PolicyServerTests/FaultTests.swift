@@ -26,12 +26,21 @@ import Glibc
         return (bytes.count, try connection.answer(within: 1))
     }
 
+    /// The `gatehouse_read_timeouts_total` line of `/metrics`, nil when it is missing.
+    static func readTimeouts(_ client: some TestClientProtocol) async throws -> String? {
+        try await client.execute(uri: "/metrics", method: .get) { r in
+            r.text.split(separator: "\n").first { $0.hasPrefix("gatehouse_read_timeouts_total ") }.map(String.init)
+        }
+    }
+
     /// A header or a body sent one byte every 50 ms is never idle for long (the idle timeout is 30 s), yet the
-    /// read deadline (0.6 s here) cuts it off with 408 long before its end; the server serves on.
+    /// read deadline (0.6 s here) cuts it off with 408 long before its end, and `/metrics` counts both cuts;
+    /// the server serves on.
     @Test func aClientThatTricklesIsCutOffAtTheReadDeadline() async throws {
         let t = try TestServer { $0.readTimeout = .milliseconds(600) }
         try await t.app.test(.live) { client in
             let port = try #require(client.port)
+            #expect(try await Self.readTimeouts(client) == "gatehouse_read_timeouts_total 0")
             // 200 bytes at 50 ms would take 10 s: a cut after a few dozen bytes is the deadline's doing.
             let header = Array(("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + String(repeating: "a", count: 160) + "\r\n\r\n").utf8)
             let (headerSent, headerAnswer) = try await onThread { try Self.trickle(port, header, every: 50) }
@@ -52,6 +61,7 @@ import Glibc
             }
             #expect(bodySent < slowBody.count / 2, "sent \(bodySent) of \(slowBody.count) body bytes")
             #expect(bodyAnswer?.status == 408)
+            #expect(try await Self.readTimeouts(client) == "gatehouse_read_timeouts_total 2")
 
             // A client that sends its request at once is not affected, and the server still serves.
             try await client.execute(uri: "/v1/decide", method: .post, body: body(Self.freeAI)) { r in #expect(r.status == .ok) }
