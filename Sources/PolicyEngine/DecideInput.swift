@@ -30,7 +30,15 @@ protocol DecideInput {
 }
 
 extension Request: DecideInput {
-    @inline(__always) var signedIn: Bool { subject.isSignedIn }
+    /// `subject.isSignedIn`, with an auth method that is a small name compared with `anonymous` as two words
+    /// instead of a String compare (~25 instructions a decision).
+    @inline(__always) var signedIn: Bool {
+        if let method = subject.auth?.method, let small = SmallName(method) {
+            guard let id = subject.id, !id.isEmpty else { return false }
+            return small != .anonymous
+        }
+        return subject.isSignedIn
+    }
     @inline(__always) var decisionTime: Date { context.now ?? Date() }
 
     @inline(__always)
@@ -86,6 +94,9 @@ extension InternedRequest: DecideInput {
     /// A member role id, -1 for a role the policy does not know.
     typealias Role = Int32
 
+    /// Where `request` is stored in the value.
+    private static let requestOffset = MemoryLayout<InternedRequest>.offset(of: \InternedRequest.request)!
+
     @inline(__always) var decisionTime: Date { now ?? Date() }
 
     @inline(__always)
@@ -131,13 +142,16 @@ extension InternedRequest: DecideInput {
     func withConditionInput<Result>(
         _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Int32?, _ body: (EvaluationInput) -> Result
     ) -> Result {
-        guard let request else {
+        guard request != nil else {
             preconditionFailure("InternedRequest.request is required for \(entry.typeName).\(entry.plan.name): its conditions read the request")
         }
-        // Conditions see the role by name, as the String-keyed request spells it.
-        let name = table.standing(request, signedIn: signedIn, entry: entry).role
-        return withUnsafePointer(to: request) { pointer in
-            body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: name))
+        return withUnsafePointer(to: self) { interned in
+            // The request in place, not a copy (a copy retains and releases each of its strings and collections): an
+            // optional's payload sits at the start of its storage, and it is present.
+            let pointer = (UnsafeRawPointer(interned) + Self.requestOffset).assumingMemoryBound(to: Request.self)
+            // Conditions see the role by name, as the String-keyed request spells it.
+            let name = entry.conditionsReadRole ? table.standing(pointer.pointee, signedIn: signedIn, entry: entry).role : nil
+            return body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: name))
         }
     }
 }
