@@ -94,9 +94,6 @@ extension InternedRequest: DecideInput {
     /// A member role id, -1 for a role the policy does not know.
     typealias Role = Int32
 
-    /// Where `request` is stored in the value.
-    private static let requestOffset = MemoryLayout<InternedRequest>.offset(of: \InternedRequest.request)!
-
     @inline(__always) var decisionTime: Date { now ?? Date() }
 
     @inline(__always)
@@ -142,13 +139,14 @@ extension InternedRequest: DecideInput {
     func withConditionInput<Result>(
         _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Int32?, _ body: (EvaluationInput) -> Result
     ) -> Result {
-        guard request != nil else {
+        // A pattern, not `request != nil`: the generic comparison copied the whole request through its value witness.
+        guard case .some = request else {
             preconditionFailure("InternedRequest.request is required for \(entry.typeName).\(entry.plan.name): its conditions read the request")
         }
-        return withUnsafePointer(to: self) { interned in
-            // The request in place, not a copy (a copy retains and releases each of its strings and collections): an
-            // optional's payload sits at the start of its storage, and it is present.
-            let pointer = (UnsafeRawPointer(interned) + Self.requestOffset).assumingMemoryBound(to: Request.self)
+        return withUnsafePointer(to: request) { optional in
+            // The stored request lent, not bound to a copy (a copy retains and releases each of its strings and
+            // collections): an optional's payload sits at the start of its storage, and it is present.
+            let pointer = UnsafeRawPointer(optional).assumingMemoryBound(to: Request.self)
             // Conditions see the role by name, as the String-keyed request spells it.
             let name = entry.conditionsReadRole ? table.standing(pointer.pointee, signedIn: signedIn, entry: entry).role : nil
             return body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: name))
