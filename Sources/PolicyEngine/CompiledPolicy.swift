@@ -77,11 +77,24 @@ package enum OwnerField: Sendable, Hashable {
     case ownerId
     case attribute(String)
 
+    /// Whether `id` is the resource's owner by this field: the `ownerId` compared in place, with no copy of it.
+    @inline(__always)
+    func isOwner(_ id: String, of resource: Resource) -> Bool {
+        switch self {
+        case .ownerId:
+            guard let ownerID = resource.ownerId else { return false }
+            return SmallName.equal(ownerID, id)
+        case .attribute:
+            guard let ownerID = read(resource) else { return false }
+            return SmallName.equal(ownerID, id)
+        }
+    }
+
     func read(_ resource: Resource) -> String? {
         switch self {
         case .ownerId: return resource.ownerId
         case .attribute(let name):
-            if case .string(let s)? = resource.attributes[name] { return s }
+            if case .string(let s)? = resource.attributes.value(forSmall: name) { return s }
             return nil
         }
     }

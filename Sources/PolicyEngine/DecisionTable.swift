@@ -125,9 +125,11 @@ final class ActionEntry: Sendable {
     let typeName: String
     let owner: OwnerField?
     let ownerRole: String?
-    /// Whether the subject's standing (owner, member role) matters: a membership requirement, or conditions
-    /// that may read `resource.role`. When not, `decide` skips the member lookup.
+    /// Whether the subject's standing (owner, member role) matters: a membership requirement, or a condition
+    /// that may read `resource.role`. When not, `decide` skips the owner and member lookups.
     let needsStanding: Bool
+    /// Whether a condition of the action may read `resource.role`, so its input needs the role's name.
+    let conditionsReadRole: Bool
     /// Whether any condition is evaluated for this action (rules or consent).
     let hasConditions: Bool
     /// The membership plan's granting roles as a list, searched linearly when short.
@@ -194,14 +196,16 @@ final class ActionEntry: Sendable {
         self.ownerRole = type.ownerRole
         let conditions = !plan.denyRules.isEmpty || !plan.allowRules.isEmpty || plan.consent?.condition != nil
         self.hasConditions = conditions
-        self.needsStanding = plan.membership != nil || conditions
+        self.denyConditions = plan.denyRules.map { rules[$0].condition?.root }
+        self.allowConditions = plan.allowRules.map { rules[$0].condition?.root }
+        self.consentCondition = plan.consent?.condition?.root
+        let readsRole = (denyConditions + allowConditions + [consentCondition]).contains { $0?.reads(.resourceRole) ?? false }
+        self.conditionsReadRole = readsRole
+        self.needsStanding = plan.membership != nil || readsRole
         self.grantingRoles = plan.membership.map { Array($0.grantingRoles) } ?? []
         (self.grantingSmall, self.grantingASCII) = SmallName.list(grantingRoles)
         (self.appRoleSmall, self.appRolesASCII) = SmallName.list(plan.appRoles?.roles ?? [])
         (self.authMethodSmall, self.authMethodsASCII) = SmallName.list(plan.auth?.methods ?? [])
-        self.denyConditions = plan.denyRules.map { rules[$0].condition?.root }
-        self.allowConditions = plan.allowRules.map { rules[$0].condition?.root }
-        self.consentCondition = plan.consent?.condition?.root
         self.needsSignIn = plan.signIn != nil
         self.hasAuth = plan.auth != nil
         self.authMethods = plan.auth?.methods ?? []

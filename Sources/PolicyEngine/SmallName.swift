@@ -24,6 +24,10 @@ struct SmallName: Hashable, Sendable {
         SmallName(String(decoding: Array(name.utf8), as: UTF8.self))
     }
 
+    /// `AuthMethod.anonymous` ("anonymous") as its two words, written out so reading it costs no global's lazy
+    /// initialisation (`SmallNameTests` checks them against the string).
+    static var anonymous: SmallName { SmallName(low: 0x756F_6D79_6E6F_6E61, high: 0xE900_0000_0000_0073) }
+
     /// Zero words: equal to no small name.
     static let none = SmallName(low: 0, high: 0)
 

@@ -1,3 +1,4 @@
+import PolicyModel
 import Testing
 
 @testable import PolicyEngine
@@ -14,6 +15,11 @@ import Testing
         #expect(SmallName("projecT") != names[0])
         #expect(SmallName("") != nil)
         #expect(SmallName("abcdefghijklmno") != nil)  // 15 bytes: the longest small string
+    }
+
+    @Test func anonymousIsTheWordsOfItsName() {
+        #expect(SmallName(AuthMethod.anonymous) == SmallName.anonymous)
+        #expect(SmallName("anonymouS") != SmallName.anonymous)
     }
 
     @Test func longOrNonASCIINamesAreNotSmall() {

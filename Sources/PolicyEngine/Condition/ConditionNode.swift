@@ -94,16 +94,10 @@ package indirect enum ConditionNode: Sendable, Hashable {
         case .field(let field):
             return Self.read(field, input)
         case .attribute(let scope, let name, let type):
-            let attributes: [String: Value]
-            switch scope {
-            case .subject: attributes = input.request.subject.attributes
-            case .resource: attributes = input.request.resource.attributes
-            case .context: attributes = input.request.context.attributes
-            }
-            guard let value = attributes[name] else { return nil }
+            guard let value = Self.attribute(scope, name, input) else { return nil }
             return type.convert(value)
         case .usage(let name):
-            return .int(input.request.resource.usage[name] ?? 0)
+            return .int(input.request.resource.usage.value(forSmall: name) ?? 0)
         case .has(let test):
             return .bool(Self.isPresent(test, input))
         case .not(let operand):
@@ -212,16 +206,38 @@ package indirect enum ConditionNode: Sendable, Hashable {
         case .field(let field):
             return read(field, input) != nil
         case .attribute(let scope, let name):
-            let value: Value?
-            switch scope {
-            case .subject: value = input.request.subject.attributes[name]
-            case .resource: value = input.request.resource.attributes[name]
-            case .context: value = input.request.context.attributes[name]
+            switch attribute(scope, name, input) {
+            case nil, .null?: return false
+            default: return true
             }
-            if let value, value != .null { return true }
-            return false
         case .usage(let name):
-            return input.request.resource.usage[name] != nil
+            return input.request.resource.usage.value(forSmall: name) != nil
+        }
+    }
+
+    /// The request's attribute `name` of `scope`: a few small settings are scanned by their words, not hashed.
+    @inline(__always)
+    static func attribute(_ scope: AttributeOwner, _ name: String, _ input: borrowing EvaluationInput) -> Value? {
+        switch scope {
+        case .subject: input.request.subject.attributes.value(forSmall: name)
+        case .resource: input.request.resource.attributes.value(forSmall: name)
+        case .context: input.request.context.attributes.value(forSmall: name)
+        }
+    }
+
+    /// Whether evaluating the node may read `field` (directly or through `has()`).
+    package func reads(_ field: ConditionField) -> Bool {
+        switch self {
+        case .constant, .attribute, .usage: false
+        case .field(let read): read == field
+        case .has(let test): test == .field(field)
+        case .not(let a), .negate(let a), .size(let a): a.reads(field)
+        case .and(let a, let b), .or(let a, let b), .compare(_, let a, let b), .add(let a, let b), .subtract(let a, let b),
+            .contains(let a, let b), .index(let a, let b), .stringTest(_, let a, let b):
+            a.reads(field) || b.reads(field)
+        case .inItems(let a, let items): a.reads(field) || items.contains { $0.reads(field) }
+        case .inStrings(let a, _), .inValues(let a, _): a.reads(field)
+        case .list(let items): items.contains { $0.reads(field) }
         }
     }
 
@@ -242,7 +258,7 @@ extension ConditionValue {
         case (.double(let x), .double(let y)): return x == y
         case (.int(let x), .double(let y)): return Double(x) == y
         case (.double(let x), .int(let y)): return x == Double(y)
-        case (.string(let x), .string(let y)): return x == y
+        case (.string(let x), .string(let y)): return SmallName.equal(x, y)
         case (.timestamp(let x), .timestamp(let y)): return x == y
         case (.duration(let x), .duration(let y)): return x == y
         case (.map(let x), .map(let y)): return x == y

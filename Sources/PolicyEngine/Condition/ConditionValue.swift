@@ -63,7 +63,7 @@ package indirect enum ConditionType: Sendable, Hashable {
         case (.double, .double(let d)): return .double(d)
         case (.double, .int(let i)): return .double(Double(i))
         case (.string, .string(let s)): return .string(s)
-        case (.enumeration(let values), .string(let s)): return values.contains(s) ? .string(s) : nil
+        case (.enumeration(let values), .string(let s)): return values.contains { SmallName.equal($0, s) } ? .string(s) : nil
         case (.timestamp, .string(let s)): return Timestamp.parse(s).map { .timestamp($0.timeIntervalSince1970) }
         case (.duration, .string(let s)): return DurationText.seconds(s).map { .duration($0) }
         case (.duration, .int(let i)): return .duration(Double(i))
