@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@testable import Identity
+@testable import IdentityPostgres
+
+/// A PostgreSQL write body may run twice (a serialization failure, 40001/40P01, rolls the first run
+/// back): what it does outside the database (the metrics' counters, the refusal-audit coalescing)
+/// must happen once, after the commit. SQLite never runs a body twice; its cases are in `StoreTests`.
+@Suite(.storeScope) struct RetriedWriteTests {
+    /// The first run of the refusal's transaction is rolled back by an injected serialization failure;
+    /// the second commits. Its audit row must exist, and the refusal counts once.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aThrottledSignInRunTwiceIsAuditedAndCountedOnce() async throws {
+        let h = try await Harness(.postgres)
+        let store = try #require(h.postgres)
+        _ = try await h.pinUser()
+        for attempt in 1...3 {  // the third failure starts a 30 s delay
+            let e = await identityError { try await h.service.signIn(username: "alice", pin: String(format: "%04d", attempt), source: .inProcess) }
+            #expect(e?.code == .invalidCredentials)
+        }
+        let before = h.service.counters.snapshot
+        store.failCommitForTesting()
+        let refused = await identityError { try await h.service.signIn(username: "alice", pin: "4826", source: .inProcess) }
+        #expect(refused?.code == .throttled)
+        #expect(!store.commitFaultPending, "the injected serialization failure did not happen")
+        let rows = try await h.auditRows().filter { $0.reason == "throttled" }
+        #expect(rows.count == 1, "the refusal's audit row was lost: the rolled-back run marked it audited")
+        #expect(h.service.counters.value(.refusals) - (before["refusals"] ?? 0) == 1)
+        #expect(h.service.counters.value(.coalescedAuditRows) - (before["coalesced_audit_rows"] ?? 0) == 0)
+    }
+
+    /// The settling transaction of a wrong PIN (phase 2) runs twice: the failure, and the failure-rate
+    /// alarm it raises, count once in the metrics as in the database.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aWrongPINSettledTwiceIsCountedOnce() async throws {
+        let h = try await Harness(.postgres) { $0.abuse.alarmFailures = 1 }
+        let store = try #require(h.postgres)
+        _ = try await h.pinUser()
+        store.failCommitForTesting(afterSkipping: 1)  // phase 1 (the reservation) commits, phase 2 fails once
+        let e = await identityError { try await h.service.signIn(username: "alice", pin: "0001", source: .inProcess) }
+        #expect(e?.code == .invalidCredentials)
+        #expect(!store.commitFaultPending, "the injected serialization failure did not happen")
+        let rows = try await h.auditRows()
+        #expect(rows.filter { $0.reason == "wrong_pin" }.count == 1)
+        #expect(rows.filter { $0.kind == "failure_rate_alarm" }.count == 1)
+        let global = try await h.rows(GuessLimitRow.self).first { $0.scope == "global:pin-failures" }
+        #expect(global?.failures == 1)
+        #expect(h.service.counters.value(.pinFailures) == 1)
+        #expect(h.service.counters.value(.failureRateAlarms) == 1)
+    }
+}
