@@ -49,4 +49,22 @@ import Testing
         #expect(h.service.counters.value(.pinFailures) == 1)
         #expect(h.service.counters.value(.failureRateAlarms) == 1)
     }
+
+    /// A rejected Sign in with Apple token: the write that burns the nonce and audits the rejection
+    /// runs twice. The row is there, the refusal and the rejection count once, the nonce is spent.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aRejectedAppleTokenRunTwiceIsAuditedAndCountedOnce() async throws {
+        let h = try await Harness(.postgres)
+        let store = try #require(h.postgres)
+        let nonce = try await h.service.beginAppleSignIn()
+        store.failCommitForTesting()
+        let e = await identityError { try await h.service.signInWithApple(identityToken: "abc.def", rawNonce: nonce) }
+        #expect(e?.field == "identityToken")
+        #expect(!store.commitFaultPending, "the injected serialization failure did not happen")
+        let rows = try await h.auditRows().filter { $0.kind == "sign_in" && $0.reason == "identityToken" }
+        #expect(rows.count == 1, "the rejection's audit row was lost: the rolled-back run marked it audited")
+        #expect(h.service.counters.value(.refusals) == 1 && h.service.counters.value(.coalescedAuditRows) == 0)
+        #expect(h.service.counters.value(.appleTokenRejections) == 1)
+        #expect(try await h.rows(AppleNonceRow.self).allSatisfy { $0.usedAt != nil })
+    }
 }
