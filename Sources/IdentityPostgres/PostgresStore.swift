@@ -145,9 +145,11 @@ public final class PostgresStore: IdentityStore, Service {
         let logger = self.logger
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            // A new list per run: a run rolled back for a retry takes its deferred actions with it.
+            let actions = AfterCommitActions()
             let value: T
             do {
-                value = try await body(PostgresTransaction(connection: connection, logger: logger))
+                value = try await body(PostgresTransaction(connection: connection, logger: logger, actions: actions))
             } catch {
                 // A broken connection cannot roll back; the server ends its transaction with it.
                 _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -164,6 +166,7 @@ public final class PostgresStore: IdentityStore, Service {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
+            actions.runAfterCommit()
             return value
         }
     }

@@ -67,4 +67,38 @@ import Testing
         #expect(h.service.counters.value(.appleTokenRejections) == 1)
         #expect(try await h.rows(AppleNonceRow.self).allSatisfy { $0.usedAt != nil })
     }
+
+    /// The store's side of the rule, on both stores: a deferred action runs after the commit, once;
+    /// never for a body that threw (rolled back), nor for a PostgreSQL run a serialization failure
+    /// ended. SQLite never runs a body twice (one writer; a failed write is returned, not retried).
+    @Test(arguments: StoreKind.testable) func afterCommitActionsRunOnceAndOnlyAfterACommit(store kind: StoreKind) async throws {
+        struct Refused: Error {}
+        let h = try await Harness(kind)
+        let ran = CapturedLines()
+        try await h.service.store.write { tx in
+            tx.afterCommit { ran.append("committed") }
+            #expect(ran.all.isEmpty, "an action ran before the commit")
+        }
+        #expect(ran.all == ["committed"])
+        // PostgreSQL returns a body's own non-identity error as a storage error; either way it throws.
+        await #expect(throws: (any Error).self) {
+            try await h.service.store.write { tx in
+                tx.afterCommit { ran.append("rolled back") }
+                throw Refused()
+            }
+        }
+        try await h.service.store.read { tx in tx.afterCommit { ran.append("read") } }
+        var expected = ["committed", "read"]
+        if let postgres = h.postgres {
+            postgres.failCommitForTesting()
+            let runs = CapturedLines()
+            try await h.service.store.write { tx in
+                runs.append("run")
+                tx.afterCommit { ran.append("retried") }
+            }
+            #expect(runs.all.count == 2 && !postgres.commitFaultPending, "the body was not run again")
+            expected.append("retried")
+        }
+        #expect(ran.all == expected)
+    }
 }
