@@ -42,6 +42,7 @@ public struct SQLiteStore: IdentityStore {
         access: @escaping @Sendable (SQLiteChannel) async throws -> Void
     ) async throws -> T {
         let channel = SQLiteChannel()
+        let actions = AfterCommitActions()
         // Not a child task: the caller's cancellation must not interrupt a transaction midway.
         let holder = Task {
             defer { channel.close() }
@@ -49,7 +50,7 @@ public struct SQLiteStore: IdentityStore {
         }
         let value: T
         do {
-            value = try await body(SQLiteTransaction(channel: channel))
+            value = try await body(SQLiteTransaction(channel: channel, actions: actions))
         } catch {
             channel.finish(commit: false)
             _ = await holder.result
@@ -61,6 +62,8 @@ public struct SQLiteStore: IdentityStore {
         } catch {
             throw Self.mapped(error)
         }
+        // Committed (SQLite never runs a body twice; a failed commit threw above and drops them).
+        actions.runAfterCommit()
         return value
     }
 
@@ -140,6 +143,7 @@ final class SQLiteChannel: @unchecked Sendable {
 /// The store's operations inside one SQLite transaction, each run on the access's connection.
 struct SQLiteTransaction: IdentityTransaction {
     let channel: SQLiteChannel
+    let actions: AfterCommitActions
 
     func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
         try await channel.perform { db in try SQLiteStatements(db: db).fetchAll(type, conditions).first }
@@ -169,6 +173,9 @@ struct SQLiteTransaction: IdentityTransaction {
     }
     func erase(actor pseudonym: String) async throws -> Int {
         try await channel.perform { db in try SQLiteStatements(db: db).erase(actor: pseudonym) }
+    }
+    func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        actions.add(action)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where identity data lives. Service logic runs inside `read`/`write` transactions of a store,
 /// so it is written once for SQLite (`SQLiteStore`) and PostgreSQL (`PostgresStore`, in the
@@ -7,9 +8,11 @@ import Foundation
 /// Bodies and transaction operations are `async`: a network database answers each statement
 /// asynchronously. A `write` body runs in one transaction that is rolled back if the body throws,
 /// and writes are serializable: SQLite has one writer; PostgreSQL runs them at `SERIALIZABLE` and
-/// may run the body again from scratch after a serialization failure, so a body must have no effect
-/// outside the transaction that a second run would repeat wrongly. A body must not open another
-/// transaction of the same store (SQLite's one writer would wait for itself).
+/// may run the body again from scratch after a serialization failure. So a body changes nothing
+/// outside the database itself: an in-memory effect (a metric counter, the refusal-audit coalescing
+/// mark) goes through `IdentityTransaction.afterCommit`, which the store runs once, after `COMMIT`
+/// succeeds, and drops when the transaction rolls back or its body is run again. A body must not
+/// open another transaction of the same store (SQLite's one writer would wait for itself).
 package protocol IdentityStore: Sendable {
     func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
@@ -51,6 +54,32 @@ package protocol IdentityTransaction: Sendable {
     /// drops the decisions' resource ids, so the rows no longer link to each other or to resources.
     /// Returns how many rows changed.
     @discardableResult func erase(actor pseudonym: String) async throws -> Int
+    /// Runs `action` once after this transaction commits; never if it rolls back, nor for a run of the
+    /// body that a serialization failure ended (PostgreSQL runs the body again with a new transaction).
+    /// For effects outside the database: a body must not change in-memory state directly.
+    func afterCommit(_ action: @escaping @Sendable () -> Void)
+}
+
+/// The actions a transaction's body deferred to its commit (`IdentityTransaction.afterCommit`):
+/// one list per run of a body, run by the store after `COMMIT` succeeded, else dropped with the run.
+package final class AfterCommitActions: Sendable {
+    private let actions = Mutex<[@Sendable () -> Void]>([])
+
+    package init() {}
+
+    /// Defers `action` to the commit.
+    package func add(_ action: @escaping @Sendable () -> Void) {
+        actions.withLock { $0.append(action) }
+    }
+
+    /// Runs every deferred action once, in the order the body deferred them; call after `COMMIT` succeeded.
+    package func runAfterCommit() {
+        let deferred = actions.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        for action in deferred { action() }
+    }
 }
 
 extension IdentityTransaction {

@@ -82,16 +82,22 @@ public final class SecurityCounters: Sendable {
     /// The count of `name` since the service started.
     public func value(_ name: Name) -> Int { values.withLock { $0[name] ?? 0 } }
 
-    /// Whether a refusal under `key` should be written now (none written within `interval`).
+    /// Whether a refusal under `key` should be written now (none written within `interval`). Only
+    /// looks: `markAudited` records the row once its transaction committed, so a rolled-back run of a
+    /// body cannot make the run that commits skip the row. Two concurrent refusals may both write one.
     func shouldAudit(_ key: String, at t: Date, interval: TimeInterval) -> Bool {
-        let write = lastAudit.withLock { seen -> Bool in
-            if let last = seen[key], t.timeIntervalSince(last) < interval, t >= last { return false }
+        lastAudit.withLock { seen in
+            guard let last = seen[key] else { return true }
+            return !(t.timeIntervalSince(last) < interval && t >= last)
+        }
+    }
+
+    /// Records that a refusal under `key` was written at `t` (its transaction committed).
+    func markAudited(_ key: String, at t: Date) {
+        lastAudit.withLock { seen in
             if seen.count >= 10_000 { seen.removeAll(keepingCapacity: true) }  // bounded: junk keys cannot grow it
             seen[key] = t
-            return true
         }
-        if !write { add(.coalescedAuditRows) }
-        return write
     }
 }
 
@@ -122,23 +128,35 @@ extension IdentityService {
     }
 
     /// Appends a refusal to the audit log unless one like it was written within `refusalAuditInterval`.
+    /// The counters and the coalescing mark change only when the transaction commits (`afterCommit`).
     func auditRefusal(_ tx: any IdentityTransaction, _ kind: AuditKind, method: String?, reason: String, user: UserRow?, scope: String, at t: Date) async throws {
-        counters.add(.refusals)
+        let counters = self.counters
         let key = "\(kind.rawValue)|\(reason)|\(user?.pseudonym ?? scope)"
-        guard counters.shouldAudit(key, at: t, interval: configuration.abuse.refusalAuditInterval) else { return }
+        guard counters.shouldAudit(key, at: t, interval: configuration.abuse.refusalAuditInterval) else {
+            tx.afterCommit {
+                counters.add(.refusals)
+                counters.add(.coalescedAuditRows)
+            }
+            return
+        }
         try await audit(tx, kind, method: method, outcome: .failure, reason: reason, user: user, at: t)
+        tx.afterCommit {
+            counters.add(.refusals)
+            counters.markAudited(key, at: t)
+        }
     }
 
     /// Counts a failed PIN check against its source and the global rate, raising the alarm at the threshold.
     func countPINFailure(_ tx: any IdentityTransaction, source: ClientSource?, at t: Date) async throws {
-        counters.add(.pinFailures)
+        let counters = self.counters
+        tx.afterCommit { counters.add(.pinFailures) }
         let limits = configuration.abuse
         if let source {
             try await countGuess(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t)
         }
         let global = try await countGuess(tx, GuessWindow(scope: "global:pin-failures", limit: limits.alarmFailures, window: limits.alarmWindow), at: t)
         if global == limits.alarmFailures {
-            counters.add(.failureRateAlarms)
+            tx.afterCommit { counters.add(.failureRateAlarms) }
             try await audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
         }
     }

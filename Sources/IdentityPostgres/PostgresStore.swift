@@ -4,6 +4,7 @@ import Logging
 import NIOSSL
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The PostgreSQL form of `IdentityStore`, on a `PostgresClient` connection pool.
 ///
@@ -25,6 +26,33 @@ public final class PostgresStore: IdentityStore, Service {
 
     /// How many times a write body runs before a serialization failure is returned as a storage error.
     public static let maxWriteAttempts = 12
+
+    /// Test hook: nil, or how many more write transactions commit before one fails (the counter is
+    /// then cleared). The failing one runs its body, then the server raises a serialization failure
+    /// (SQLSTATE 40001) in place of its `COMMIT`, so `write` rolls back and runs the body again.
+    private let commitFault = Mutex<Int?>(nil)
+
+    /// Test hook: after `skipping` more write transactions commit, the next one fails once with a
+    /// serialization failure raised by the server after its body ran, as a concurrent writer would cause.
+    package func failCommitForTesting(afterSkipping skipping: Int = 0) {
+        commitFault.withLock { $0 = skipping }
+    }
+
+    /// Test hook: whether the failure `failCommitForTesting` asked for has not happened yet.
+    package var commitFaultPending: Bool { commitFault.withLock { $0 != nil } }
+
+    /// Whether this write transaction is the one `failCommitForTesting` chose.
+    private func takeCommitFault() -> Bool {
+        commitFault.withLock { fault in
+            guard let left = fault else { return false }
+            if left == 0 {
+                fault = nil
+                return true
+            }
+            fault = left - 1
+            return false
+        }
+    }
 
     /// Creates the client (no I/O yet). `logger` receives the client's own messages; its level is
     /// raised to at least `.info`, so no statement is logged (bound values are never printed either:
@@ -69,7 +97,7 @@ public final class PostgresStore: IdentityStore, Service {
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         do {
-            return try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+            return try await transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes: false, body)
         } catch {
             throw Self.mapped(error)
         }
@@ -79,7 +107,7 @@ public final class PostgresStore: IdentityStore, Service {
         var attempt = 1
         while true {
             do {
-                return try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+                return try await transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", writes: true, body)
             } catch let error where Self.isSerializationFailure(error) && attempt < Self.maxWriteAttempts {
                 // Back off a little, with jitter, so the transactions that collided do not collide again.
                 let ceiling = min(2 << attempt, 200)
@@ -111,26 +139,34 @@ public final class PostgresStore: IdentityStore, Service {
         "deviceChallenge", "resource", "membership", "shareCode", "usageCounter", "userUsageCounter", "auditEvent", "decisionLog", "erasure",
     ]
 
-    private func transaction<T: Sendable>(_ begin: String, _ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws
+    private func transaction<T: Sendable>(_ begin: String, writes: Bool, _ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws
         -> T
     {
         let logger = self.logger
         return try await client.withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            // A new list per run: a run rolled back for a retry takes its deferred actions with it.
+            let actions = AfterCommitActions()
             let value: T
             do {
-                value = try await body(PostgresTransaction(connection: connection, logger: logger))
+                value = try await body(PostgresTransaction(connection: connection, logger: logger, actions: actions))
             } catch {
                 // A broken connection cannot roll back; the server ends its transaction with it.
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
             do {
+                if writes, self.takeCommitFault() {
+                    try await connection.query(
+                        "DO $$ BEGIN RAISE EXCEPTION 'injected by failCommitForTesting' USING ERRCODE = 'serialization_failure'; END $$",
+                        logger: logger)
+                }
                 try await connection.query("COMMIT", logger: logger)
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
+            actions.runAfterCommit()
             return value
         }
     }

@@ -8,6 +8,8 @@ import PostgresNIO
 struct PostgresTransaction: IdentityTransaction {
     let connection: PostgresConnection
     let logger: Logger
+    /// This run's deferred actions; a run that a serialization failure ends drops them with it.
+    let actions: AfterCommitActions
 
     private func rows(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
         try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
@@ -118,5 +120,9 @@ struct PostgresTransaction: IdentityTransaction {
             binds)
         _ = try await rows(#"DELETE FROM "erasure" WHERE "pseudonym" = $1"#, binds)
         return audit.count + decisions.count
+    }
+
+    func afterCommit(_ action: @escaping @Sendable () -> Void) {
+        actions.add(action)
     }
 }
