@@ -34,7 +34,7 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: BrowserScript.isAvailable(root: TestServer.root), Comment(rawValue: BrowserScript.skipReason)))
+    @Test(.enabled(if: BrowserScript.shouldRun(root: TestServer.root), Comment(rawValue: BrowserScript.skipReason)))
     func clickEditAndExplainInChromium() async throws {
         let t = try TestServer()  // research-crawler copied to a folder; served by a real process on loopback
         let (server, url) = try await ServedProcess.start([
