@@ -64,6 +64,22 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// The connection pool's size per process (`max_connections`, default 20).
     public var maxConnections: Int
 
+    /// A location with every value given (what a URL would say); the rest take PostgreSQL's and the pool's
+    /// defaults. `PostgresStore` connects with it as it is: nothing here is checked until then.
+    public init(
+        host: String, port: Int = 5432, username: String, password: String? = nil, database: String, schema: String? = nil,
+        sslMode: SSLMode = .prefer, maxConnections: Int = 20
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.schema = schema
+        self.sslMode = sslMode
+        self.maxConnections = maxConnections
+    }
+
     /// Parses a `postgres://` or `postgresql://` URL. Throws `invalidInput` naming `field` for a URL
     /// without a host, user or database name, with an unknown option or a bad port; the message never
     /// repeats the URL.

@@ -54,7 +54,7 @@ public struct OpenedIdentityStore: Sendable {
             return OpenedIdentityStore(location: location, backend: .sqlite(try AppDatabase(path: path)))
         case .postgres(let postgres):
             return OpenedIdentityStore(
-                location: location, backend: .postgres(PostgresStore(configuration: PostgresStoreConfiguration(postgres), logger: logger)))
+                location: location, backend: .postgres(PostgresStore(configuration: postgres, logger: logger)))
         }
     }
 

@@ -20,7 +20,7 @@ import Synchronization
 /// server's `ServiceGroup`, or through `withStore`). Call `migrate()` once it runs.
 public final class PostgresStore: IdentityStore, Service {
     /// Where the store connects and how many connections its pool may open.
-    public let configuration: PostgresStoreConfiguration
+    public let configuration: PostgresLocation
     let client: PostgresClient
     let logger: Logger
 
@@ -57,14 +57,14 @@ public final class PostgresStore: IdentityStore, Service {
     /// Creates the client (no I/O yet). `logger` receives the client's own messages; its level is
     /// raised to at least `.info`, so no statement is logged (bound values are never printed either:
     /// postgres-nio shows every bind as `****`).
-    public init(configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "gatehouse.postgres")) {
+    public init(configuration: PostgresLocation, logger: Logger = Logger(label: "gatehouse.postgres")) {
         self.configuration = configuration
         var logger = logger
         if logger.logLevel < .info { logger.logLevel = .info }
         self.logger = logger
         var config = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username, password: configuration.password,
-            database: configuration.database, tls: configuration.tls.clientTLS)
+            database: configuration.database, tls: configuration.sslMode.clientTLS)
         config.options.maximumConnections = configuration.maxConnections
         config.options.minimumConnections = 0
         config.options.connectTimeout = .seconds(10)
@@ -81,7 +81,7 @@ public final class PostgresStore: IdentityStore, Service {
 
     /// Runs `body` with a migrated store whose client runs only for the body's duration.
     public static func withStore<T: Sendable>(
-        _ configuration: PostgresStoreConfiguration, logger: Logger = Logger(label: "gatehouse.postgres"),
+        _ configuration: PostgresLocation, logger: Logger = Logger(label: "gatehouse.postgres"),
         _ body: @Sendable (PostgresStore) async throws -> T
     ) async throws -> T {
         let store = PostgresStore(configuration: configuration, logger: logger)
@@ -195,58 +195,7 @@ public final class PostgresStore: IdentityStore, Service {
     }
 }
 
-/// Where and how to reach PostgreSQL, usually parsed from a `postgres://` URL (`IdentityStoreLocation`).
-public struct PostgresStoreConfiguration: Sendable, Hashable {
-    /// Whether the connection uses TLS (the URL's `sslmode`).
-    public enum TLSMode: String, Sendable, Hashable {
-        /// Plain TCP.
-        case disable
-        /// TLS when the server offers it, else plain TCP.
-        case prefer
-        /// TLS or no connection.
-        case require
-    }
-    /// The server's host name or address.
-    public var host: String
-    /// The server's TCP port.
-    public var port: Int
-    /// The role to connect as.
-    public var username: String
-    /// The role's password, if any.
-    public var password: String?
-    /// The database name; nil: the server's default (the role's name).
-    public var database: String?
-    /// The schema every table lives in (the connections' `search_path`); nil: the server's default.
-    public var schema: String?
-    /// Whether the connection uses TLS.
-    public var tls: TLSMode
-    /// The most connections the pool opens to the server (per process). Default 20.
-    public var maxConnections: Int
-
-    /// A configuration with every value given; the rest take PostgreSQL's and the pool's defaults.
-    public init(
-        host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil, schema: String? = nil,
-        tls: TLSMode = .prefer, maxConnections: Int = 20
-    ) {
-        self.host = host
-        self.port = port
-        self.username = username
-        self.password = password
-        self.database = database
-        self.schema = schema
-        self.tls = tls
-        self.maxConnections = maxConnections
-    }
-
-    /// The configuration a parsed `postgres://` location names.
-    public init(_ location: PostgresLocation) {
-        self.init(
-            host: location.host, port: location.port, username: location.username, password: location.password, database: location.database,
-            schema: location.schema, tls: TLSMode(rawValue: location.sslMode.rawValue) ?? .prefer, maxConnections: location.maxConnections)
-    }
-}
-
-extension PostgresStoreConfiguration.TLSMode {
+extension PostgresLocation.SSLMode {
     var clientTLS: PostgresClient.Configuration.TLS {
         switch self {
         case .disable: .disable

@@ -29,12 +29,12 @@ enum TestPostgres {
     /// so a whole parallel run stays far below the server's default `max_connections` of 100.
     static let gate = AsyncGate(limit: 12)
 
-    static func configuration(schema: String) throws -> PostgresStoreConfiguration {
+    static func configuration(schema: String) throws -> PostgresLocation {
         guard let url else { throw IdentityError(.notFound, field: "GATEHOUSE_TEST_POSTGRES_URL", "is not set") }
         guard case .postgres(let location) = try IdentityStoreLocation.parse(url, field: "GATEHOUSE_TEST_POSTGRES_URL") else {
             throw IdentityError(.invalidInput, field: "GATEHOUSE_TEST_POSTGRES_URL", "is not a postgres:// URL")
         }
-        var configuration = PostgresStoreConfiguration(location)
+        var configuration = location
         configuration.schema = schema
         configuration.maxConnections = 4
         return configuration

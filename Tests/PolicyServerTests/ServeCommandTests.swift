@@ -111,8 +111,7 @@ import FoundationNetworking
         #expect(!process.isRunning)
         if !process.isRunning { #expect(process.terminationStatus == 0) }
         // The rows went to the schema named in the URL; drop it.
-        let location = try PostgresLocation(url: url)
-        var configuration = PostgresStoreConfiguration(location)
+        var configuration = try PostgresLocation(url: url)
         configuration.schema = schema
         try await PostgresStore.withStore(configuration) { store in
             #expect(try await store.read { tx in try await tx.fetchAll(SessionRow.self, [:]).count } == 1)
