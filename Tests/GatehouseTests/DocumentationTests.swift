@@ -210,7 +210,11 @@ struct DocTools {
         var reportsProblems: Bool { output.contains("warning:") || output.contains("error:") }
     }
 
-    /// Runs `tool` to its end, standard output and error together.
+    /// How long one tool may run before it is stopped (the slowest, the DocC merge, took ~2 minutes on two busy cores).
+    static let timeLimit = 600
+
+    /// Runs `tool` to its end, standard output and error together; bounded: after `timeLimit` seconds it is
+    /// stopped and the run reports that (so a hung `docc` fails the test instead of hanging the suite).
     static func run(_ tool: URL, _ arguments: [String]) throws -> Run {
         let process = Process()
         process.executableURL = tool
@@ -219,9 +223,16 @@ struct DocTools {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeLimit), execute: watchdog)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        watchdog.cancel()
+        var output = String(decoding: data, as: UTF8.self)
+        if process.terminationReason == .uncaughtSignal {
+            output += "\nerror: \(tool.lastPathComponent) was stopped by signal \(process.terminationStatus) (time limit \(timeLimit) s)"
+        }
+        return Run(status: process.terminationStatus, output: output)
     }
 }
 
