@@ -267,7 +267,7 @@ extension IdentityService {
         let (facts, seen) = try await store.read { tx -> (DecisionFacts, Bool) in
             var facts = DecisionFacts(tokenGiven: accessToken != nil)
             var seen = false
-            if let hash, let s = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(s, at: t) {
+            if let hash, let s = try await self.liveSession(tx, accessTokenHash: hash, at: t) {
                 facts.subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
                 seen = self.needsSeen(s, at: t)
             }

@@ -103,10 +103,16 @@ extension IdentityService {
         s.revokedAt == nil && t < s.expiresAt && t < s.accessExpiresAt && t.timeIntervalSince(s.lastSeenAt) <= configuration.idleTimeout
     }
 
+    /// The live session whose access token hashes to `hash`, inside a transaction; nil when there is none or it is
+    /// not live at `t`. The one place a session is looked up by its access token.
+    func liveSession(_ tx: any IdentityTransaction, accessTokenHash hash: Data, at t: Date) async throws -> SessionRow? {
+        guard let s = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), isLive(s, at: t) else { return nil }
+        return s
+    }
+
     /// The live session of an access token inside a transaction, or `unauthenticated`.
     func liveSession(_ tx: any IdentityTransaction, _ accessToken: String, at t: Date) async throws -> SessionRow {
-        guard let hash = TokenKind.access.hash(of: accessToken),
-            let s = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), isLive(s, at: t)
+        guard let hash = TokenKind.access.hash(of: accessToken), let s = try await liveSession(tx, accessTokenHash: hash, at: t)
         else { throw IdentityError.signedOut }
         return s
     }
@@ -115,8 +121,8 @@ extension IdentityService {
     public func validate(accessToken: String) async throws -> VerifiedSession {
         guard let hash = TokenKind.access.hash(of: accessToken) else { throw IdentityError.signedOut }
         let t = now()
-        let found = try await store.read { tx in try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)) }
-        guard var s = found, isLive(s, at: t) else { throw IdentityError.signedOut }
+        let found = try await store.read { tx in try await self.liveSession(tx, accessTokenHash: hash, at: t) }
+        guard var s = found else { throw IdentityError.signedOut }
         if needsSeen(s, at: t) { s = try await markSeen(accessTokenHash: hash, at: t) }
         return VerifiedSession(sessionId: s.id, userId: s.userId, authMethod: s.authMethod, authLevel: s.authLevel, verifiedAt: s.verifiedAt, expiresAt: s.expiresAt)
     }
@@ -129,9 +135,7 @@ extension IdentityService {
     /// Marks the session of an access token seen at `t`, in its own write; `unauthenticated` if it is no longer live.
     func markSeen(accessTokenHash hash: Data, at t: Date) async throws -> SessionRow {
         try await store.write { tx in
-            guard var current = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(hash)), self.isLive(current, at: t) else {
-                throw IdentityError.signedOut
-            }
+            guard var current = try await self.liveSession(tx, accessTokenHash: hash, at: t) else { throw IdentityError.signedOut }
             if self.needsSeen(current, at: t) {
                 current.lastSeenAt = t
                 try await tx.update(current)
