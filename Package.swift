@@ -95,9 +95,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            ],
+            plugins: ["BuildStamp"]),
         .executableTarget(
             name: "policy", dependencies: ["PolicyCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // `policy version`'s git commit and build date: the plugin runs the tool, which reads git's files.
+        .executableTarget(name: "build-stamp"),
+        .plugin(name: "BuildStamp", capability: .buildTool(), dependencies: ["build-stamp"]),
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),

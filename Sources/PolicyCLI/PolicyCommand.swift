@@ -16,7 +16,8 @@ public struct PolicyCommand: AsyncParsableCommand {
             decide/explain: 65 invalid request JSON.
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
-        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Matrix.self, Serve.self])
+        version: GatehouseVersion.current,
+        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Matrix.self, Serve.self, Version.self])
 
     public init() {}
 }
