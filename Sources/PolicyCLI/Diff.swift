@@ -76,12 +76,17 @@ enum GitRevision {
         let listing = try git(["ls-tree", "-r", "--name-only", revision, "--", "."], in: folder)
         let names = String(decoding: listing, as: UTF8.self).split(separator: "\n").map(String.init)
             .filter { ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
+        let setName = URL(fileURLWithPath: folder).standardizedFileURL.lastPathComponent
+        guard !names.isEmpty else {
+            // A set this change adds: the base had nothing here, and nothing was allowed.
+            writeError("note: '\(folder)' has no policy files at \(revision): compared against an empty set, so every request it allows is widening")
+            return PolicyCompiler.emptySet(name: setName)
+        }
         var files: [PolicyFileInput] = []
         for name in names {
             let bytes = try git(["show", "\(revision):./\(name)"], in: folder)
             files.append(PolicyFileInput(path: "\(revision):\(folder)/\(name)", bytes: [UInt8](bytes)))
         }
-        let setName = URL(fileURLWithPath: folder).standardizedFileURL.lastPathComponent
         return PolicyCompiler.compile(name: setName, files: files)
     }
 

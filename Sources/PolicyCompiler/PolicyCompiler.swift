@@ -64,6 +64,17 @@ public enum PolicyCompiler {
         return PolicyLoadResult(policy: sorted.hasErrors ? nil : policy, diagnostics: sorted, sources: sources, declarations: declarations)
     }
 
+    /// A set that declares nothing, so it denies every request (`default_deny`): what `policy diff --base REV`
+    /// compares against when the folder did not exist at REV, so everything the new set allows counts as widening.
+    public static func emptySet(name: String) -> PolicyLoadResult {
+        let declarations = DecodePass().declarations
+        var resolve = ResolvePass(declarations)
+        resolve.run()
+        var build = BuildPass(declarations, symbols: resolve.symbols)
+        let policy = build.run(name: name, contentHash: contentHash(of: []))
+        return PolicyLoadResult(policy: policy, diagnostics: [], sources: [:], declarations: declarations)
+    }
+
     /// Reads every `.yaml`/`.yml` file under `directory` (recursively, sorted) and compiles them as one set.
     public static func load(directory: String, limits: YAMLLimits = YAMLLimits()) -> PolicyLoadResult {
         let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
