@@ -3,15 +3,14 @@ import PolicySyntax
 
 /// Pass 1: reads each file's syntax tree into declarations, reporting unknown keys and wrong types.
 struct DecodePass {
-    static let sections = ["tiers", "features", "limits", "appRoles", "attributes", "resources", "rules", "messages", "tests", "invariants"]
-    static let actionKeys = ["signIn", "auth", "appRoles", "feature", "limit", "consent", "messages", "description"]
+    // Which keys each mapping may hold comes from `PolicyKeys`, the table the JSON Schema is written from.
 
     var reader = NodeReader()
     var declarations = PolicyDeclarations()
 
     mutating func decode(file root: SyntaxNode) {
         guard let sections = reader.mapping(root, "a policy file") else { return }
-        reader.rejectUnknownKeys(sections, allowed: Self.sections, in: "a policy file")
+        reader.rejectUnknownKeys(sections, allowed: PolicyKeys.file.keys, in: "a policy file")
         for entry in sections {
             let value = entry.value
             switch entry.key.text {
@@ -35,7 +34,7 @@ struct DecodePass {
     private mutating func decodeTiers(_ node: SyntaxNode) {
         for (id, body) in namedEntries(node, "tiers") {
             let fields = body.flatMap { reader.mapping($0, "tier '\(id.value)'") } ?? []
-            reader.rejectUnknownKeys(fields, allowed: ["name", "price", "default", "products"], in: "tier '\(id.value)'")
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.tier.keys, in: "tier '\(id.value)'")
             declarations.tiers.append(TierDecl(
                 id: id,
                 name: fields.value("name").flatMap { reader.string($0, "name") }?.value ?? id.value,
@@ -49,7 +48,7 @@ struct DecodePass {
         for (id, body) in namedEntries(node, "features") {
             let what = "feature '\(id.value)'"
             let fields = body.flatMap { reader.mapping($0, what) } ?? []
-            reader.rejectUnknownKeys(fields, allowed: ["name", "tiers", "upgradeTo"], in: what)
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.feature.keys, in: what)
             guard let tiersNode = fields.value("tiers") else {
                 reader.diagnostics.error(.missingKey, "\(what) needs 'tiers': the tiers that have it", at: id.location, length: id.length)
                 continue
@@ -66,7 +65,7 @@ struct DecodePass {
         for (id, body) in namedEntries(node, "limits") {
             let what = "limit '\(id.value)'"
             let fields = body.flatMap { reader.mapping($0, what) } ?? []
-            reader.rejectUnknownKeys(fields, allowed: ["name", "counter", "tiers", "upgradeTo"], in: what)
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.limit.keys, in: what)
             var caps: [(Located<String>, Located<Int>)] = []
             if let tiersNode = fields.value("tiers"), let entries = reader.mapping(tiersNode, "tiers of \(what)") {
                 for entry in entries {
@@ -98,7 +97,7 @@ struct DecodePass {
         }
         for (id, body) in namedEntries(node, "appRoles") {
             let fields = body.flatMap { reader.mapping($0, "app role '\(id.value)'") } ?? []
-            reader.rejectUnknownKeys(fields, allowed: ["name"], in: "app role '\(id.value)'")
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.appRole.keys, in: "app role '\(id.value)'")
             declarations.appRoles.append(AppRoleDecl(
                 id: id, name: fields.value("name").flatMap { reader.string($0, "name") }?.value ?? id.value))
         }
@@ -106,7 +105,7 @@ struct DecodePass {
 
     private mutating func decodeAttributes(_ node: SyntaxNode) {
         guard let scopes = reader.mapping(node, "attributes") else { return }
-        reader.rejectUnknownKeys(scopes, allowed: AttributeScope.allCases.map(\.rawValue), in: "attributes")
+        reader.rejectUnknownKeys(scopes, allowed: PolicyKeys.attributes.keys, in: "attributes")
         for scopeEntry in scopes {
             guard let scope = scopeEntry.key.text.flatMap(AttributeScope.init(rawValue:)) else { continue }
             for (name, body) in namedEntries(scopeEntry.value, "\(scope.rawValue) attributes") {
@@ -123,7 +122,7 @@ struct DecodePass {
 
     private mutating func attributeType(_ node: SyntaxNode, name: String) -> AttributeType? {
         if case .mapping(let fields) = node.kind {
-            reader.rejectUnknownKeys(fields, allowed: ["enum"], in: "the type of attribute '\(name)'")
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.enumeration.keys, in: "the type of attribute '\(name)'")
             guard let values = fields.value("enum").flatMap({ reader.names($0, "enum") }), !values.isEmpty else {
                 reader.diagnostics.error(.missingType, "attribute '\(name)' needs 'enum: [values]' or a type name", at: node.location)
                 return nil
@@ -144,7 +143,7 @@ struct DecodePass {
         for (id, body) in namedEntries(node, "resources") {
             let what = "resource type '\(id.value)'"
             let fields = body.flatMap { reader.mapping($0, what) } ?? []
-            reader.rejectUnknownKeys(fields, allowed: ["owner", "ownerRole", "memberActions", "roles", "actions", "messages"], in: what)
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.resource.keys, in: what)
             var type = ResourceTypeDecl(
                 id: id,
                 owner: fields.value("owner").flatMap { reader.name($0, "owner") },
@@ -156,7 +155,7 @@ struct DecodePass {
                 for (roleID, roleBody) in namedEntries(rolesNode, "roles of \(what)") {
                     let roleWhat = "role '\(roleID.value)'"
                     let roleFields = roleBody.flatMap { reader.mapping($0, roleWhat) } ?? []
-                    reader.rejectUnknownKeys(roleFields, allowed: ["inherits", "grants"], in: roleWhat)
+                    reader.rejectUnknownKeys(roleFields, allowed: PolicyKeys.role.keys, in: roleWhat)
                     type.roles.append(RoleDecl(
                         id: roleID,
                         inherits: roleFields.value("inherits").flatMap { reader.names($0, "inherits") } ?? [],
@@ -177,7 +176,7 @@ struct DecodePass {
     private mutating func decodeAction(_ id: Located<String>, _ body: SyntaxNode?) -> ActionDecl {
         let what = "action '\(id.value)'"
         let fields = body.flatMap { reader.mapping($0, what) } ?? []
-        reader.rejectUnknownKeys(fields, allowed: Self.actionKeys, in: what)
+        reader.rejectUnknownKeys(fields, allowed: PolicyKeys.action.keys, in: what)
         var action = ActionDecl(
             id: id,
             signIn: fields.value("signIn").flatMap { reader.bool($0, "signIn") },
@@ -188,14 +187,14 @@ struct DecodePass {
             messages: fields.value("messages").map { decodeMessages($0, "messages of \(what)") } ?? [])
         _ = fields.value("description").flatMap { reader.string($0, "description") }
         if let authNode = fields.value("auth"), let authFields = reader.mapping(authNode, "auth of \(what)") {
-            reader.rejectUnknownKeys(authFields, allowed: ["methods", "maxAge"], in: "auth of \(what)")
+            reader.rejectUnknownKeys(authFields, allowed: PolicyKeys.auth.keys, in: "auth of \(what)")
             action.auth = AuthDecl(
                 location: fields.keyNode("auth")!.location,
                 methods: authFields.value("methods").flatMap { reader.names($0, "methods") } ?? [],
                 maxAge: authFields.value("maxAge").flatMap { reader.duration($0, "maxAge") }.flatMap { checkedMaxAge($0) })
         }
         if let consentNode = fields.value("consent"), let consentFields = reader.mapping(consentNode, "consent of \(what)") {
-            reader.rejectUnknownKeys(consentFields, allowed: ["name", "when"], in: "consent of \(what)")
+            reader.rejectUnknownKeys(consentFields, allowed: PolicyKeys.consent.keys, in: "consent of \(what)")
             var consent = ConsentDecl(
                 location: fields.keyNode("consent")!.location,
                 name: consentFields.value("name").flatMap { reader.string($0, "name") }?.value)
@@ -234,7 +233,7 @@ struct DecodePass {
         guard let items = reader.sequence(node, "rules") else { return }
         for item in items {
             guard let fields = reader.mapping(item, "a rule") else { continue }
-            reader.rejectUnknownKeys(fields, allowed: ["name", "effect", "resources", "actions", "when", "message"], in: "a rule")
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.rule.keys, in: "a rule")
             var effect = Effect.deny
             if let effectNode = fields.value("effect"), let text = reader.string(effectNode, "effect") {
                 if let e = Effect(rawValue: text.value) {
@@ -280,7 +279,7 @@ struct DecodePass {
         guard let items = reader.sequence(node, "tests") else { return }
         for (index, item) in items.enumerated() {
             guard let fields = reader.mapping(item, "a test") else { continue }
-            reader.rejectUnknownKeys(fields, allowed: ["name", "request", "expect"], in: "a test")
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.test.keys, in: "a test")
             let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "test \(index + 1)"
             guard let request = fields.value("request") else {
                 reader.diagnostics.error(.missingKey, "test '\(name)' needs a 'request'", at: item.location)
@@ -293,7 +292,7 @@ struct DecodePass {
                 continue
             }
             reader.rejectUnknownKeys(
-                expectFields, allowed: ["decision", "reason", "message", "upgradeTo", "limit", "used", "remaining"], in: "expect")
+                expectFields, allowed: PolicyKeys.expect.keys, in: "expect")
             var expect = ExpectDecl(location: expectNode.location)
             if let d = expectFields.value("decision").flatMap({ reader.string($0, "decision") }) {
                 if let effect = Effect(rawValue: d.value) {
@@ -312,17 +311,15 @@ struct DecodePass {
         }
     }
 
-    static let invariantSelectorKeys = ["resource", "action", "subject", "tier", "role", "appRole", "withoutAppRole", "auth", "feature", "limit"]
-
     private mutating func decodeInvariants(_ node: SyntaxNode) {
         guard let items = reader.sequence(node, "invariants") else { return }
         for (index, item) in items.enumerated() {
             guard let fields = reader.mapping(item, "an invariant") else { continue }
-            reader.rejectUnknownKeys(fields, allowed: ["name", "when", "expect", "reason"], in: "an invariant")
+            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.invariant.keys, in: "an invariant")
             let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "invariant \(index + 1)"
             var selector = InvariantSelector()
             if let whenNode = fields.value("when"), let entries = reader.mapping(whenNode, "when") {
-                reader.rejectUnknownKeys(entries, allowed: Self.invariantSelectorKeys, in: "the 'when' of invariant '\(name)'")
+                reader.rejectUnknownKeys(entries, allowed: PolicyKeys.invariantSelector.keys, in: "the 'when' of invariant '\(name)'")
                 func names(_ key: String) -> [Located<String>]? { entries.value(key).flatMap { reader.names($0, key) } }
                 selector.resources = names("resource")
                 selector.actions = names("action")
