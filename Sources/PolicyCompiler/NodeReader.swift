@@ -107,7 +107,20 @@ struct NodeReader {
     mutating func typeError(_ node: SyntaxNode, expected: String, _ what: String) {
         diagnostics.error(
             .wrongType, "expected \(expected) for \(what), found \(node.kindName)", at: node.location,
-            length: node.text.map { displayLength(node, $0) } ?? 1)
+            length: node.text.map { displayLength(node, $0) } ?? 1, help: Self.fix(expected: expected, found: node))
+    }
+
+    /// How to write the value the reader expected, for the help line of a wrong-type error.
+    static func fix(expected: String, found node: SyntaxNode) -> [String] {
+        switch expected {
+        case "true or false": return ["write true or false, unquoted (YAML reads yes, no, on and off as text here)"]
+        case "an integer": return ["write a whole number, unquoted, e.g. 50"]
+        case "a list of names": return ["write a list, `[a, b]`, or a single name"]
+        case "a string", "a condition string":
+            if case .mapping = node.kind { return ["quote the text: a ': ' or '{' inside unquoted text starts a mapping"] }
+            return ["write the text, quoted if it holds ':', '#', '{' or '['"]
+        default: return []
+        }
     }
 
     private func displayLength(_ node: SyntaxNode, _ text: String) -> Int {

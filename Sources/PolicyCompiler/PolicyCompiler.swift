@@ -41,14 +41,22 @@ public enum PolicyCompiler {
                 .error, .emptyPolicySet, "policy set '\(name)' has no .yaml files", at: nil,
                 help: ["add at least one .yaml file declaring resources and actions"]))
         }
+        var unparsed = false
         for file in ordered {
             let (source, root, problems) = YAMLLoader.load(bytes: file.bytes, path: file.path, limits: limits)
             if let source { sources[file.path] = source }
             diagnostics += problems
-            if let root { decode.decode(file: root) }
+            if let root { decode.decode(file: root) } else { unparsed = true }
         }
         diagnostics += decode.reader.diagnostics.diagnostics
         let declarations = decode.declarations
+        if unparsed {
+            // A file that does not parse declares nothing, so every reference into it from the other files would be
+            // reported as unknown: errors about the wrong place. Report what the files say and stop, as a compiler
+            // stops after a syntax error; the references are checked once every file parses.
+            let sorted = diagnostics.uniqued().sortedForDisplay()
+            return PolicyLoadResult(policy: nil, diagnostics: sorted, sources: sources, declarations: declarations)
+        }
         if !diagnostics.hasErrors, declarations.resourceTypes.isEmpty {
             diagnostics.append(Diagnostic(
                 .error, .noResources, "policy set '\(name)' declares no resource types, so every request would be denied",

@@ -57,7 +57,26 @@ struct ResolvePass {
         for type in declarations.resourceTypes { resolveType(type) }
         for rule in declarations.rules { resolveRule(rule) }
         symbols.setMessages = messages(declarations.messages)
-        for test in declarations.tests { checkReason(test.expect.reason) }
+        for test in declarations.tests { checkExpectation(test) }
+        // Names a report refers to (a failing test, a broken invariant, the rule that decided): two with one name
+        // would make a report ambiguous, so each is declared once, as docs/policy-language.md says.
+        uniqueNames(declarations.rules.compactMap { rule in rule.name.map { ($0, rule.location) } }, "rule")
+        uniqueNames(declarations.tests.map { ($0.name, $0.location) }, "test")
+        uniqueNames(declarations.invariants.map { ($0.name, $0.location) }, "invariant")
+    }
+
+    /// Reports the second of two rules, tests or invariants with one name, with a note at the first.
+    private mutating func uniqueNames(_ named: [(String, SourceLocation)], _ kind: String) {
+        var first: [String: SourceLocation] = [:]
+        for (name, location) in named {
+            if let earlier = first[name] {
+                diagnostics.error(
+                    .duplicateDeclaration, "\(kind) '\(name)' is declared twice", at: location,
+                    help: ["give each \(kind) its own name: reports name \(kind)s by it"], notes: [(earlier, "first declared here")])
+                continue
+            }
+            first[name] = location
+        }
     }
 
     // MARK: Tiers
@@ -231,6 +250,22 @@ struct ResolvePass {
             result[reason] = decl
         }
         return result
+    }
+
+    @discardableResult
+    /// A test's expected reason must exist and agree with its expected decision: `allowed` goes with allow, every
+    /// other reason with deny. A test that expects both could never pass, and would say so only when run.
+    private mutating func checkExpectation(_ test: TestDecl) {
+        guard let reason = checkReason(test.expect.reason), let effect = test.expect.effect, let written = test.expect.reason else { return }
+        let agrees = (effect.value == .allow) == (reason == .allowed)
+        guard !agrees else { return }
+        diagnostics.error(
+            .invalidExpect,
+            effect.value == .allow
+                ? "test '\(test.name)' expects allow with the deny reason '\(reason.rawValue)'"
+                : "test '\(test.name)' expects deny with the reason 'allowed'",
+            at: written.location, length: written.length,
+            help: [effect.value == .allow ? "an allowed decision's reason is 'allowed': drop the reason, or expect deny" : "name the deny reason the test expects, or expect allow"])
     }
 
     @discardableResult

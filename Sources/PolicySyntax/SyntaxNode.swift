@@ -136,7 +136,7 @@ public enum YAMLLoader {
             // were a quarter of compile time.
             root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
-            return (file, nil, [diagnostic(for: error, path: path)])
+            return (file, nil, [diagnostic(for: error, path: path, file: file)])
         } catch {
             return (file, nil, [Diagnostic(.error, .yamlSyntax, "could not read YAML: \(error)", at: start)])
         }
@@ -215,7 +215,7 @@ public enum YAMLLoader {
         }
     }
 
-    private static func diagnostic(for error: YamlError, path: String) -> Diagnostic {
+    private static func diagnostic(for error: YamlError, path: String, file: SourceFile) -> Diagnostic {
         func at(_ mark: Mark) -> SourceLocation { SourceLocation(file: path, line: mark.line, column: mark.column) }
         switch error {
         case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
@@ -224,14 +224,46 @@ public enum YAMLLoader {
             return Diagnostic(.error, .yamlSyntax, "invalid YAML: \(message)", at: at(mark))
         case let .duplicatedKeysInMapping(duplicates, context):
             let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            // Yams marks the first of the two keys; the error belongs at the second, with the first as a note.
+            let first = at(context.mark)
+            guard let key = duplicates.first, let second = secondKey(key, after: first, in: file) else {
+                return Diagnostic(
+                    .error, .duplicateKey, "duplicate key \(names) in one mapping", at: first,
+                    help: ["each key may appear once in a mapping; merge the two entries"])
+            }
             return Diagnostic(
-                .error, .duplicateKey, "duplicate key \(names) in one mapping", at: at(context.mark),
-                help: ["each key may appear once in a mapping; merge the two entries"])
+                .error, .duplicateKey, "duplicate key \(names) in one mapping", at: second, length: key.count,
+                help: ["'\(key)' was first given at line \(first.line), column \(first.column): keep one of the two, or merge them"])
         case let .reader(problem, offset, _, _):
             return Diagnostic(.error, .yamlSyntax, "invalid YAML: \(problem)\(offset.map { " at byte \($0)" } ?? "")", at: SourceLocation(file: path, line: 1, column: 1))
         default:
             return Diagnostic(.error, .yamlSyntax, "invalid YAML: \(error)", at: SourceLocation(file: path, line: 1, column: 1))
         }
+    }
+
+    /// Where `key` appears again in the block mapping whose first `key` is at `first`: the next line at the same
+    /// indentation that starts with it, before the mapping ends (a line indented less). Nil for flow mappings
+    /// (`{a: 1, a: 2}`) and anything else this simple reading cannot place, which keep Yams' mark.
+    static func secondKey(_ key: String, after first: SourceLocation, in file: SourceFile) -> SourceLocation? {
+        let column = first.column
+        var line = first.line + 1
+        while let text = file.line(line) {
+            let indent = text.prefix { $0 == " " }.count
+            let rest = text.dropFirst(indent)
+            if rest.isEmpty || rest.hasPrefix("#") {
+                line += 1
+                continue
+            }
+            if indent + 1 < column { return nil }
+            if indent + 1 == column {
+                for candidate in [key, "\"\(key)\"", "'\(key)'"] where rest.hasPrefix(candidate) {
+                    let after = rest.dropFirst(candidate.count).drop { $0 == " " }
+                    if after.hasPrefix(":") { return SourceLocation(file: first.file, line: line, column: column) }
+                }
+            }
+            line += 1
+        }
+        return nil
     }
 
     private static func firstInvalidUTF8(_ bytes: [UInt8]) -> (line: Int, column: Int) {

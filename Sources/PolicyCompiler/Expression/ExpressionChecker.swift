@@ -486,7 +486,9 @@ struct ExpressionTypeChecker {
         case .and, .or:
             guard l.type == .bool, r.type == .bool else {
                 let bad = l.type != .bool ? (left, l.type) : (right, r.type)
-                error(.expressionType, "'\(op.rawValue)' needs bool operands, but this is \(bad.1)", at: bad.0.span)
+                error(
+                    .expressionType, "'\(op.rawValue)' needs bool operands, but this is \(bad.1)", at: bad.0.span,
+                    help: ["make it a bool by comparing it, e.g. `x == \"value\"`, `x > 0` or `has(x)`"])
                 return nil
             }
             return CheckedExpression(node: op == .and ? foldedAnd(l.node, r.node) : foldedOr(l.node, r.node), type: .bool)
@@ -499,6 +501,10 @@ struct ExpressionTypeChecker {
                     help = ["to test membership, write `x in list`"]
                 } else if case .list(let element) = r.type, element.isComparable(with: l.type) {
                     help = ["to test membership, write `x in list`"]
+                } else if let other = l.type == .bool ? r.type : r.type == .bool ? l.type : nil, other == .string {
+                    help = ["the \(l.type == .bool ? "left" : "right") side is bool: compare it with true or false, unquoted (`== true`), or use it alone"]
+                } else if let other = l.type == .string ? r.type : r.type == .string ? l.type : nil, other == .int || other == .double {
+                    help = ["the \(l.type == .string ? "right" : "left") side is a number: write the other side as a number, unquoted"]
                 }
                 error(.expressionType, "cannot compare \(l.type) with \(r.type) using '\(op.rawValue)'", at: span, help: help)
                 return nil

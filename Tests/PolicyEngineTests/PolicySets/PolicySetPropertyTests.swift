@@ -177,8 +177,10 @@ import Testing
         for sample in Self.samples(40, base: 15) where !sample.model.rules.isEmpty {
             var rng = Rng(state: sample.seed)
             var model = sample.model
-            for _ in 0..<(1 + rng.below(3)) {
-                let copy = rng.pick(model.rules)
+            for n in 0..<(1 + rng.below(3)) {
+                var copy = rng.pick(model.rules)
+                // The same rule again; a name may be declared once, so a named copy gets its own.
+                copy.name = copy.name.map { "\($0) (copy \(n + 1))" }
                 model.rules.insert(copy, at: rng.below(model.rules.count + 1))
             }
             let (compiled, _, problems) = Self.compile(model, seed: sample.seed, layout: rng.chance(50) ? .split : .single)
