@@ -14,7 +14,8 @@ import PolicyModel
 /// Input is read in large blocks; every complete line of a block is answered into one output buffer, written
 /// with one `write(2)` per block, so a batch costs one system call per 64 KiB and a lone line is answered as
 /// soon as it arrives (the co-process contract: nothing waits for standard input to close). A line that is
-/// not a valid request gets `{"error":…,"field":…,"offset":…,"line":…}` and the stream goes on; blank lines are
+/// not a valid request gets `{"error":{"code":…,"field":…,"kind":…,"detail":…,"offset":…},"line":…}` (the error item
+/// of a `/v1/decide/batch` answer, plus the line number) and the stream goes on; blank lines are
 /// skipped; a line longer than `limits.maxBytes` is refused without being buffered whole.
 public struct DecisionStream {
     public let policy: CompiledPolicy
@@ -72,21 +73,9 @@ public struct DecisionStream {
         output.append(UInt8(ascii: "\n"))
     }
 
-    /// `{"error":"…","field":"…","offset":N,"line":N}`, field and offset when known.
+    /// `{"error":{"code","field"?,"kind","detail","offset"?},"line":N}`: a batch answer's error item plus the line.
     static func appendError(_ error: RequestError, line: Int, to out: inout [UInt8]) {
-        DecisionWriter.append(literal: "{\"error\":", to: &out)
-        DecisionWriter.appendString(error.description, to: &out)
-        if !error.field.isEmpty {
-            DecisionWriter.append(literal: ",\"field\":", to: &out)
-            DecisionWriter.appendString(error.field, to: &out)
-        }
-        if let offset = error.offset {
-            DecisionWriter.append(literal: ",\"offset\":", to: &out)
-            DecisionWriter.appendInteger(offset, to: &out)
-        }
-        DecisionWriter.append(literal: ",\"line\":", to: &out)
-        DecisionWriter.appendInteger(line, to: &out)
-        out.append(UInt8(ascii: "}"))
+        DecisionWriter.appendErrorItem(error, line: line, to: &out)
     }
 
     @inline(__always)

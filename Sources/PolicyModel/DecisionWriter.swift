@@ -147,3 +147,31 @@ extension Decision {
         return out
     }
 }
+
+extension DecisionWriter {
+    /// One request the reader refused, as an answer's item: `{"error":{"code","field"?,"kind","detail","offset"?}}`,
+    /// with `"line":N` after the error when given. The same shape stands in a `/v1/decide/batch` answer and on a
+    /// `policy decide --jsonl` line, so one client parses both.
+    public static func appendErrorItem(_ error: RequestError, line: Int? = nil, to out: inout [UInt8]) {
+        append(literal: "{\"error\":{\"code\":", to: &out)
+        appendString(error.code, to: &out)
+        if !error.field.isEmpty {
+            append(literal: ",\"field\":", to: &out)
+            appendString(error.field, to: &out)
+        }
+        append(literal: ",\"kind\":", to: &out)
+        appendString(error.kind.rawValue, to: &out)
+        append(literal: ",\"detail\":", to: &out)
+        appendString(error.message, to: &out)
+        if let offset = error.offset {
+            append(literal: ",\"offset\":", to: &out)
+            appendInteger(offset, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        if let line {
+            append(literal: ",\"line\":", to: &out)
+            appendInteger(line, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+}

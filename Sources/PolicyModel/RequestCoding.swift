@@ -52,6 +52,17 @@ public struct RequestError: Error, Sendable, Hashable, CustomStringConvertible {
         self.offset = offset
     }
 
+    /// The problem code an answer carries for this fault, the same over HTTP and in `policy decide --jsonl`:
+    /// `invalid_json` when the input is not JSON (bad syntax or encoding, a duplicate key, too deep),
+    /// `body_too_large` past the size limit, else `invalid_request` naming the field.
+    public var code: String {
+        switch kind {
+        case .syntax, .invalidUTF8, .unpairedSurrogate, .duplicateKey, .tooDeep: "invalid_json"
+        case .tooLarge: "body_too_large"
+        default: "invalid_request"
+        }
+    }
+
     /// `field: message (at byte N)`.
     public var description: String {
         var text = field.isEmpty ? message : "\(field): \(message)"

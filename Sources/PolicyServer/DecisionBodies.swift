@@ -53,23 +53,8 @@ public enum DecisionBodies {
         return out
     }
 
-    /// `{"error":{"code","field"?,"kind"?,"detail"?}}`: the problem's fields a client needs for one item.
+    /// One item the reader refused, in the shape `policy decide --jsonl` writes too (`DecisionWriter.appendErrorItem`).
     static func appendErrorItem(_ error: RequestError, to out: inout [UInt8]) {
-        let problem = Problem(error)
-        DecisionWriter.append(literal: "{\"error\":{\"code\":", to: &out)
-        DecisionWriter.appendString(problem.code, to: &out)
-        if let field = problem.field, !field.isEmpty {
-            DecisionWriter.append(literal: ",\"field\":", to: &out)
-            DecisionWriter.appendString(field, to: &out)
-        }
-        if let kind = problem.kind {
-            DecisionWriter.append(literal: ",\"kind\":", to: &out)
-            DecisionWriter.appendString(kind, to: &out)
-        }
-        if let detail = problem.detail {
-            DecisionWriter.append(literal: ",\"detail\":", to: &out)
-            DecisionWriter.appendString(detail, to: &out)
-        }
-        DecisionWriter.append(literal: "}}", to: &out)
+        DecisionWriter.appendErrorItem(error, to: &out)
     }
 }

@@ -51,13 +51,8 @@ public struct Problem: Error, Sendable, Hashable {
     /// encoding, a duplicate key), `body_too_large` past the reader's size limit, else `invalid_request`
     /// naming the field; the reader's kind and byte offset go along.
     public init(_ error: RequestError) {
-        let code: String
-        var status = 400
-        switch error.kind {
-        case .syntax, .invalidUTF8, .unpairedSurrogate, .duplicateKey, .tooDeep: code = "invalid_json"
-        case .tooLarge: (code, status) = ("body_too_large", 413)
-        default: code = "invalid_request"
-        }
+        let status = error.kind == .tooLarge ? 413 : 400
+        let code = error.code
         self.init(status: status, code: code, title: status == 413 ? "Body too large" : "Invalid request", detail: error.message, field: error.field)
         kind = error.kind.rawValue
         offset = error.offset

@@ -126,9 +126,10 @@ import Testing
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
         #expect(lines[0].hasPrefix(#"{"decision":"deny","reason":"limit_exceeded","message":"You've reached the limit of 50 sources. Upgrade to Pro for unlimited.","limit":50,"used":50,"remaining":0,"upgradeTo":"pro","policy":"policies/research-crawler/tiers.yaml:"#))
-        #expect(lines[1].hasPrefix(#"{"error":"invalid JSON"#))
+        #expect(lines[1].hasPrefix(#"{"error":{"code":"invalid_json","kind":"syntax","detail":"invalid JSON"#))
         #expect(lines[2].hasPrefix(#"{"decision":"allow","reason":"allowed""#))
         #expect(lines[3].contains(#""field":"resource.usage.sources""#))
+        #expect(lines[3].hasSuffix(#","line":5}"#))
         #expect(lines[4].hasPrefix(#"{"decision":"deny","reason":"unauthenticated""#))
     }
 }

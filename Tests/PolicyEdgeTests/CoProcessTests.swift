@@ -46,7 +46,7 @@ import Glibc
         let fd = stdout.fileHandleForReading.fileDescriptor
         for (line, expected) in [
             (#"{"subject":{"id":"u1","tier":"free"},"action":"add_source","resource":{"type":"app","usage":{"sources":3}}}"#, #"{"decision":"allow","reason":"allowed","limit":50,"used":3,"remaining":47"#),
-            (#"{"action":"x"}"#, #"{"error":"resource: is required"#),
+            (#"{"action":"x"}"#, #"{"error":{"code":"invalid_request","field":"resource","kind":"missing_field","detail":"is required""#),
         ] {
             stdin.fileHandleForWriting.write(Data((line + "\n").utf8))
             // Standard input stays open: the answer must come anyway (30 s bounds a slow debug start).

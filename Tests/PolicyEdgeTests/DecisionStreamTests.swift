@@ -48,9 +48,10 @@ import Glibc
             """
         let lines = Self.answer(input).output.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
-        #expect(lines[0] == #"{"error":"resource.usage.sources: a usage count cannot be negative, found -1 (at byte 58)","field":"resource.usage.sources","offset":58,"line":1}"#)
-        #expect(lines[1].hasPrefix(#"{"error":"invalid JSON"#) && lines[1].hasSuffix(#""offset":0,"line":3}"#))
-        #expect(lines[2] == #"{"error":"action: duplicate key 'action' (at byte 19)","field":"action","offset":19,"line":4}"#)
+        // The error item of a /v1/decide/batch answer, plus the line number.
+        #expect(lines[0] == #"{"error":{"code":"invalid_request","field":"resource.usage.sources","kind":"negative_count","detail":"a usage count cannot be negative, found -1","offset":58},"line":1}"#)
+        #expect(lines[1] == #"{"error":{"code":"invalid_json","kind":"syntax","detail":"invalid JSON: expected an object, found 'n'","offset":0},"line":3}"#)
+        #expect(lines[2] == #"{"error":{"code":"invalid_json","field":"action","kind":"duplicate_key","detail":"duplicate key 'action'","offset":19},"line":4}"#)
         #expect(lines[3].hasPrefix(#"{"decision":"deny","reason":"unauthenticated""#))
     }
 
@@ -61,7 +62,7 @@ import Glibc
         // 150 bytes of one line with no newline yet: refused now, consumed whole.
         let head = Array(#"{"action":"x","resource":{"type":"app","id":""#.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 104)
         #expect(head.withUnsafeBytes { stream.answer($0, into: &out) } == head.count)
-        #expect(String(decoding: out, as: UTF8.self).contains(#""offset":100,"line":1}"#))
+        #expect(String(decoding: out, as: UTF8.self).contains(#""offset":100},"line":1}"#))
         // Its tail is skipped; the line after it is line 2.
         out.removeAll()
         let tail = Array("aaaa\"}}\n{\"action\":\"x\",\"resource\":{\"type\":\"app\"}}\n".utf8)

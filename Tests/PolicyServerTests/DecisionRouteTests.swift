@@ -79,6 +79,9 @@ import Testing
                 #expect(decisions[0]["reason"] as? String == "requires_upgrade")
                 let error = try #require(decisions[1]["error"] as? [String: Any])
                 #expect(error["field"] as? String == "requests[1].action")
+                // The shape `policy decide --jsonl` writes for a bad line (DecisionWriter.appendErrorItem), less its line.
+                #expect(Set(error.keys) == ["code", "field", "kind", "detail", "offset"])
+                #expect(error["code"] as? String == "invalid_request")
                 #expect(decisions[2]["decision"] as? String == "allow")
             }
             try await client.execute(uri: "/v1/decide/batch", method: .post, body: body(#"{"requests": {}}"#)) { r in
@@ -105,6 +108,7 @@ import Testing
             if let field = problem.field, !field.isEmpty { fields.append(.init("field", .string(field))) }
             if let kind = problem.kind { fields.append(.init("kind", .string(kind))) }
             if let detail = problem.detail { fields.append(.init("detail", .string(detail))) }
+            if let offset = problem.offset { fields.append(.init("offset", .int(offset))) }
             return .object([.init("error", .object(fields))])
         }
         let answers: [Result<Decision, RequestError>] = [.success(full), .failure(errors[0]), .success(bare), .failure(errors[1])]
