@@ -71,6 +71,8 @@ public actor PolicyReloader {
         state.withLock { $0.lastRead = fingerprint }
         switch result {
         case .success(let (policy, version)):
+            // The folder is good again: an earlier refusal no longer describes it (`/v1/policy` drops it).
+            state.withLock { $0.refused = nil }
             let previous = active
             if version.hash == previous.hash {
                 return .unchanged(previous)
@@ -102,7 +104,10 @@ public actor PolicyReloader {
         let renderer = DiagnosticRenderer(sources: result.sources)
         let now = Date()
         guard let policy = result.policy else {
-            let errors = result.diagnostics.filter { $0.severity == .error }.map { firstLine(renderer.text($0)) }
+            // The diagnostic's line and its help (the did-you-mean an operator acts on), without the quoted source.
+            let errors = result.diagnostics.filter { $0.severity == .error }.map { d in
+                ([firstLine(renderer.text(d))] + d.help.map { "help: \($0)" }).joined(separator: "; ")
+            }
             return .failure(RefusedVersion(at: now, diagnostics: errors))
         }
         if strict {

@@ -37,12 +37,39 @@ import Testing
         #expect(version.hash != good)
         #expect(t.server.service.policy.contentHash == version.hash)
         #expect(await t.server.reloader.reload() == .unchanged(version))
+        // The refusal described a folder that is good again: /v1/policy no longer shows it.
+        #expect(t.server.reloader.lastRefused == nil)
+    }
+
+    @Test func aRefusalKeepsItsHelpLineAndARevertClearsIt() async throws {
+        let t = try TestServer()
+        let original = try t.read("tiers.yaml")
+        try t.write("tiers.yaml", original.replacingOccurrences(of: "tiers: [pro, academic, team]", with: "tiers: [pro, academik, team]"))
+        guard case .refused(let refused) = await t.server.reloader.reload() else {
+            Issue.record("a set naming an unknown tier was not refused")
+            return
+        }
+        #expect(refused.diagnostics.contains { $0.contains("unknown tier 'academik'") && $0.contains("help: did you mean 'academic'?") }, "\(refused.diagnostics)")
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/policy", method: .get) { r in
+                let last = try #require(r.object["lastRefused"] as? [String: Any])
+                #expect((last["diagnostics"] as? [String])?.contains { $0.contains("did you mean 'academic'?") } == true)
+            }
+        }
+        // Put back as it was: the same version as the one serving, so nothing is installed, and the refusal goes.
+        try t.write("tiers.yaml", original)
+        #expect(await t.server.reloader.reload() == .unchanged(t.server.reloader.active))
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/policy", method: .get) { r in
+                #expect(r.object["lastRefused"] == nil)
+            }
+        }
     }
 
     @Test func strictReloadAlsoRefusesFailingPolicyTests() async throws {
         let edit = { (t: TestServer) throws in
             let tests = try t.read("tests.yaml")
-            try t.write("tests.yaml", tests.replacingOccurrences(of: "expect: {decision: allow, reason: allowed}", with: "expect: {decision: deny, reason: allowed}"))
+            try t.write("tests.yaml", tests.replacingOccurrences(of: "expect: {decision: allow, reason: allowed}", with: "expect: {decision: deny}"))
         }
         let lax = try TestServer()
         try edit(lax)
@@ -119,7 +146,8 @@ import Testing
         #expect(answers.count == 600)
         let good = Set([first] + installed)
         #expect(answers.allSatisfy { good.contains($0) })
-        #expect(t.server.reloader.lastRefused != nil)
+        // Each round ends on a good version, which clears the round's refusal.
+        #expect(t.server.reloader.lastRefused == nil)
     }
 }
 
