@@ -1,20 +1,40 @@
-import CoreMetrics
 import Foundation
-import Metrics
 import PolicyModel
 import Prometheus
+import Synchronization
 
-/// The server's metrics, through swift-metrics into its own Prometheus registry (no global bootstrap,
-/// so every server in a test process counts apart).
+/// The server's metrics, in its own Prometheus registry (no global bootstrap, so every server in a test process
+/// counts apart). Made through the registry rather than swift-metrics' factory so that every metric carries its
+/// `# HELP` line; each name and help is stated once, in `Help`.
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
-    private let decisions: [Reason: CoreMetrics.Counter]
-    private let decideLatency: [String: CoreMetrics.Timer]
-    private let reloads: [ReloadKind: CoreMetrics.Counter]
-    private let throttles: CoreMetrics.Counter
-    private let lockouts: CoreMetrics.Counter
-    private let readTimeouts: CoreMetrics.Counter
+    private let decisions: [Reason: Prometheus.Counter]
+    private let decideLatency: [String: LatencyTimer]
+    private let reloads: [ReloadKind: Prometheus.Counter]
+    private let throttles: Prometheus.Counter
+    private let lockouts: Prometheus.Counter
+    private let readTimeouts: Prometheus.Counter
+    /// The identity layer's event totals as last exported, so the counters move by the difference.
+    private let exportedSecurity = Mutex<[String: Int]>([:])
+
+    /// Every metric's name and `# HELP` text.
+    enum Help {
+        static let decisions = ("gatehouse_decisions_total", "Decisions made, by reason.")
+        static let latency = ("gatehouse_decision_request_seconds", "Time to answer a decision route (decide, batch, explain, check).")
+        static let reloads = ("gatehouse_policy_reloads_total", "Policy reloads, by outcome: installed or refused (the last good version kept serving).")
+        static let throttles = ("gatehouse_throttled_total", "Requests refused by a per-client rate limit (429).")
+        static let lockouts = ("gatehouse_lockouts_total", "Sign-ins refused because the account is locked.")
+        static let readTimeouts = ("gatehouse_read_timeouts_total", "Connections cut at the read deadline (408).")
+        static let signIns = ("gatehouse_signins_total", "Sign-in and verification outcomes, by method and outcome (success or an error code).")
+        static let security = ("gatehouse_security_events_total", "Security events counted by the identity layer (PIN failures, refusals, alarms, Apple token rejections), by event.")
+    }
+
+    /// A duration histogram that takes nanoseconds, as a route measures them.
+    public struct LatencyTimer: Sendable {
+        let histogram: DurationHistogram
+        /// Records one request's time.
+        public func recordNanoseconds(_ nanoseconds: Int64) { histogram.record(.nanoseconds(nanoseconds)) }
+    }
 
     public enum ReloadKind: String, Sendable, CaseIterable {
         case installed, refused
@@ -22,29 +42,27 @@ public final class ServerMetrics: Sendable {
 
     public init() {
         let registry = PrometheusCollectorRegistry()
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
+        let buckets: [Duration] = [
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2),
             .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
             .milliseconds(500), .seconds(1),
         ]
         self.registry = registry
-        self.factory = factory
         decisions = Dictionary(
             uniqueKeysWithValues: Reason.allCases.map {
-                ($0, CoreMetrics.Counter(label: "gatehouse_decisions_total", dimensions: [("reason", $0.rawValue)], factory: factory))
+                ($0, registry.makeCounter(name: Help.decisions.0, labels: [("reason", $0.rawValue)], help: Help.decisions.1))
             })
         decideLatency = Dictionary(
             uniqueKeysWithValues: ["decide", "batch", "explain", "check"].map {
-                ($0, CoreMetrics.Timer(label: "gatehouse_decision_request_seconds", dimensions: [("route", $0)], factory: factory))
+                ($0, LatencyTimer(histogram: registry.makeDurationHistogram(name: Help.latency.0, labels: [("route", $0)], buckets: buckets, help: Help.latency.1)))
             })
         reloads = Dictionary(
             uniqueKeysWithValues: ReloadKind.allCases.map {
-                ($0, CoreMetrics.Counter(label: "gatehouse_policy_reloads_total", dimensions: [("outcome", $0.rawValue)], factory: factory))
+                ($0, registry.makeCounter(name: Help.reloads.0, labels: [("outcome", $0.rawValue)], help: Help.reloads.1))
             })
-        throttles = CoreMetrics.Counter(label: "gatehouse_throttled_total", factory: factory)
-        lockouts = CoreMetrics.Counter(label: "gatehouse_lockouts_total", factory: factory)
-        readTimeouts = CoreMetrics.Counter(label: "gatehouse_read_timeouts_total", factory: factory)
+        throttles = registry.makeCounter(name: Help.throttles.0, help: Help.throttles.1)
+        lockouts = registry.makeCounter(name: Help.lockouts.0, help: Help.lockouts.1)
+        readTimeouts = registry.makeCounter(name: Help.readTimeouts.0, help: Help.readTimeouts.1)
     }
 
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
@@ -55,7 +73,7 @@ public final class ServerMetrics: Sendable {
 
     /// The latency timer of a decision route (`decide`, `batch`, `explain`, `check`), for a route to hold rather
     /// than look up by name on every request.
-    public func decisionLatency(_ route: String) -> CoreMetrics.Timer {
+    public func decisionLatency(_ route: String) -> LatencyTimer {
         guard let timer = decideLatency[route] else { preconditionFailure("no latency metric for the route \(route)") }
         return timer
     }
@@ -69,15 +87,20 @@ public final class ServerMetrics: Sendable {
 
     /// One sign-in or verification outcome (`anonymous`/`refresh`/`pin`..., `success` or an error code).
     public func signIn(method: String, outcome: String) {
-        CoreMetrics.Counter(label: "gatehouse_signins_total", dimensions: [("method", method), ("outcome", outcome)], factory: factory).increment()
+        registry.makeCounter(name: Help.signIns.0, labels: [("method", method), ("outcome", outcome)], help: Help.signIns.1).increment()
         if outcome == "locked" { lockouts.increment() }
     }
 
-    /// The Prometheus text exposition; `security` is the identity layer's event counters since start
-    /// (PIN failures, refusals, alarms, Apple token rejections), exported as gauges of those totals.
+    /// The Prometheus text exposition; `security` is the identity layer's event totals since start (PIN failures,
+    /// refusals, alarms, Apple token rejections), exported as counters moved by what they grew since the last call.
     public func exposition(security: [String: Int] = [:]) -> [UInt8] {
-        for (name, value) in security {
-            CoreMetrics.Gauge(label: "gatehouse_security_events", dimensions: [("event", name)], factory: factory).record(value)
+        exportedSecurity.withLock { exported in
+            for (name, value) in security.sorted(by: { $0.key < $1.key }) {
+                let counter = registry.makeCounter(name: Help.security.0, labels: [("event", name)], help: Help.security.1)
+                let grown = value - (exported[name] ?? 0)
+                if grown > 0 { counter.increment(by: Int64(grown)) }
+                exported[name] = max(value, exported[name] ?? 0)
+            }
         }
         return registry.emitToBuffer()
     }

@@ -133,3 +133,18 @@ import Testing
         #expect(lines[4].hasPrefix(#"{"decision":"deny","reason":"unauthenticated""#))
     }
 }
+
+/// `policy decide` names a misspelt field and suggests the right one, as the server's problem does.
+@Suite struct DecideSuggestionTests {
+    @Test func aMisspeltFieldGetsADidYouMeanInBothModes() throws {
+        let request = #"{"subject":{"id":"u1","teir":"free"},"action":"view","resource":{"type":"app"}}"#
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-teir-\(UUID().uuidString).json")
+        try request.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let single = try CLITests.run(["decide", "--policies", "policies/research-crawler", "--request", file.path])
+        #expect(single.status == 65)
+        #expect(single.err.contains("subject.teir: unknown field; did you mean 'tier'?"))
+        let stream = try CLITests.run(["decide", "--policies", "policies/research-crawler", "--jsonl"], input: request + "\n")
+        #expect(stream.out.contains(#""field":"subject.teir","kind":"unknown_field","detail":"unknown field; did you mean 'tier'?""#))
+    }
+}
