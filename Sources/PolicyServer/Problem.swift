@@ -33,10 +33,14 @@ public struct Problem: Error, Sendable, Hashable {
         self.offset = offset
     }
 
+    /// The RFC 9457 `type` of a problem code: one URI per code, `urn:gatehouse:problem:<code>` (a name, not a page
+    /// to fetch: RFC 9457 allows that, and a client keys on it or on `code`). docs/server.md lists the codes.
+    public static func typeURI(_ code: String) -> String { "urn:gatehouse:problem:" + code }
+
     /// The `application/problem+json` body.
     public var json: JSONText {
         var fields: [JSONText.Field] = [
-            .init("type", .string("about:blank")), .init("title", .string(title)), .init("status", .int(status)),
+            .init("type", .string(Self.typeURI(code))), .init("title", .string(title)), .init("status", .int(status)),
             .init("code", .string(code)),
         ]
         if let detail { fields.append(.init("detail", .string(detail))) }

@@ -75,7 +75,7 @@ import Testing
     @Test(.enabled(if: SchemaTests.shouldRun, "needs python with jsonschema and PyYAML: run .ci/run"))
     func corpusCasesAreJudgedAsTheCompilerJudgesTheirShape() throws {
         let corpus = CLITests.root.appendingPathComponent("Tests/PolicyCorpusTests/Corpus")
-        let shapeCodes = ["[unknown-key]", "[wrong-type]", "[invalid-duration]", "[invalid-effect]", "[invalid-expect]", "[missing-key]", "[unknown-type]"]
+        let shapeCodes = ["[unknown-key]", "[wrong-type]", "[invalid-effect]", "[invalid-expect]", "[missing-key]", "[unknown-type]"]
         var refusedUnknownKey = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted() {
             let folder = corpus.appendingPathComponent(name)
@@ -84,6 +84,9 @@ import Testing
             guard !files.isEmpty else { continue }
             let verdicts = try verdicts(files).values
             if verdicts.contains("unreadable") { continue }  // bad YAML: the YAML layer's to report, not the schema's
+            // A duration is refused by the schema when it is not one ('5 minutes') but not when it is out of range
+            // (negative, over a century): only the compiler judges the second, so such cases are not the schema's.
+            if expected.contains("[invalid-duration]"), !shapeCodes.contains(where: { expected.contains($0) }) { continue }
             let shapeWrong = shapeCodes.contains { expected.contains($0) }
             if shapeWrong {
                 #expect(verdicts.contains("refused"), "corpus case '\(name)' has shape errors the schema lets through")

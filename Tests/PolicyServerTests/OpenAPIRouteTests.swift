@@ -1,4 +1,5 @@
 import Foundation
+import PolicyModel
 import PolicyServer
 import Testing
 import Yams
@@ -20,5 +21,96 @@ import Yams
         #expect(registered.count > 30)
         #expect(registered.subtracting(documented).sorted() == [], "registered but not documented")
         #expect(documented.subtracting(registered).sorted() == [], "documented but not registered")
+    }
+}
+
+/// The spec as a client generator and a linter read it: operation ids and tags, problems where errors are, the
+/// decision's reason as its enum, and the document valid OpenAPI 3.1 by an independent validator.
+@Suite struct OpenAPISpecTests {
+    static let path = TestServer.root.appendingPathComponent("docs/openapi.yaml")
+    static let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options"]
+
+    static func spec() throws -> [String: Any] {
+        try #require(try Yams.load(yaml: try String(contentsOf: path, encoding: .utf8)) as? [String: Any])
+    }
+
+    static func operations() throws -> [(name: String, operation: [String: Any])] {
+        let paths = try #require(try spec()["paths"] as? [String: Any])
+        var result: [(String, [String: Any])] = []
+        for (path, item) in paths.sorted(by: { $0.key < $1.key }) {
+            for (method, operation) in (item as? [String: Any] ?? [:]) where methods.contains(method) {
+                result.append(("\(method.uppercased()) \(path)", operation as? [String: Any] ?? [:]))
+            }
+        }
+        return result
+    }
+
+    @Test func everyOperationHasAUniqueIdAndATag() throws {
+        var ids: [String: String] = [:]
+        for (name, operation) in try Self.operations() {
+            let id = operation["operationId"] as? String
+            #expect(id != nil, "\(name) has no operationId (scripts/openapi-operations.py adds one)")
+            if let id {
+                #expect(ids[id] == nil, "\(name) and \(ids[id] ?? "") share operationId \(id)")
+                ids[id] = name
+            }
+            #expect((operation["tags"] as? [String])?.isEmpty == false, "\(name) has no tag")
+        }
+    }
+
+    /// Every 4xx and 5xx answer is a problem document: a description that swallowed the lines after it (an
+    /// unterminated quote, as `/readyz`'s 503 once was) leaves the response without its content and fails here.
+    @Test func everyErrorResponseIsAProblem() throws {
+        for (name, operation) in try Self.operations() {
+            for (status, response) in operation["responses"] as? [String: Any] ?? [:] {
+                guard let code = Int(status), code >= 400 else { continue }
+                let object = response as? [String: Any] ?? [:]
+                let description = object["description"] as? String ?? ""
+                #expect(!description.contains("\n"), "\(name) \(status): description runs over several lines: \(description)")
+                let content = object["content"] as? [String: Any]
+                #expect(content?["application/problem+json"] != nil, "\(name) \(status) is not documented as application/problem+json")
+            }
+        }
+    }
+
+    @Test func decisionReasonIsTheEnumAndProblemCarriesKindAndOffset() throws {
+        let schemas = try #require((try Self.spec()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let decision = try #require((schemas["Decision"] as? [String: Any])?["properties"] as? [String: Any])
+        let reason = try #require(decision["reason"] as? [String: Any])
+        #expect(reason["enum"] as? [String] == Reason.allCases.map(\.rawValue))
+        let problem = try #require((schemas["Problem"] as? [String: Any])?["properties"] as? [String: Any])
+        for field in ["type", "title", "status", "code", "detail", "field", "retryAfter", "kind", "offset"] {
+            #expect(problem[field] != nil, "Problem does not document \(field)")
+        }
+    }
+
+    static let python: String? = {
+        for candidate in [TestServer.root.appendingPathComponent(".venv/bin/python").path, "/usr/bin/python3"] {
+            guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: candidate)
+            p.arguments = ["-c", "import openapi_spec_validator, yaml"]
+            p.standardError = Pipe()
+            guard (try? p.run()) != nil else { continue }
+            p.waitUntilExit()
+            if p.terminationStatus == 0 { return candidate }
+        }
+        return nil
+    }()
+
+    @Test(.enabled(if: OpenAPISpecTests.python != nil || ProcessInfo.processInfo.environment["CI"] == "true",
+                   "needs python with openapi-spec-validator: run .ci/run"))
+    func theSpecIsValidOpenAPI() throws {
+        let python = try #require(Self.python, "needs python with openapi-spec-validator and PyYAML (.ci/run installs them in .venv)")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: python)
+        p.arguments = [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0 && text.hasPrefix("ok"), "\(text)")
     }
 }
