@@ -6,7 +6,7 @@ import PolicyModel
 import Synchronization
 
 /// Which decisions `GatehouseService` writes to the decision log.
-public enum DecisionLogMode: Sendable {
+public enum DecisionLogMode: String, Sendable, CaseIterable {
     /// No decision is logged.
     case off
     /// Only denials are logged (what an operator investigates).

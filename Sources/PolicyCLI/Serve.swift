@@ -63,6 +63,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to read a whole request, header and body, from its first byte (default 10).", valueName: "SECONDS"))
     var readTimeout: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "Which decisions to keep in the decision log: off (default), denied or all. Rows expire with the logs' retention.",
+            valueName: "off|denied|all"))
+    var decisionLog: String?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -77,6 +83,7 @@ struct Serve: AsyncParsableCommand {
         options.signInLimit = signInLimit
         options.trustedProxies = trustedProxies
         options.readTimeout = readTimeout
+        options.decisionLog = decisionLog
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

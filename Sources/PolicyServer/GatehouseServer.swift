@@ -54,7 +54,7 @@ public final class GatehouseServer: Sendable {
                 return FileJWKSFetcher(url: URL(fileURLWithPath: source))
             } ?? URLJWKSFetcher.apple
         let identityService = IdentityService(store: store.store, configuration: configuration, jwksFetcher: fetcher, now: now)
-        service = GatehouseService(policy: policy, identity: identityService)
+        service = GatehouseService(policy: policy, identity: identityService, decisionLog: settings.decisionLog)
         reloader = PolicyReloader(
             directory: settings.policies, strict: settings.strictReload, service: service, version: version, logger: logger, metrics: metrics)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)

@@ -1,4 +1,5 @@
 import Foundation
+import Gatehouse
 import Identity
 
 /// Everything `policy serve` is started with; each option may also come from a `GATEHOUSE_*` variable.
@@ -30,6 +31,9 @@ public struct ServerSettings: Sendable {
     /// Load balancers (exact IP addresses) whose `X-Forwarded-For` names the client: behind one, every
     /// client would otherwise share the balancer's address in the per-client limits.
     public var trustedProxies: Set<String> = []
+    /// Which decisions go to the decision log (`off`, `denied`, `all`); its rows expire with the audit log's
+    /// retention. Logging costs a store write per logged decision.
+    public var decisionLog: DecisionLogMode = .off
 
     public init(policies: String, database: String) {
         self.policies = policies
@@ -51,6 +55,7 @@ public struct ServerSettings: Sendable {
         case signInLimit = "GATEHOUSE_SIGNIN_LIMIT"
         case trustedProxies = "GATEHOUSE_TRUSTED_PROXIES"
         case readTimeout = "GATEHOUSE_READ_TIMEOUT"
+        case decisionLog = "GATEHOUSE_DECISION_LOG"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -69,6 +74,8 @@ public struct ServerSettings: Sendable {
         public var trustedProxies: [String] = []
         /// Seconds (a fraction allowed).
         public var readTimeout: Double?
+        /// `off`, `denied` or `all`.
+        public var decisionLog: String?
         public init() {}
     }
 
@@ -128,6 +135,13 @@ public struct ServerSettings: Sendable {
                 throw Problem(description: "\(Variable.readTimeout.rawValue) must be a positive number of seconds")
             }
             s.readTimeout = .milliseconds(Int64(seconds * 1000))
+        }
+        if let text = options.decisionLog ?? env(.decisionLog) {
+            guard let mode = DecisionLogMode(rawValue: text) else {
+                throw Problem(
+                    description: "--decision-log (or \(Variable.decisionLog.rawValue)) must be one of \(DecisionLogMode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+            }
+            s.decisionLog = mode
         }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {

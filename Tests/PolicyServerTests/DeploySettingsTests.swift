@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import PolicyServer
 import Testing
 
@@ -42,5 +45,54 @@ import Testing
         options.trustedProxies = ["nginx.internal"]
         let error = #expect(throws: ServerSettings.Problem.self) { try ServerSettings.resolve(options, environment: [:]) }
         #expect(error?.description.contains("nginx.internal") == true)
+    }
+}
+
+/// `policy serve --decision-log off|denied|all` (GATEHOUSE_DECISION_LOG): the library's decision log, switched on
+/// from the server.
+@Suite struct DecisionLogSettingTests {
+    @Test func theModeComesFromTheOptionOrTheEnvironmentAndABadOneIsNamed() throws {
+        var options = ServerSettings.Options()
+        options.policies = "p"
+        options.database = "d"
+        #expect(try ServerSettings.resolve(options, environment: [:]).decisionLog == .off)
+        #expect(try ServerSettings.resolve(options, environment: ["GATEHOUSE_DECISION_LOG": "denied"]).decisionLog == .denied)
+        options.decisionLog = "all"
+        #expect(try ServerSettings.resolve(options, environment: ["GATEHOUSE_DECISION_LOG": "denied"]).decisionLog == .all)
+        options.decisionLog = "everything"
+        let error = #expect(throws: ServerSettings.Problem.self) { try ServerSettings.resolve(options, environment: [:]) }
+        #expect(error?.description == "--decision-log (or GATEHOUSE_DECISION_LOG) must be one of off, denied, all, not 'everything'")
+    }
+
+    /// With `denied`, a bearer's denied decision is logged and its allowed one is not; the user's export shows it.
+    @Test func deniedDecisionsAreLoggedAndShownInTheExport() async throws {
+        let t = try TestServer { $0.decisionLog = .denied }
+        try await t.app.test(.router) { client in
+            let token = try await client.execute(uri: "/v1/auth/anonymous", method: .post) { r in
+                try #require(r.object["accessToken"] as? String)
+            }
+            for action in ["ai_suggestions", "add_source"] {
+                try await client.execute(
+                    uri: "/v1/decide", method: .post, headers: bearer(token).merging([.contentType: "application/json"]),
+                    body: body(#"{"action": "\#(action)", "resource": {"type": "app"}}"#)) { r in
+                    #expect(r.status == .ok, "\(r.text)")
+                }
+            }
+            try await client.execute(uri: "/v1/me/export", method: .get, headers: bearer(token)) { r in
+                let decisions = try #require(r.object["decisions"] as? [[String: Any]], "\(r.text)")
+                #expect(decisions.count == 1, "\(decisions)")
+                #expect(decisions.first?["action"] as? String == "ai_suggestions")
+                #expect(decisions.first?["reason"] as? String == "requires_upgrade")
+            }
+        }
+    }
+}
+
+extension HTTPFields {
+    /// These fields with `other`'s added.
+    func merging(_ other: HTTPFields) -> HTTPFields {
+        var all = self
+        all.append(contentsOf: other)
+        return all
     }
 }
