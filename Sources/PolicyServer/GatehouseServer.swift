@@ -45,6 +45,7 @@ public final class GatehouseServer: Sendable {
         store = try OpenedIdentityStore.open(settings.database, field: "--database", logger: logger)
         var configuration = identity ?? IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: Set(settings.appleClientIds)))
         if let digest = settings.operatorTokenDigest { configuration.operatorTokenDigests = [digest] }
+        configuration.appStore = settings.appStore
         let fetcher: any JWKSFetcher =
             jwksFetcher
             ?? settings.appleJWKS.map { source -> any JWKSFetcher in
