@@ -14,6 +14,8 @@ package struct AppStoreTransaction: Decodable, Sendable, Hashable {
     package var appAccountToken: String?
 
     package var signedAt: Date { Date(millisecondsSince1970: signedDate) }
+    /// `signedDate` in whole milliseconds, for ordering transactions exactly.
+    package var signedMilliseconds: Int64 { Int64(signedDate.rounded()) }
     package var expiresAt: Date? { expiresDate.map(Date.init(millisecondsSince1970:)) }
     package var revokedAt: Date? { revocationDate.map(Date.init(millisecondsSince1970:)) }
 }

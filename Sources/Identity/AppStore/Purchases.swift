@@ -82,9 +82,9 @@ extension IdentityService {
             let outcome: PurchaseOutcome
             if transaction.revocationDate != nil {
                 outcome = .revoked
-            } else if let known, known.transactionId == transaction.transactionId, known.signedAt == transaction.signedAt {
+            } else if let known, known.transactionId == transaction.transactionId, Self.milliseconds(known.signedAt) == transaction.signedMilliseconds {
                 outcome = .replayed
-            } else if let known, transaction.signedAt < known.signedAt {
+            } else if let known, transaction.signedMilliseconds < Self.milliseconds(known.signedAt) {
                 outcome = .stale
             } else {
                 try await self.apply(tx, transaction, userId: user.id, tier: tier, expiresAt: transaction.expiresAt, at: t)
@@ -210,7 +210,7 @@ extension IdentityService {
         guard var row = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(transaction.originalTransactionId)) else {
             return .unknownTransaction
         }
-        guard transaction.signedAt >= row.signedAt else { return .stale }
+        guard transaction.signedMilliseconds >= Self.milliseconds(row.signedAt) else { return .stale }
         if type == .refund || type == .revoke || transaction.revocationDate != nil {
             row.transactionId = transaction.transactionId
             row.revokedAt = transaction.revokedAt ?? t
@@ -232,6 +232,10 @@ extension IdentityService {
         try await apply(tx, transaction, userId: row.userId, tier: tier, expiresAt: expiresAt, at: t)
         return .applied
     }
+
+    /// A stored date in whole milliseconds, as Apple dates are (the stores keep milliseconds; a `Double`
+    /// of seconds does not round-trip exactly).
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// Two UUID texts name the same UUID (case-insensitive), compared in constant time.
     static func sameUUID(_ a: String, _ b: String) -> Bool {
