@@ -167,12 +167,7 @@ extension IdentityService {
             throw IdentityError(.unauthenticated, field: "refreshToken", "unknown refresh token")
         }
         let t = now()
-        // The three settings the body needs, not the whole configuration: capturing the configuration
-        // (which holds the App Store settings since issue 22) crashed the Swift 6.3 debug build here.
-        let config = (
-            idleTimeout: configuration.idleTimeout, refreshGracePeriod: configuration.refreshGracePeriod,
-            accessTokenLifetime: configuration.accessTokenLifetime
-        )
+        let config = configuration
         return try await commit { tx in
             let unknown = IdentityError(.unauthenticated, field: "refreshToken", "unknown, expired or revoked refresh token")
             guard var row = try await tx.fetchOne(RefreshTokenRow.self, "tokenHash", .blob(hash)),

@@ -43,6 +43,7 @@ import Testing
         #expect(AppleRootCertificate.fingerprint == AppleRootCertificate.pinnedFingerprint)
         // Apple's published SHA-256 of Apple Root CA - G3.
         #expect(AppleRootCertificate.pinnedFingerprint == "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179".lowercased())
+        #expect(AppleRootCertificate.matchesPin)
         let root = try #require(AppleRootCertificate.certificate)
         #expect(root.subject.description.contains("Apple Root CA - G3"))
         #expect(AppStoreConfiguration().trustedRoots.count == 1)

@@ -18,6 +18,9 @@ public enum AppleRootCertificate {
     /// SHA-256 of the shipped DER, hex.
     public static var fingerprint: String { SecretCoding.hex(SHA256.hash(data: der)) }
 
+    /// Whether the shipped DER is the pinned certificate (checked at start by `policy serve`, and by a test).
+    public static var matchesPin: Bool { certificate != nil }
+
     /// The shipped root, parsed; nil (so nothing chains to it) unless its fingerprint is the pinned one.
     static let certificate: Certificate? = {
         guard SecretCoding.constantTimeEqual(Data(fingerprint.utf8), Data(pinnedFingerprint.utf8)) else { return nil }

@@ -14,6 +14,7 @@ public enum PurchaseOutcome: String, Sendable, Hashable {
 
 /// The answer to a purchase: what happened and the account's subscription afterwards.
 public struct PurchaseResult: Sendable, Hashable {
+    /// What the transaction did.
     public var outcome: PurchaseOutcome
     /// The stored tier after the purchase (nil: none).
     public var tier: String?
