@@ -60,14 +60,16 @@ import Testing
         let jws = transaction(h, ca)
         let first = try await h.service.recordPurchase(accessToken: user.accessToken, signedTransaction: jws, productTiers: Self.products)
         #expect(first.outcome == .applied && first.tier == "pro")
-        #expect(first.expiresAt == h.clock.now.addingTimeInterval(30 * 86400))
+        // Apple's dates are whole milliseconds; PostgreSQL keeps microseconds, so compare those milliseconds.
+        #expect(first.expiresAt.map(AppStoreTestCA.ms) == AppStoreTestCA.ms(h.clock.now.addingTimeInterval(30 * 86400)))
         let subject = try await h.service.subject(accessToken: user.accessToken)
         #expect(subject.tier == "pro" && subject.subscriptionExpiry == first.expiresAt)
         h.clock.advance(60)
         let again = try await h.service.recordPurchase(accessToken: user.accessToken, signedTransaction: jws, productTiers: Self.products)
         #expect(again.outcome == .replayed && again.tier == "pro" && again.expiresAt == first.expiresAt)
         #expect(try await h.rows(AppStoreTransactionRow.self).count == 1)
-        #expect(try await subscription(h, user.userId)?.updatedAt == h.clock.now.addingTimeInterval(-60))
+        let updatedAt = try #require(try await subscription(h, user.userId)?.updatedAt)
+        #expect(AppStoreTestCA.ms(updatedAt) == AppStoreTestCA.ms(h.clock.now.addingTimeInterval(-60)))
         // An older transaction of the same original one changes nothing.
         let older = transaction(h, ca, id: "2000000000000000", expires: 86400, signedAt: h.clock.now.addingTimeInterval(-3600))
         #expect(try await h.service.recordPurchase(accessToken: user.accessToken, signedTransaction: older, productTiers: Self.products).outcome == .stale)
