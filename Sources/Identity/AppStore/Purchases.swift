@@ -114,7 +114,7 @@ extension IdentityService {
                 try checkAudience(bundleId: data.bundleId, environment: data.environment, field: "signedPayload.data")
                 if AppStoreNotificationType(rawValue: notification.notificationType) != nil {
                     guard let signed = data.signedTransactionInfo else {
-                        throw Self.malformedNotification("signedPayload.data.signedTransactionInfo", "is required for this notification type")
+                        throw Self.malformed("signedPayload.data.signedTransactionInfo", "is required for this notification type")
                     }
                     transaction = try await verifiedTransaction(signed, field: "signedPayload.data.signedTransactionInfo")
                     if let signed = data.signedRenewalInfo {
@@ -157,7 +157,7 @@ extension IdentityService {
     private static let purchasesOff = IdentityError(
         .purchasesNotConfigured, field: "appStore.bundleIds", "App Store purchases are not configured on this server (--app-store-bundle-id)")
 
-    private static func malformedNotification(_ field: String, _ reason: String) -> IdentityError {
+    private static func malformed(_ field: String, _ reason: String) -> IdentityError {
         IdentityError(.invalidSignedTransaction, field: field, reason)
     }
 
@@ -167,7 +167,7 @@ extension IdentityService {
         try checkAudience(bundleId: transaction.bundleId, environment: transaction.environment, field: field)
         guard !transaction.originalTransactionId.isEmpty, transaction.originalTransactionId.utf8.count <= 64,
             !transaction.transactionId.isEmpty, transaction.transactionId.utf8.count <= 64, transaction.productId.utf8.count <= 255
-        else { throw Self.malformedNotification(field + ".originalTransactionId", "transaction ids must be 1 to 64 bytes") }
+        else { throw Self.malformed(field + ".originalTransactionId", "transaction ids must be 1 to 64 bytes") }
         return transaction
     }
 
