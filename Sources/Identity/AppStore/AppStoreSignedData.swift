@@ -76,20 +76,25 @@ package struct AppStoreSignedDataVerifier: Sendable {
         guard let signed = try? JSONDecoder().decode(Signed.self, from: payloadData), let ms = signed.signedDate, ms.isFinite, ms > 0 else {
             throw Self.malformed(field + ".signedDate", "is required (milliseconds since 1970)")
         }
-        let signedAt = Date(timeIntervalSince1970: ms / 1000)
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
-            RFC5280Policy(fixedExpiryValidationTime: signedAt)
-            AppStoreMarkerPolicy()
-        }
-        switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
-        case .validCertificate: break
-        case .couldNotValidate: throw Self.chainRefusal(leaf: leaf, intermediate: intermediate, at: signedAt, field: field)
-        }
+        try await verifyChain(leaf: leaf, intermediate: intermediate, at: Date(timeIntervalSince1970: ms / 1000), field: field)
 
         do {
             return try JSONDecoder().decode(Payload.self, from: payloadData)
         } catch {
             throw Self.malformed(field + ".payload", Self.describe(error))
+        }
+    }
+
+    /// Throws unless leaf -> `intermediate` -> a trusted root holds at `signedAt` under RFC 5280 and Apple's
+    /// marker rule.
+    package func verifyChain(leaf: Certificate, intermediate: Certificate, at signedAt: Date, field: String) async throws(IdentityError) {
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: signedAt)
+            AppStoreMarkerPolicy()
+        }
+        switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
+        case .validCertificate: return
+        case .couldNotValidate: throw Self.chainRefusal(leaf: leaf, intermediate: intermediate, at: signedAt, field: field)
         }
     }
 
