@@ -29,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Already resolved for postgres-nio; named so IdentityPostgres can build its TLS configuration.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // App Store signed transactions (Identity): the x5c chain to Apple Root CA - G3, checked as Apple's
+        // App Store Server Library does. swift-asn1 is already resolved for it; named for ASN1ObjectIdentifier.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // `swift package generate-documentation` (scripts/check-docs.sh --archive); a plugin, so no target links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -53,6 +57,8 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
         // The PostgreSQL form of the identity store, on postgres-nio; its own target so Identity stays free of NIO.
         .target(name: "IdentityPostgres", dependencies: [
@@ -105,6 +111,15 @@ let package = Package(
 
         // Helpers shared by the test targets (a seeded generator); not a product.
         .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
+        // A test certificate authority and App Store signer (root, WWDR-like intermediate, leaf; P-256) for
+        // the purchase tests of Identity and the server; not a product.
+        .target(
+            name: "AppStoreTestSupport",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/AppStoreTestSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
         .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
@@ -127,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [
-                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres",
+                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres", "AppStoreTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
@@ -135,7 +150,7 @@ let package = Package(
             ]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
-            "Identity", "IdentityPostgres", "identity-crash-writer", .product(name: "GRDB", package: "GRDB.swift"),
+            "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),

@@ -310,12 +310,22 @@ public struct AccountProfile: Sendable, Hashable {
     public var tier: String?
     /// When the stored subscription ends; nil for none or one without an end.
     public var subscriptionExpiresAt: Date?
+    /// The UUID the app passes to StoreKit as the purchase option `appAccountToken`; a signed transaction
+    /// that carries another one is refused (`app_account_mismatch`).
+    public var appAccountToken: String = ""
 }
 
 extension IdentityService {
     /// The account of a live session, as its owner may see it; any live session suffices (it reveals no secret).
+    /// The account's `appAccountToken` is made on the first call (a write), read after that.
     public func profile(accessToken: String) async throws -> AccountProfile {
         let s = try await validate(accessToken: accessToken)
+        var token = try await store.read { tx in try await tx.fetchOne(AppAccountTokenRow.self, "userId", .text(s.userId))?.token }
+        if token == nil {
+            let t = now()
+            token = try await store.write { tx in try await self.appAccountToken(tx, userId: s.userId, at: t) }
+        }
+        let appAccountToken = token ?? ""
         return try await store.read { tx in
             let u = try await self.user(tx, s.userId)
             let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(u.id))
@@ -326,7 +336,7 @@ extension IdentityService {
                 hasPIN: try await tx.fetchOne(PINCredentialRow.self, "userId", .text(u.id)) != nil,
                 deviceIds: try await tx.fetchAll(DeviceKeyRow.self, "userId", .text(u.id)).map(\.deviceId).sorted(),
                 appRoles: try await tx.fetchAll(AppRoleRow.self, "userId", .text(u.id)).map(\.role).sorted(),
-                tier: sub?.tier, subscriptionExpiresAt: sub?.expiresAt)
+                tier: sub?.tier, subscriptionExpiresAt: sub?.expiresAt, appAccountToken: appAccountToken)
         }
     }
 }

@@ -305,5 +305,28 @@ enum Schema {
             CREATE INDEX decisionLog_at ON decisionLog(at);
             CREATE INDEX decisionLog_actor ON decisionLog(actor);
             """),
+        // Issue 22: purchases are App Store signed transactions. One account per original transaction,
+        // the last applied transaction's facts, the appAccountToken each account's purchases carry, and
+        // which original transaction granted a subscription (a refund ends only that one).
+        ("v11-app-store", """
+            CREATE TABLE appStoreTransaction (
+                originalTransactionId TEXT PRIMARY KEY,
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                transactionId TEXT NOT NULL,
+                productId TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('Production', 'Sandbox', 'Xcode')),
+                expiresAt DATETIME,
+                revokedAt DATETIME,
+                signedAt DATETIME NOT NULL,              -- signedDate of the last applied transaction
+                updatedAt DATETIME NOT NULL
+            );
+            CREATE INDEX appStoreTransaction_userId ON appStoreTransaction(userId);
+            CREATE TABLE appAccountToken (
+                userId TEXT PRIMARY KEY REFERENCES user(id) ON DELETE CASCADE,
+                token TEXT NOT NULL UNIQUE,              -- lower-case UUID, StoreKit's appAccountToken
+                createdAt DATETIME NOT NULL
+            );
+            ALTER TABLE subscription ADD COLUMN originalTransactionId TEXT;
+            """),
     ]
 }

@@ -38,6 +38,8 @@ public struct IdentityConfiguration: Sendable {
     public var operatorTokenDigests: [Data] = []
     /// What a Sign in with Apple token must satisfy.
     public var apple: AppleSignInConfiguration
+    /// What an App Store signed transaction or notification must satisfy; purchases are off without a bundle id.
+    public var appStore = AppStoreConfiguration()
 
     /// The documented defaults, with the app's Sign in with Apple settings.
     public init(apple: AppleSignInConfiguration) {

@@ -56,6 +56,16 @@ struct UserExport: Codable {
         var productId: String
         var expiresAt: Date?
     }
+    /// An App Store original transaction the account owns, as last applied.
+    struct AppStorePurchase: Codable {
+        var originalTransactionId: String
+        var transactionId: String
+        var productId: String
+        var environment: String
+        var expiresAt: Date?
+        var revokedAt: Date?
+        var signedAt: Date
+    }
     struct Event: Codable {
         var at: Date
         var kind: String
@@ -72,6 +82,10 @@ struct UserExport: Codable {
     var devices: [Device]
     var memberships: [Membership]
     var subscription: Subscription?
+    /// The App Store transactions the account owns.
+    var appStorePurchases: [AppStorePurchase]
+    /// The UUID the account's App Store purchases carry, if one was made.
+    var appAccountToken: String?
     /// The user's own usage counters (app-wide limits).
     var usage: [String: Int]
     var privacy: PrivacySettings
@@ -127,6 +141,10 @@ extension IdentityService {
                 },
                 memberships: memberships.sorted { $0.joinedAt < $1.joinedAt },
                 subscription: sub,
+                appStorePurchases: try await tx.fetchAll(AppStoreTransactionRow.self, "userId", .text(u.id)).sorted { $0.originalTransactionId < $1.originalTransactionId }.map {
+                    .init(originalTransactionId: $0.originalTransactionId, transactionId: $0.transactionId, productId: $0.productId, environment: $0.environment, expiresAt: $0.expiresAt, revokedAt: $0.revokedAt, signedAt: $0.signedAt)
+                },
+                appAccountToken: try await tx.fetchOne(AppAccountTokenRow.self, "userId", .text(u.id))?.token,
                 usage: Dictionary(uniqueKeysWithValues: try await tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
                 privacy: try await self.privacy(tx, u.id),
                 securityEvents: try await tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
@@ -187,7 +205,8 @@ extension IdentityService {
         }
         try await audit(tx, .accountDeleted, outcome: .success, reason: "spaces_handed_over:\(handedOver),spaces_deleted:\(deleted)", user: user, at: t)
         // Cascades: identities, PIN, devices, challenges, sessions, refresh tokens, memberships,
-        // share codes, subscription, privacy, roles. The pseudonym goes with the row.
+        // share codes, subscription, App Store transactions and appAccountToken, privacy, roles. The
+        // pseudonym goes with the row.
         try await tx.deleteAll(UserRow.self, ["id": .text(userId)])
         try await tx.deleteAll(GuessLimitRow.self, ["scope": .text("share-code:" + userId)])
         try await tx.deleteAll(GuessLimitRow.self, ["scope": .text("username-probe-user:" + userId)])

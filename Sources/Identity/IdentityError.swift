@@ -27,6 +27,30 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
         case forbidden
         /// The database failed; the transaction was rolled back.
         case storage
+        /// App Store purchases are not configured on this server (no bundle id).
+        case purchasesNotConfigured = "purchases_not_configured"
+        /// An App Store signed value is not a compact JWS of the expected shape and claims.
+        case invalidSignedTransaction = "invalid_signed_transaction"
+        /// The JWS header's `alg` is not ES256.
+        case appStoreAlgorithm = "app_store_algorithm_not_es256"
+        /// The ES256 signature does not verify under the leaf certificate's key (forged or edited).
+        case appStoreSignature = "app_store_signature_invalid"
+        /// The `x5c` chain does not reach a trusted root (Apple Root CA - G3 or a configured one).
+        case appStoreUntrustedChain = "app_store_untrusted_chain"
+        /// The leaf or intermediate lacks Apple's marker extension.
+        case appStoreMarkerMissing = "app_store_marker_missing"
+        /// A certificate of the chain is not valid at the payload's `signedDate`.
+        case appStoreCertificateExpired = "app_store_certificate_expired"
+        /// The payload's `bundleId` is not a configured bundle id.
+        case appStoreWrongBundle = "app_store_wrong_bundle"
+        /// The payload's `environment` is not an accepted one.
+        case appStoreEnvironment = "app_store_environment_not_allowed"
+        /// The transaction's `appAccountToken` is not the account's own.
+        case appAccountMismatch = "app_account_mismatch"
+        /// The transaction's `originalTransactionId` belongs to another account.
+        case purchaseOwnedElsewhere = "purchase_owned_elsewhere"
+        /// The product is not one the served policy maps to a tier.
+        case unknownProduct = "unknown_product"
     }
 
     /// What kind of refusal it is.

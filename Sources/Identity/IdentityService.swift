@@ -13,6 +13,8 @@ public final class IdentityService: Sendable {
     public let configuration: IdentityConfiguration
     /// Verifies Sign in with Apple identity tokens against Apple's keys (RS256, exact `kid`, claims checked).
     public let appleVerifier: AppleTokenVerifier
+    /// Verifies App Store signed transactions and notifications (ES256, x5c chain to a trusted root, markers).
+    package let appStoreVerifier: AppStoreSignedDataVerifier
     let now: Now
     let random: any RandomSource
     /// Security event counters since start, for the server's metrics.
@@ -29,6 +31,7 @@ public final class IdentityService: Sendable {
         self.random = random
         let keys = AppleKeyCache(fetcher: jwksFetcher, configuration: configuration.apple, now: now)
         self.appleVerifier = AppleTokenVerifier(configuration: configuration.apple, keys: keys, now: now)
+        self.appStoreVerifier = AppStoreSignedDataVerifier(configuration: configuration.appStore)
     }
 
     /// A service over a SQLite store: the embedded default, one file that one process writes.
@@ -159,6 +162,8 @@ package enum AuditKind: String, Sendable, CaseIterable {
     case spaceJoined = "space_joined"
     case shareCodeRejected = "share_code_rejected"
     case subscriptionChanged = "subscription_changed"
+    case appStorePurchase = "app_store_purchase"
+    case appStoreNotification = "app_store_notification"
     case rolesChanged = "roles_changed"
     case privacyChanged = "privacy_changed"
     case dataExport = "data_export"

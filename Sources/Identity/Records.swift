@@ -78,6 +78,36 @@ package struct SubscriptionRow: StoredRow, Hashable {
     package var productId: String
     package var expiresAt: Date?
     package var updatedAt: Date
+    /// The App Store original transaction that granted the tier; nil for one an operator recorded.
+    package var originalTransactionId: String? = nil
+}
+
+/// An App Store original transaction and the account that owns it (one account per original
+/// transaction), with the facts of the last transaction applied: replays are idempotent, an older
+/// one changes nothing, and notifications find the account.
+package struct AppStoreTransactionRow: StoredRow, Hashable {
+    package static let table = "appStoreTransaction"
+    package static let primaryKey = ["originalTransactionId"]
+    package var originalTransactionId: String
+    package var userId: String
+    package var transactionId: String
+    package var productId: String
+    package var environment: String
+    package var expiresAt: Date?
+    package var revokedAt: Date?
+    /// The `signedDate` of the last applied transaction.
+    package var signedAt: Date
+    package var updatedAt: Date
+}
+
+/// The UUID an account's purchases carry as StoreKit's `appAccountToken` (`GET /v1/me` shows it).
+package struct AppAccountTokenRow: StoredRow, Hashable {
+    package static let table = "appAccountToken"
+    package static let primaryKey = ["userId"]
+    package var userId: String
+    /// Lower-case UUID text.
+    package var token: String
+    package var createdAt: Date
 }
 
 /// A signed-in session; its refresh tokens form one family.

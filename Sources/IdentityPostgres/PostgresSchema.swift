@@ -395,5 +395,32 @@ package enum PostgresSchema {
                 #"CREATE INDEX "decisionLog_actor" ON "decisionLog"("actor")"#,
             ]
         ),
+        (
+            "v11-app-store",
+            [
+                """
+                CREATE TABLE "appStoreTransaction" (
+                    "originalTransactionId" TEXT PRIMARY KEY,
+                    "userId" TEXT NOT NULL REFERENCES "user"("id") ON DELETE CASCADE,
+                    "transactionId" TEXT NOT NULL,
+                    "productId" TEXT NOT NULL,
+                    "environment" TEXT NOT NULL CHECK ("environment" IN ('Production', 'Sandbox', 'Xcode')),
+                    "expiresAt" TIMESTAMPTZ,
+                    "revokedAt" TIMESTAMPTZ,
+                    "signedAt" TIMESTAMPTZ NOT NULL,
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"CREATE INDEX "appStoreTransaction_userId" ON "appStoreTransaction"("userId")"#,
+                """
+                CREATE TABLE "appAccountToken" (
+                    "userId" TEXT PRIMARY KEY REFERENCES "user"("id") ON DELETE CASCADE,
+                    "token" TEXT NOT NULL UNIQUE,
+                    "createdAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"ALTER TABLE "subscription" ADD COLUMN "originalTransactionId" TEXT"#,
+            ]
+        ),
     ]
 }

@@ -12,7 +12,8 @@ struct Serve: AsyncParsableCommand {
             Every option may also come from the environment: GATEHOUSE_POLICIES, GATEHOUSE_DATABASE, GATEHOUSE_HOST,
             GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
             (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_READ_TIMEOUT, GATEHOUSE_SIGNIN_LIMIT,
-            GATEHOUSE_TRUSTED_PROXIES (comma-separated). The first line on standard
+            GATEHOUSE_TRUSTED_PROXIES (comma-separated), GATEHOUSE_APP_STORE_BUNDLE_ID, GATEHOUSE_APP_STORE_ENVIRONMENT and
+            GATEHOUSE_APP_STORE_ROOT_CERTIFICATE (each comma-separated). The first line on standard
             output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
             The database is created and migrated on first start: a SQLite file, or with --database postgres://... a
             PostgreSQL database that several replicas may share (docs/server.md). SIGHUP reloads the policy folder; SIGTERM finishes
@@ -69,6 +70,21 @@ struct Serve: AsyncParsableCommand {
             valueName: "off|denied|all"))
     var decisionLog: String?
 
+    @Option(
+        name: .customLong("app-store-bundle-id"),
+        help: "An app's bundle id whose App Store purchases change tiers (repeatable; purchases are off without one).")
+    var appStoreBundleIds: [String] = []
+
+    @Option(
+        name: .customLong("app-store-environment"),
+        help: ArgumentHelp("An App Store environment accepted (repeatable; default Production only).", valueName: "Production|Sandbox|Xcode"))
+    var appStoreEnvironments: [String] = []
+
+    @Option(
+        name: .customLong("app-store-root-certificate"),
+        help: ArgumentHelp("A DER or PEM root certificate trusted besides Apple Root CA - G3 (repeatable).", valueName: "FILE"))
+    var appStoreRootCertificates: [String] = []
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -84,6 +100,9 @@ struct Serve: AsyncParsableCommand {
         options.trustedProxies = trustedProxies
         options.readTimeout = readTimeout
         options.decisionLog = decisionLog
+        options.appStoreBundleIds = appStoreBundleIds
+        options.appStoreEnvironments = appStoreEnvironments
+        options.appStoreRootCertificates = appStoreRootCertificates
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

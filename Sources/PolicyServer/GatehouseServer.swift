@@ -45,6 +45,10 @@ public final class GatehouseServer: Sendable {
         store = try OpenedIdentityStore.open(settings.database, field: "--database", logger: logger)
         var configuration = identity ?? IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: Set(settings.appleClientIds)))
         if let digest = settings.operatorTokenDigest { configuration.operatorTokenDigests = [digest] }
+        configuration.appStore = settings.appStore
+        if settings.appStore.isConfigured, !AppleRootCertificate.matchesPin {
+            logger.error("the shipped Apple Root CA - G3 does not match its pinned fingerprint: no App Store purchase will verify")
+        }
         let fetcher: any JWKSFetcher =
             jwksFetcher
             ?? settings.appleJWKS.map { source -> any JWKSFetcher in

@@ -197,14 +197,23 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         return Response(status: .noContent)
     }
     route(.post, "/v1/me/purchases") { request, _ in
+        // A StoreKit 2 signed transaction (`jwsRepresentation`); a product id the client names proves nothing.
         let bearer = try requiredBearer(request)
-        let body = try await fields(request, required: ["productId"], optional: ["expiresAt"])
-        let session = try await identity.validate(accessToken: bearer)
-        let policy = server.service.policy
-        let product = try body.string("productId")
-        try await identity.recordSubscription(
-            userId: session.userId, productId: product, expiresAt: try body.optionalDate("expiresAt"), productTiers: policy.productTiers)
-        return json(.object([.init("tier", .string(policy.tier(forProduct: product) ?? policy.defaultTierID))]))
+        let body = try await fields(request, required: ["signedTransaction"])
+        let result = try await identity.recordPurchase(
+            accessToken: bearer, signedTransaction: try body.string("signedTransaction"), productTiers: server.service.policy.productTiers)
+        return json(
+            .object([
+                .init("outcome", .string(result.outcome.rawValue)), .init("tier", result.tier.map { .string($0) } ?? .null),
+                .init("expiresAt", result.expiresAt.map { .string(Timestamp.format($0)) } ?? .null),
+            ]))
+    }
+    route(.post, "/v1/app-store/notifications") { request, _ in
+        // App Store Server Notifications V2: no bearer; the signed payload is verified like a purchase.
+        let body = try await fields(request, required: ["signedPayload"])
+        let outcome = try await identity.handleAppStoreNotification(
+            signedPayload: try body.string("signedPayload"), productTiers: server.service.policy.productTiers)
+        return json(.object([.init("outcome", .string(outcome.rawValue))]))
     }
 
     // MARK: shared spaces
@@ -321,5 +330,6 @@ func profileJSON(_ p: AccountProfile) -> JSONText {
         .init("appleUserIds", .array(p.appleUserIds.map { .string($0) })), .init("hasPIN", .bool(p.hasPIN)),
         .init("deviceIds", .array(p.deviceIds.map { .string($0) })), .init("appRoles", .array(p.appRoles.map { .string($0) })),
         .init("tier", optional(p.tier)), .init("subscriptionExpiresAt", optional(p.subscriptionExpiresAt.map(Timestamp.format))),
+        .init("appAccountToken", .string(p.appAccountToken)),
     ])
 }

@@ -77,6 +77,14 @@ public struct Problem: Error, Sendable, Hashable {
         case .notFound: (status, title) = (404, "Not found")
         case .conflict: (status, title) = (409, "Conflict")
         case .storage: (status, title) = (503, "Storage unavailable")
+        case .purchasesNotConfigured: (status, title) = (501, "Purchases not configured")
+        case .invalidSignedTransaction: (status, title) = (400, "Invalid signed transaction")
+        case .appStoreAlgorithm, .appStoreSignature, .appStoreUntrustedChain, .appStoreMarkerMissing, .appStoreCertificateExpired:
+            (status, title) = (422, "App Store signature rejected")
+        case .appStoreWrongBundle, .appStoreEnvironment: (status, title) = (422, "Not this app's purchase")
+        case .appAccountMismatch: (status, title) = (403, "Purchase made for another account")
+        case .purchaseOwnedElsewhere: (status, title) = (409, "Purchase owned by another account")
+        case .unknownProduct: (status, title) = (422, "Unknown product")
         }
         self.init(
             status: status, code: error.code.rawValue, title: title, detail: error.reason, field: error.field,

@@ -34,6 +34,8 @@ public struct ServerSettings: Sendable {
     /// Which decisions go to the decision log (`off`, `denied`, `all`); its rows expire with the audit log's
     /// retention. Logging costs a store write per logged decision.
     public var decisionLog: DecisionLogMode = .off
+    /// App Store purchases: bundle ids, environments and extra roots (`--app-store-*`); off without a bundle id.
+    public var appStore = AppStoreConfiguration()
 
     public init(policies: String, database: String) {
         self.policies = policies
@@ -56,6 +58,9 @@ public struct ServerSettings: Sendable {
         case trustedProxies = "GATEHOUSE_TRUSTED_PROXIES"
         case readTimeout = "GATEHOUSE_READ_TIMEOUT"
         case decisionLog = "GATEHOUSE_DECISION_LOG"
+        case appStoreBundleId = "GATEHOUSE_APP_STORE_BUNDLE_ID"
+        case appStoreEnvironment = "GATEHOUSE_APP_STORE_ENVIRONMENT"
+        case appStoreRootCertificate = "GATEHOUSE_APP_STORE_ROOT_CERTIFICATE"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -76,6 +81,12 @@ public struct ServerSettings: Sendable {
         public var readTimeout: Double?
         /// `off`, `denied` or `all`.
         public var decisionLog: String?
+        /// `--app-store-bundle-id` (repeatable).
+        public var appStoreBundleIds: [String] = []
+        /// `--app-store-environment` (repeatable): Production, Sandbox, Xcode.
+        public var appStoreEnvironments: [String] = []
+        /// `--app-store-root-certificate` (repeatable): DER or PEM files of extra trusted roots.
+        public var appStoreRootCertificates: [String] = []
         public init() {}
     }
 
@@ -143,6 +154,7 @@ public struct ServerSettings: Sendable {
             }
             s.decisionLog = mode
         }
+        s.appStore = try appStore(options, env)
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")
@@ -152,6 +164,38 @@ public struct ServerSettings: Sendable {
             s.operatorTokenDigest = try OperatorToken.digest(ofConfigured: token)
         }
         return s
+    }
+
+    /// The App Store options: each list from the command line, else its comma-separated variable.
+    static func appStore(_ options: Options, _ env: (Variable) -> String?) throws(Problem) -> AppStoreConfiguration {
+        func list(_ given: [String], _ v: Variable) -> [String] {
+            given.isEmpty ? (env(v)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } ?? []) : given
+        }
+        var config = AppStoreConfiguration()
+        config.bundleIds = Set(list(options.appStoreBundleIds, .appStoreBundleId))
+        let environments = list(options.appStoreEnvironments, .appStoreEnvironment)
+        if !environments.isEmpty {
+            config.environments = []
+            for name in environments {
+                guard let environment = AppStoreEnvironment(rawValue: name) else {
+                    throw Problem(
+                        description: "--app-store-environment (or \(Variable.appStoreEnvironment.rawValue)) must be one of "
+                            + AppStoreEnvironment.allCases.map(\.rawValue).joined(separator: ", ") + "; '\(name)' is not one")
+                }
+                config.environments.insert(environment)
+            }
+        }
+        for file in list(options.appStoreRootCertificates, .appStoreRootCertificate) {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Problem(description: "cannot read the App Store root certificate file '\(file)'")
+            }
+            do throws(IdentityError) {
+                try config.addRootCertificate(data, field: "--app-store-root-certificate")
+            } catch {
+                throw Problem(description: "--app-store-root-certificate (or \(Variable.appStoreRootCertificate.rawValue)) '\(file)' \(error.reason)")
+            }
+        }
+        return config
     }
 }
 

@@ -48,7 +48,7 @@ import Testing
         let s = try await scenario(h)
         let data = try await h.service.exportData(accessToken: s.access)
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(json.keys) == ["exportedAt", "account", "appRoles", "appleIds", "pin", "sessions", "devices", "memberships", "subscription", "usage", "privacy", "securityEvents", "decisions"])
+        #expect(Set(json.keys) == ["exportedAt", "account", "appRoles", "appleIds", "pin", "sessions", "devices", "memberships", "subscription", "appStorePurchases", "usage", "privacy", "securityEvents", "decisions"])
         let account = try #require(json["account"] as? [String: Any])
         #expect(account["displayName"] as? String == "Dora Dias" && account["username"] as? String == "dora")
         #expect((json["memberships"] as? [Any])?.count == 2 && (json["devices"] as? [Any])?.count == 1)

@@ -241,20 +241,24 @@ import Testing
         }
     }
 
-    @Test func aPurchaseTakesItsTierFromTheServedPolicy() async throws {
+    /// Issue 22: a product id the client names is no proof of payment; it changes no tier.
+    @Test func aProductIdAloneSetsNoTier() async throws {
         let t = try TestServer()
-        let products = t.server.service.policy.productTiers
-        let (product, tier) = try #require(products.sorted { $0.key < $1.key }.first)
+        let (product, _) = try #require(t.server.service.policy.productTiers.sorted { $0.key < $1.key }.first)
         try await t.app.test(.router) { client in
-            let user = try await client.execute(uri: "/v1/auth/anonymous", method: .post) { $0.object }
+            let user = try await client.execute(uri: "/v1/auth/pin/register", method: .post, body: body(#"{"username": "payer", "pin": "4826"}"#)) { $0.object }
             let access = try #require(user["accessToken"] as? String)
             try await client.execute(uri: "/v1/me/purchases", method: .post, headers: bearer(access), body: body(#"{"productId": "\#(product)"}"#)) { r in
-                #expect(r.status == .ok)
-                #expect(r.object["tier"] as? String == tier)
-            }
-            try await client.execute(uri: "/v1/me/purchases", method: .post, headers: bearer(access), body: body(#"{"productId": "com.example.nothing"}"#)) { r in
                 #expect(r.status == .badRequest)
                 #expect(r.object["field"] as? String == "productId")
+            }
+            try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in
+                #expect(r.status == .ok)
+                #expect(r.object["tier"] is NSNull)
+            }
+            try await client.execute(uri: "/v1/decide", method: .post, headers: bearer(access), body: body(#"{"action": "ai_suggestions", "resource": {"type": "app"}}"#)) { r in
+                #expect(r.object["decision"] as? String == "deny")
+                #expect(r.object["reason"] as? String == "requires_upgrade")
             }
         }
     }

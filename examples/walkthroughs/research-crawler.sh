@@ -27,9 +27,11 @@ expect 200 value=50
 call POST /v1/decide '{"action": "add_source", "resource": {"type": "app"}}' "$TOKEN"
 expect 200 decision=deny reason=limit_exceeded limit=50 used=50 remaining=0 upgradeTo=pro
 
-# A purchase: the tier comes from the served policy's product mapping.
-call POST /v1/me/purchases '{"productId": "com.researchapp.pro.monthly"}' "$TOKEN"
-expect 200 tier=pro
+# A purchase lifts both. The app sends StoreKit 2's signed transaction to POST /v1/me/purchases
+# (docs/identity.md); a walk-through has no App Store, so the back office records it for the user.
+# The tier comes from the served policy's product mapping either way.
+call PUT "/v1/operator/users/$USER/subscription" '{"productId": "com.researchapp.pro.monthly"}' "$GATEHOUSE_OPERATOR"
+expect 204
 call POST /v1/decide '{"action": "ai_suggestions", "resource": {"type": "app"}}' "$TOKEN"
 expect 200 decision=allow reason=allowed
 call POST /v1/decide '{"action": "add_source", "resource": {"type": "app"}}' "$TOKEN"
