@@ -14,7 +14,9 @@ struct TestServer {
     let policies: URL
     let server: GatehouseServer
 
-    init(policySet: String = "research-crawler", database: URL? = nil, configure: (inout ServerSettings) -> Void = { _ in }) throws {
+    init(
+        policySet: String = "research-crawler", database: URL? = nil, logger: Logger? = nil, configure: (inout ServerSettings) -> Void = { _ in }
+    ) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-serve-\(UUID().uuidString)")
         policies = dir.appendingPathComponent(policySet)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -24,10 +26,10 @@ struct TestServer {
         configure(&settings)
         var identity = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
         identity.pin = .unsafeForTesting(rounds: 1_000)
-        var logger = Logger(label: "gatehouse-test")
-        logger.logLevel = .critical
+        var quiet = Logger(label: "gatehouse-test")
+        quiet.logLevel = .critical
         server = try GatehouseServer(
-            settings: settings, logger: logger, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
+            settings: settings, logger: logger ?? quiet, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
     }
 
     /// An application over the router alone (no watcher), for `.router` and `.live` tests.
