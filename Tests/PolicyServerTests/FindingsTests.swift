@@ -62,6 +62,80 @@ import Glibc
             }
         }
     }
+
+    // MARK: F3
+
+    /// One account writing as fast as it can gets 429 with Retry-After once past its write quota, so the rows it
+    /// leaves are bounded; the figures are printed for the report.
+    @Test func f3AWriteFloodFromOneAccountIsBounded() async throws {
+        let t = try TestServer()
+        let file = t.dir.appendingPathComponent("identity.sqlite")
+        let flood = 300
+        try await t.app.test(.router) { client in
+            let (token, _) = try await anonymous(client)
+            let sizeBefore = Self.size(of: file)
+            var created = 0, refused = 0
+            var retryAfter: String?
+            for i in 0..<flood {
+                try await client.execute(
+                    uri: "/v1/spaces", method: .post, headers: bearer(token), body: body(#"{"name": "flood \#(i)", "type": "project"}"#)
+                ) { r in
+                    if r.status == .created { created += 1 }
+                    if r.status == .tooManyRequests {
+                        refused += 1
+                        retryAfter = r.headers[.retryAfter]
+                    }
+                }
+            }
+            let rows = try await DatabaseQueue(path: file.path).read { db in
+                (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM resource") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM shareCode") ?? 0)
+            }
+            print("F3 write flood: \(flood) POST /v1/spaces from one account: \(created) created, \(refused) refused; resources \(rows.0), share codes \(rows.1); file \(sizeBefore) -> \(Self.size(of: file)) bytes")
+            #expect(refused > 0)
+            #expect(rows.0 <= 60, "\(rows.0) resources")
+            #expect(retryAfter.flatMap { Int($0) }.map { $0 >= 1 } == true)
+        }
+    }
+
+    /// Many accounts from one source share the per-source quota (`GATEHOUSE_SOURCE_WRITE_LIMIT`).
+    @Test func f3WritesArePerSourceToo() async throws {
+        let t = try TestServer(configure: fromEnvironment(["GATEHOUSE_SOURCE_WRITE_LIMIT": "5/60", "GATEHOUSE_SIGNIN_LIMIT": "1000/60"]))
+        try await t.app.test(.router) { client in
+            var statuses: [Int] = []
+            for _ in 0..<4 {
+                let (token, _) = try await anonymous(client)
+                for _ in 0..<2 {
+                    try await client.execute(uri: "/v1/me/privacy", method: .put, headers: bearer(token), body: body(#"{"analytics": true}"#)) { r in
+                        statuses.append(Int(r.status.code))
+                    }
+                }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 5, "\(statuses)")
+            #expect(statuses.filter { $0 == 429 }.count == 3, "\(statuses)")
+        }
+    }
+
+    /// `policy serve` runs purge and log expiry on a schedule and counts the runs in /metrics.
+    @Test func f3TheMaintenanceTaskRunsAndIsCounted() async throws {
+        let t = try TestServer(configure: fromEnvironment(["GATEHOUSE_MAINTENANCE_INTERVAL": "0.1", "GATEHOUSE_RETENTION_DAYS": "400"]))
+        try await t.app.test(.live) { client in
+            var runs = 0
+            for _ in 0..<100 where runs == 0 {
+                runs = try await client.execute(uri: "/metrics", method: .get) { r in
+                    r.text.split(separator: "\n").first { $0.hasPrefix("gatehouse_maintenance_runs_total ") }
+                        .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+                }
+                if runs == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(runs > 0)
+        }
+    }
+
+    static func size(of file: URL) -> Int {
+        ["", "-wal"].reduce(0) { sum, suffix in
+            sum + ((try? FileManager.default.attributesOfItem(atPath: file.path + suffix)[.size] as? Int) ?? 0)
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
