@@ -136,6 +136,29 @@ import Glibc
             sum + ((try? FileManager.default.attributesOfItem(atPath: file.path + suffix)[.size] as? Int) ?? 0)
         }
     }
+
+    // MARK: F4
+
+    /// Behind a trusted proxy, addresses of one IPv6 /64 share a sign-in limit; another /64 and IPv4 addresses
+    /// keep their own.
+    @Test func f4IPv6ClientsAreKeyedByTheirSlash64() async throws {
+        let t = try TestServer {
+            $0.trustedProxies = ["127.0.0.1"]
+            $0.signInLimit = RateLimit(requests: 2, window: 60)
+        }
+        try await t.app.test(.live) { client in
+            let expected = [
+                ("2001:db8:1:2::1", 201), ("2001:db8:1:2::2", 201), ("2001:db8:1:2:ffff::3", 429), ("2001:db8:1:3::1", 201),
+                ("192.0.2.1", 201), ("192.0.2.2", 201), ("192.0.2.3", 201),
+            ]
+            for (address, status) in expected {
+                let got = try await client.execute(
+                    uri: "/v1/auth/anonymous", method: .post, headers: [HTTPField.Name("X-Forwarded-For")!: address]
+                ) { Int($0.status.code) }
+                #expect(got == status, "\(address)")
+            }
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
