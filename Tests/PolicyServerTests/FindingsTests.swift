@@ -159,6 +159,27 @@ import Glibc
             }
         }
     }
+
+    // MARK: F5
+
+    /// "Is taken" answers are counted per source too: fresh anonymous accounts from one client do not get
+    /// fresh allowances.
+    @Test func f5UsernameProbesAreLimitedPerSource() async throws {
+        let t = try TestServer { $0.signInLimit = RateLimit(requests: 1000, window: 60) }
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/auth/pin/register", method: .post, body: body(#"{"username": "taken1", "pin": "739154"}"#)) { r in
+                #expect(r.status == .created)
+            }
+            var statuses: [Int] = []
+            for _ in 0..<12 {
+                let (token, _) = try await anonymous(client)
+                try await client.execute(uri: "/v1/me/username", method: .put, headers: bearer(token), body: body(#"{"username": "taken1"}"#)) { r in
+                    statuses.append(Int(r.status.code))
+                }
+            }
+            #expect(statuses.contains(429), "\(statuses)")
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
