@@ -180,6 +180,49 @@ import Glibc
             #expect(statuses.contains(429), "\(statuses)")
         }
     }
+
+    // MARK: F6
+
+    /// A path nginx would route elsewhere (a trailing or doubled slash) reaches no handler.
+    @Test func f6NonCanonicalPathsAreNotFound() async throws {
+        let t = try TestServer()
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let answers = try await onThread { () throws -> [String: Int] in
+                var out: [String: Int] = [:]
+                for path in ["/metrics/", "/metrics//", "//metrics", "/healthz/", "/v1//policy", "/metrics"] {
+                    out["GET " + path] = try RawConnection.exchange(port: port, "GET", path, seconds: 5)?.status ?? 0
+                }
+                for path in ["//v1/decide", "/v1/decide/", "/v1/decide"] {
+                    out["POST " + path] = try RawConnection.exchange(port: port, "POST", path, body: Self.signedOutAI, seconds: 5)?.status ?? 0
+                }
+                return out
+            }
+            for (request, status) in answers {
+                #expect(status == (request == "GET /metrics" || request == "POST /v1/decide" ? 200 : 404), "\(request): \(status)")
+            }
+        }
+    }
+
+    /// Through the example nginx config, the metrics stay closed to other clients however the path is spelled.
+    @Test(.enabled(if: Nginx.shouldRun, Comment(rawValue: Nginx.skipReason)))
+    func f6NginxKeepsMetricsClosedWhateverTheSpelling() async throws {
+        try await Replicas.with(1, store: .sqlite, arguments: ["--trusted-proxy", "127.0.0.1"]) { r in
+            let nginx = try await Nginx.start(in: r.dir, upstreams: r.bases)
+            do {
+                for path in ["/metrics", "/metrics/", "/metrics//", "//metrics", "/metrics/x"] {
+                    let status = try nginx.curl("GET", path, from: "127.0.0.2")
+                    #expect(status == 403 || status == 404, "\(path): \(status)")
+                }
+                #expect(try nginx.curl("GET", "/metrics", from: "127.0.0.1") == 200)
+                #expect(try nginx.curl("GET", "/healthz", from: "127.0.0.2") == 200)
+            } catch {
+                await nginx.stop()
+                throw error
+            }
+            await nginx.stop()
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
