@@ -223,6 +223,63 @@ import Glibc
             await nginx.stop()
         }
     }
+
+    // MARK: F7
+
+    /// Past `GATEHOUSE_MAX_CONNECTIONS` a new connection is closed at once without an answer; once one of the
+    /// idle ones goes, /healthz answers again.
+    @Test func f7ConnectionsPastTheCapAreClosedPromptly() async throws {
+        let t = try TestServer(configure: fromEnvironment(["GATEHOUSE_MAX_CONNECTIONS": "3"]))
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let (excess, afterwards) = try await onThread { () throws -> (RawConnection.Answer?, RawConnection.Answer?) in
+                var idle = try (0..<3).map { _ in try RawConnection(port: port) }
+                // Each idle connection is accepted before the next one comes.
+                for connection in idle { _ = connection.readable(within: 100) }
+                let extra = try RawConnection(port: port)
+                try? extra.send(RawConnection.request("GET", "/healthz"))
+                let excess = try? extra.answer(within: 5)
+                idle.removeFirst()
+                var afterwards: RawConnection.Answer?
+                for _ in 0..<50 where afterwards?.status != 200 {
+                    afterwards = try? RawConnection.exchange(port: port, "GET", "/healthz", seconds: 5)
+                    if afterwards?.status != 200 { usleep(100_000) }
+                }
+                _ = idle
+                return (excess, afterwards)
+            }
+            #expect(excess == nil)
+            #expect(afterwards?.status == 200)
+        }
+    }
+
+    /// A policy folder with a sub-folder the loader cannot list is refused, not loaded without it (as an
+    /// unprivileged user: root lists any folder).
+    @Test func f7AFolderThatCannotBeListedIsRefused() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-unlistable-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let policies = dir.appendingPathComponent("research-crawler")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestServer.root.appendingPathComponent("policies/research-crawler"), to: policies)
+        let hidden = policies.appendingPathComponent("more")
+        try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: true)
+        try Data("rules: []\n".utf8).write(to: hidden.appendingPathComponent("extra.yaml"))
+        for path in [dir.path, policies.path] { chmod(path, 0o755) }
+        for file in try FileManager.default.contentsOfDirectory(atPath: policies.path) { chmod(policies.appendingPathComponent(file).path, 0o644) }
+        chmod(hidden.path, 0o000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", ServedProcess.binary.path, "check", policies.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(text)")
+        #expect(text.contains("more"), "\(text)")
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
