@@ -280,6 +280,25 @@ import Glibc
         #expect(process.terminationStatus == 1, "\(text)")
         #expect(text.contains("more"), "\(text)")
     }
+
+    // MARK: F8
+
+    /// A second request pipelined behind the first, sent only in part, is cut off at the read deadline.
+    @Test func f8APartialPipelinedRequestHasADeadline() async throws {
+        let t = try TestServer { $0.readTimeout = .milliseconds(500) }
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let (first, second) = try await onThread { () throws -> (RawConnection.Answer?, Bool) in
+                let connection = try RawConnection(port: port)
+                try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHo")
+                let first = try connection.answer(within: 5)
+                // The idle timeout is 30 s: an end within 10 s is the read deadline's.
+                return (first, connection.closedByPeer(within: 10))
+            }
+            #expect(first?.status == 200)
+            #expect(second)
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
