@@ -299,6 +299,35 @@ import Glibc
             #expect(second)
         }
     }
+
+    // MARK: F9
+
+    /// A malformed Transfer-Encoding is a 400 (never a 500), and the log gets one line per source per minute.
+    @Test func f9AMalformedTransferEncodingIs400AndLoggedOnce() async throws {
+        let records = LogRecords()
+        let t = try TestServer(logger: Logger(label: "findings") { _ in records.handler() })
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let heads = [
+                "POST /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+                "POST /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: bogus\r\n\r\n{}",
+                "POST /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+                "POST /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n",
+            ]
+            for _ in 0..<2 {
+                for head in heads {
+                    let answer = try await onThread { () throws -> RawConnection.Answer? in
+                        let connection = try RawConnection(port: port)
+                        try connection.send(head)
+                        return try connection.answer(within: 5)
+                    }
+                    #expect(answer?.status == 400, "\(head.debugDescription): \(answer?.status ?? 0)")
+                }
+            }
+        }
+        let logged = records.all.filter { $0.level >= .warning }
+        #expect(logged.count <= 1, "\(logged.map(\.message))")
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
