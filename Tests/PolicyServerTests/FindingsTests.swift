@@ -328,6 +328,51 @@ import Glibc
         let logged = records.all.filter { $0.level >= .warning }
         #expect(logged.count <= 1, "\(logged.map(\.message))")
     }
+
+    // MARK: F10
+
+    /// Without `--trust-caller-subjects` a decision for a subject the caller names, with no bearer, is refused
+    /// by a problem naming the flag; a signed-out request (no subject) is still decided.
+    @Test func f10CallerSubjectsNeedTheFlag() async throws {
+        let t = try TestServer(configure: fromEnvironment([:]))
+        try await t.app.test(.router) { client in
+            for path in ["/v1/decide", "/v1/explain"] {
+                try await client.execute(uri: path, method: .post, body: body(Self.proAI)) { r in
+                    #expect(r.status == .forbidden, "\(path)")
+                    #expect(r.object["code"] as? String == "caller_subject_not_trusted")
+                    #expect((r.object["detail"] as? String)?.contains("--trust-caller-subjects") == true)
+                }
+            }
+            try await client.execute(uri: "/v1/decide/batch", method: .post, body: body(#"{"requests": [\#(Self.proAI)]}"#)) { r in
+                #expect(r.status == .forbidden)
+            }
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(Self.signedOutAI)) { r in
+                #expect(r.status == .ok)
+                #expect(r.object["reason"] as? String == "unauthenticated" || r.object["reason"] as? String == "requires_upgrade")
+            }
+        }
+        let trusting = try TestServer(configure: fromEnvironment(["GATEHOUSE_TRUST_CALLER_SUBJECTS": "1"]))
+        try await trusting.app.test(.router) { client in
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(Self.proAI)) { r in #expect(r.status == .ok) }
+        }
+    }
+
+    /// Decisions and /v1/policy name files relative to the policy folder, never the server's absolute paths.
+    @Test func f10NoAbsolutePathsInAnswers() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            let (token, _) = try await anonymous(client)
+            try await client.execute(uri: "/v1/decide", method: .post, headers: bearer(token), body: body(Self.signedOutAI)) { r in
+                let location = r.object["policy"] as? String ?? ""
+                #expect(!location.isEmpty && !location.hasPrefix("/") && !location.contains(t.dir.path), "\(location)")
+            }
+            try await client.execute(uri: "/v1/policy", method: .get) { r in
+                #expect(!r.text.contains(t.dir.path), "\(r.text)")
+                let files = (r.object["active"] as? [String: Any])?["files"] as? [String] ?? []
+                #expect(files.contains("app.yaml"), "\(files)")
+            }
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
