@@ -373,6 +373,24 @@ import Glibc
             }
         }
     }
+
+    // MARK: F11
+
+    /// Bidi controls and zero-width characters are refused in space names.
+    @Test func f11BidiAndZeroWidthCharactersAreRefusedInNames() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            let (token, _) = try await anonymous(client)
+            for scalar in ["\\u202e", "\\u200f", "\\u2066", "\\u061c", "\\u200b", "\\u200d", "\\ufeff", "\\u2060"] {
+                try await client.execute(
+                    uri: "/v1/spaces", method: .post, headers: bearer(token), body: body(#"{"name": "abc\#(scalar)def", "type": "project"}"#)
+                ) { r in
+                    #expect(r.status == .badRequest, "\(scalar)")
+                    #expect(r.object["field"] as? String == "name")
+                }
+            }
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
