@@ -27,4 +27,13 @@ import Testing
         // Letters of any script, spaces and emoji stay welcome.
         _ = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa São João 家 🏠", inviteRole: "editor")
     }
+
+    @Test(arguments: StoreKind.testable) func aNULInAResourceIdIsInvalidInputOnEitherStore(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let owner = try await h.service.signInAnonymously(source: .inProcess)
+        let id = "a\u{0}b"
+        #expect(await identityError { try await h.service.decisionFacts(accessToken: owner.accessToken, resourceId: id) }?.code == .invalidInput)
+        #expect(await identityError { try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: id) }?.code == .invalidInput)
+        #expect(await identityError { try await h.service.incrementUsage(resourceId: id, counter: "sources") }?.code == .invalidInput)
+    }
 }

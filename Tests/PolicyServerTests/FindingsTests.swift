@@ -391,6 +391,100 @@ import Glibc
             }
         }
     }
+
+    // MARK: small
+
+    /// 401 answers carry `WWW-Authenticate: Bearer`, with `error="invalid_token"` when a token was sent.
+    @Test func unauthorizedAnswersCarryWWWAuthenticate() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/me", method: .get) { r in
+                #expect(r.status == .unauthorized)
+                #expect(r.headers[.wwwAuthenticate] == "Bearer")
+            }
+            try await client.execute(uri: "/v1/me", method: .get, headers: bearer("not-a-token")) { r in
+                #expect(r.status == .unauthorized)
+                #expect(r.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+                #expect(r.headers[.wwwAuthenticate]?.contains(#"error="invalid_token""#) == true)
+            }
+        }
+    }
+
+    /// Wrong operator tokens from one source are throttled; once throttled, even the right token waits.
+    @Test func failedOperatorTokensAreThrottled() async throws {
+        let t = try TestServer { $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: "operator-token-of-the-test") }
+        try await t.app.test(.router) { client in
+            var statuses: [Int] = []
+            for i in 0..<15 {
+                try await client.execute(uri: "/v1/operator/users/u1/pin-unlock", method: .post, headers: bearer("wrong-operator-token-\(i)")) { r in
+                    statuses.append(Int(r.status.code))
+                }
+            }
+            #expect(statuses.contains(429), "\(statuses)")
+            try await client.execute(uri: "/v1/operator/users/u1/pin-unlock", method: .post, headers: bearer("operator-token-of-the-test")) { r in
+                #expect(r.status == .tooManyRequests)
+                #expect(r.headers[.retryAfter] != nil)
+            }
+        }
+    }
+
+    /// A POST whose Content-Type is not JSON is refused with 415 (so no other site can make a browser post a form).
+    @Test func nonJSONPostsAre415() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            for type in ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"] {
+                try await client.execute(uri: "/v1/decide", method: .post, headers: [.contentType: type], body: body(Self.proAI)) { r in
+                    #expect(r.status == .unsupportedMediaType, "\(type)")
+                    #expect(r.object["code"] as? String == "unsupported_media_type")
+                }
+                try await client.execute(uri: "/v1/auth/anonymous", method: .post, headers: [.contentType: type]) { r in
+                    #expect(r.status == .unsupportedMediaType, "\(type)")
+                }
+            }
+            for type in ["application/json", "application/json; charset=utf-8"] {
+                try await client.execute(uri: "/v1/decide", method: .post, headers: [.contentType: type], body: body(Self.proAI)) { r in
+                    #expect(r.status == .ok, "\(type)")
+                }
+            }
+        }
+    }
+
+    /// A client that sends its whole (too large) body before reading still reads the 413: the server reads and
+    /// discards the rest for a while before closing (a close with unread bytes would reset the connection).
+    @Test func aClientThatSendsTheWholeBodyReadsThe413() async throws {
+        let t = try TestServer { $0.bodyLimit = 1024 }
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let (sent, answer) = try await onThread { () throws -> (Bool, RawConnection.Answer?) in
+                let connection = try RawConnection(port: port)
+                let size = 8 << 20
+                let chunk = [UInt8](repeating: UInt8(ascii: " "), count: 64 << 10)
+                do {
+                    try connection.send(
+                        "POST /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(size)\r\n\r\n")
+                    for _ in 0..<(size / chunk.count) { try connection.send(chunk) }
+                } catch {
+                    return (false, try? connection.answer(within: 1))  // what Python's http.client sees: a broken pipe, no answer read
+                }
+                return (true, try? connection.answer(within: 10))
+            }
+            #expect(sent, "the server closed the connection before the body was sent")
+            #expect(answer?.status == 413)
+        }
+    }
+
+    /// A NUL byte in a resource id is a 400 naming the field, on either store.
+    @Test func aNULInAResourceIdIs400() async throws {
+        let t = try TestServer()
+        try await t.app.test(.router) { client in
+            let (token, _) = try await anonymous(client)
+            let request = #"{"action": "view", "resource": {"type": "project", "id": "a\u0000b"}}"#
+            try await client.execute(uri: "/v1/decide", method: .post, headers: bearer(token), body: body(request)) { r in
+                #expect(r.status == .badRequest, "\(r.text)")
+                #expect(r.object["field"] as? String == "resource.id")
+            }
+        }
+    }
 }
 
 /// Log records kept in memory, for tests that count what was logged.
