@@ -184,6 +184,7 @@ extension IdentityService {
     /// Adds `delta` to a resource's usage counter atomically and returns the new value (never below 0).
     @discardableResult
     public func incrementUsage(resourceId: String, counter: String, by delta: Int = 1) async throws -> Int {
+        try Self.validateResourceId(resourceId, field: "resourceId")
         try Self.validateCounterName(counter)
         return try await store.write { tx in
             guard try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) != nil else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
@@ -241,7 +242,8 @@ extension IdentityService {
 
     /// The owner, members and usage counters of a resource.
     public func resourceFacts(resourceId: String) async throws -> ResourceFacts {
-        try await store.read { tx in
+        try Self.validateResourceId(resourceId, field: "resourceId")
+        return try await store.read { tx in
             guard let facts = try await self.resourceFacts(tx, resourceId) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
             return facts
         }
@@ -261,7 +263,11 @@ extension IdentityService {
     /// not know, the user's own counters. A token that is unknown, expired, idle or revoked gives no subject (never an
     /// error); no token gives none either. A session not seen for `lastSeenGranularity` is marked seen afterwards,
     /// in a write of its own, as `validate(accessToken:)` does.
-    public func decisionFacts(accessToken: String?, resourceId: String?) async throws -> DecisionFacts {
+    ///
+    /// `sharedTypes`, when given, are the only resource types whose stored facts count: a stored resource of any other
+    /// type (an app-wide type such as `app`) is treated as unknown, so its counters never stand in for the user's own.
+    public func decisionFacts(accessToken: String?, resourceId: String?, sharedTypes: Set<String>? = nil) async throws -> DecisionFacts {
+        if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
         let t = now()
         let hash = accessToken.flatMap { TokenKind.access.hash(of: $0) }
         let (facts, seen) = try await store.read { tx -> (DecisionFacts, Bool) in
@@ -271,7 +277,9 @@ extension IdentityService {
                 facts.subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
                 seen = self.needsSeen(s, at: t)
             }
-            if let resourceId { facts.resource = try await self.resourceFacts(tx, resourceId) }
+            if let resourceId, let stored = try await self.resourceFacts(tx, resourceId), sharedTypes?.contains(stored.type) ?? true {
+                facts.resource = stored
+            }
             if facts.resource == nil, let userId = facts.subject?.id { facts.userUsage = try await self.userUsage(tx, userId) }
             return (facts, seen)
         }

@@ -67,7 +67,7 @@ public final class GatehouseServer: Sendable {
     /// else for the subject in the request.
     public func decide(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
         if let decision = decideInMemory(request, bearer: bearer, by: policy) { return decision }
-        let resolved = try await resolve(request, bearer: bearer)
+        let resolved = try await resolve(request, bearer: bearer, by: policy)
         let decision = service.decide(resolved, by: policy)
         metrics.decided(decision)
         try await service.record(decision, of: resolved, by: policy)
@@ -84,7 +84,7 @@ public final class GatehouseServer: Sendable {
 
     /// One decision with its trace.
     public func explain(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Explanation {
-        let explanation = service.explain(try await resolve(request, bearer: bearer), by: policy)
+        let explanation = service.explain(try await resolve(request, bearer: bearer, by: policy), by: policy)
         metrics.decided(explanation.decision)
         return explanation
     }
@@ -115,7 +115,7 @@ public final class GatehouseServer: Sendable {
         guard let first = check.actions.first else { return [] }
         var request = check.request
         request.action = first
-        var resolved = try await resolve(request, bearer: bearer)
+        var resolved = try await resolve(request, bearer: bearer, by: policy)
         var out: [(action: String, decision: Decision)] = []
         out.reserveCapacity(check.actions.count)
         for action in check.actions {
@@ -128,10 +128,10 @@ public final class GatehouseServer: Sendable {
         return out
     }
 
-    private func resolve(_ request: PolicyModel.Request, bearer: String?) async throws -> ResolvedRequest {
+    private func resolve(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
         guard let bearer else { return unbound(request) }
         guard request.subject == Subject() else { throw Problem.subjectWithBearer }
-        return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context)
+        return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context, by: policy)
     }
 
     /// A request decided for the subject it carries, at its `context.now` or the identity clock's.

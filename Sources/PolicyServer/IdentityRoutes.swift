@@ -211,8 +211,8 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     route(.post, "/v1/spaces") { request, _ in
         let bearer = try requiredBearer(request)
         let body = try await fields(request, required: ["name"], optional: ["type", "inviteRole"])
-        let space = try await identity.createSpace(
-            accessToken: bearer, name: try body.string("name"), type: try body.optionalString("type") ?? "space",
+        let space = try await server.service.createSpace(
+            accessToken: bearer, name: try body.string("name"), type: try body.optionalString("type"),
             inviteRole: try body.optionalString("inviteRole") ?? "editor")
         return json(.object([.init("resourceId", .string(space.resourceId)), .init("shareCode", .string(space.shareCode))]), status: .created)
     }
