@@ -76,7 +76,7 @@ public final class GatehouseServer: Sendable {
 
     /// The decision, made without an await, when it needs no store: no bearer and no decision log. Nil otherwise.
     public func decideInMemory(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) -> Decision? {
-        guard bearer == nil, service.decisionLog == .off else { return nil }
+        guard bearer == nil, service.decisionLog == .off, settings.trustCallerSubjects || request.subject == Subject() else { return nil }
         let decision = service.decide(unbound(request), by: policy)
         metrics.decided(decision)
         return decision
@@ -129,7 +129,10 @@ public final class GatehouseServer: Sendable {
     }
 
     private func resolve(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
-        guard let bearer else { return unbound(request) }
+        guard let bearer else {
+            guard settings.trustCallerSubjects || request.subject == Subject() else { throw Problem.callerSubjectNotTrusted }
+            return unbound(request)
+        }
         guard request.subject == Subject() else { throw Problem.subjectWithBearer }
         return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context, by: policy)
     }

@@ -120,5 +120,10 @@ public struct Problem: Error, Sendable, Hashable {
         status: 400, code: "subject_with_bearer", title: "Subject and bearer token both given",
         detail: "with Authorization: Bearer the server builds the subject; leave 'subject' out", field: "subject")
 
+    public static let callerSubjectNotTrusted = Problem(
+        status: 403, code: "caller_subject_not_trusted", title: "Caller-asserted subject not trusted",
+        detail: "this server decides only for the holder of Authorization: Bearer <access token>; a backend that names the subject itself needs the server started with --trust-caller-subjects (GATEHOUSE_TRUST_CALLER_SUBJECTS=1)",
+        field: "subject")
+
     public static let notFound = Problem(status: 404, code: "not_found", title: "Not found", detail: "no such route")
 }

@@ -28,6 +28,7 @@ import FoundationNetworking
         process.arguments = ["serve", "--policies", t.policies.path]
         process.environment = [
             "GATEHOUSE_DATABASE": t.dir.appendingPathComponent("served.sqlite").path, "GATEHOUSE_PORT": "0", "GATEHOUSE_HOST": "127.0.0.1",
+            "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1",
         ]
         let stdout = Pipe()
         process.standardOutput = stdout

@@ -23,6 +23,8 @@ struct TestServer {
         try FileManager.default.copyItem(at: Self.root.appendingPathComponent("policies/\(policySet)"), to: policies)
         var settings = ServerSettings(policies: policies.path, database: (database ?? dir.appendingPathComponent("identity.sqlite")).path)
         settings.port = 0
+        // Most tests post subjects of their own, as a backend would (F10 tests the refusal without it).
+        settings.trustCallerSubjects = true
         configure(&settings)
         var identity = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
         identity.pin = .unsafeForTesting(rounds: 1_000)
@@ -91,12 +93,16 @@ enum ServedProcess {
     }
 
 
+    /// What every served process gets unless a test says otherwise: caller-asserted subjects trusted (the tests post
+    /// their own, as a backend would).
+    static let environment = ["GATEHOUSE_TRUST_CALLER_SUBJECTS": "1"]
+
     /// Starts `policy serve` with `arguments` on a free loopback port; returns the process and its base URL.
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, URL) {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
-        process.environment = environment
+        process.environment = ServedProcess.environment.merging(environment) { _, given in given }
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
