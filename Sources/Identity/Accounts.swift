@@ -98,15 +98,21 @@ extension IdentityService {
 
     /// Gives the signed-in account a username, for username + PIN sign-in later. An account with a
     /// credential needs a verification by it within `reverificationWindow`; "is taken" answers count
-    /// against the user (`AbuseLimits.usernameProbes` per window).
+    /// against the user and against `source` (`AbuseLimits.usernameProbes` per window each, the source's
+    /// shared with registration), since anonymous accounts cost nothing to make.
     public func setUsername(accessToken: String, username: String) async throws {
+        try await setUsername(accessToken: accessToken, username: username, source: .inProcess)
+    }
+
+    /// `setUsername(accessToken:username:)` with the client it comes from, for the per-source probe limit.
+    public func setUsername(accessToken: String, username: String, source: ClientSource) async throws {
         try Self.validateUsername(username)
         let t = now()
         try await commit { tx -> Result<Void, IdentityError> in
             let s = try await self.liveSession(tx, accessToken, at: t)
             try await self.requireRecentVerification(tx, s, at: t, action: "setting the username")
             if let other = try await tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
-                return .failure(try await self.takenAnswer(tx, scope: "username-probe-user:" + s.userId, at: t))
+                return .failure(try await self.takenAnswer(tx, scopes: ["username-probe-user:" + s.userId, "username-probe:" + source.digest], at: t))
             }
             var user = try await self.user(tx, s.userId)
             user.username = username

@@ -14,6 +14,14 @@ public final class GatehouseServer: Sendable {
     public let reloader: PolicyReloader
     public let metrics: ServerMetrics
     public let signInLimiter: RateLimiter
+    /// Failed operator-credential attempts per client (the sign-in limit): past it, every attempt is 429.
+    public let operatorLimiter: RateLimiter
+    /// The write quotas per account and per client (`WriteQuota`).
+    public let writeQuota: WriteQuota
+    /// Connections open now, against `settings.maxConnections`.
+    let connections: ConnectionCount
+    /// Malformed requests are logged at most once a minute per client.
+    let malformedLog = LogGate(interval: 60)
     public let logger: Logger
     /// The `/playground` page, rebuilt when the policy version changes.
     public let playground = Playground()
@@ -58,7 +66,15 @@ public final class GatehouseServer: Sendable {
         reloader = PolicyReloader(
             directory: settings.policies, strict: settings.strictReload, service: service, version: version, logger: logger, metrics: metrics)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
+        operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
+        writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)
+        connections = ConnectionCount(limit: settings.maxConnections)
         logger.info("policy loaded", metadata: ["policy.hash": "\(version.hash)", "policy.name": "\(version.name)"])
+    }
+
+    /// The key of the client's per-client limits (`ForwardedClient.limitKey` of its address).
+    func clientKey(_ context: ServerContext) -> String {
+        PolicyServer.clientKey(context, ipv6Prefix: settings.ipv6PrefixLength)
     }
 
     // MARK: - Decisions

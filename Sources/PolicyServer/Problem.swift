@@ -98,11 +98,16 @@ public struct Problem: Error, Sendable, Hashable {
         Problem(status: 413, code: "body_too_large", title: "Body too large", detail: "the body is larger than \(limit) bytes")
     }
 
-    public static func throttled(retryAfter: TimeInterval) -> Problem {
-        Problem(
-            status: 429, code: "throttled", title: "Too many requests", detail: "too many requests from this client",
-            retryAfter: max(1, Int(retryAfter.rounded(.up))))
+    public static func throttled(retryAfter: TimeInterval, detail: String = "too many requests from this client") -> Problem {
+        Problem(status: 429, code: "throttled", title: "Too many requests", detail: detail, retryAfter: max(1, Int(retryAfter.rounded(.up))))
     }
+
+    public static let unsupportedMediaType = Problem(
+        status: 415, code: "unsupported_media_type", title: "Unsupported Media Type",
+        detail: "a request body must be JSON: Content-Type application/json (or leave Content-Type out)", field: "Content-Type")
+
+    public static let malformedRequest = Problem(
+        status: 400, code: "malformed_request", title: "Bad Request", detail: "the request is not valid HTTP/1.1 (its framing or Transfer-Encoding)")
 
     public static let missingBearer = Problem(
         status: 401, code: "unauthenticated", title: "Not signed in", detail: "this route needs Authorization: Bearer <access token>",

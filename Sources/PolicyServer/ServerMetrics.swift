@@ -15,6 +15,11 @@ public final class ServerMetrics: Sendable {
     private let throttles: CoreMetrics.Counter
     private let lockouts: CoreMetrics.Counter
     private let readTimeouts: CoreMetrics.Counter
+    private let maintenanceRuns: CoreMetrics.Counter
+    private let maintenanceFailures: CoreMetrics.Counter
+    private let purgedRows: CoreMetrics.Counter
+    private let expiredLogRows: CoreMetrics.Counter
+    private let refusedConnections: CoreMetrics.Counter
 
     public enum ReloadKind: String, Sendable, CaseIterable {
         case installed, refused
@@ -45,7 +50,25 @@ public final class ServerMetrics: Sendable {
         throttles = CoreMetrics.Counter(label: "gatehouse_throttled_total", factory: factory)
         lockouts = CoreMetrics.Counter(label: "gatehouse_lockouts_total", factory: factory)
         readTimeouts = CoreMetrics.Counter(label: "gatehouse_read_timeouts_total", factory: factory)
+        maintenanceRuns = CoreMetrics.Counter(label: "gatehouse_maintenance_runs_total", factory: factory)
+        maintenanceFailures = CoreMetrics.Counter(label: "gatehouse_maintenance_failures_total", factory: factory)
+        purgedRows = CoreMetrics.Counter(label: "gatehouse_maintenance_purged_rows_total", factory: factory)
+        expiredLogRows = CoreMetrics.Counter(label: "gatehouse_maintenance_expired_log_rows_total", factory: factory)
+        refusedConnections = CoreMetrics.Counter(label: "gatehouse_connections_refused_total", factory: factory)
     }
+
+    /// A maintenance pass that finished: how many expired rows it purged and how many log rows it expired.
+    public func maintained(purged: Int, expiredLogRows expired: Int) {
+        maintenanceRuns.increment()
+        purgedRows.increment(by: Int64(purged))
+        expiredLogRows.increment(by: Int64(expired))
+    }
+
+    /// A maintenance pass that failed (the store did not answer); the next one tries again.
+    public func maintenanceFailed() { maintenanceFailures.increment() }
+
+    /// A connection closed at once because `--max-connections` were open.
+    public func connectionRefused() { refusedConnections.increment() }
 
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
 

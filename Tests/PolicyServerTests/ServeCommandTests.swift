@@ -15,6 +15,8 @@ import FoundationNetworking
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.httpMethod = "POST"
         request.httpBody = Data(body.utf8)
+        // URLSession would say application/x-www-form-urlencoded, which the server refuses (415).
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         let headers = (http.allHeaderFields as? [String: String]) ?? [:]

@@ -94,8 +94,11 @@ enum ServedProcess {
 
 
     /// What every served process gets unless a test says otherwise: caller-asserted subjects trusted (the tests post
-    /// their own, as a backend would).
-    static let environment = ["GATEHOUSE_TRUST_CALLER_SUBJECTS": "1"]
+    /// their own, as a backend would), and write quotas out of the way of tests that write in bulk (FindingsTests
+    /// test the quotas).
+    static let environment = [
+        "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1", "GATEHOUSE_WRITE_LIMIT": "1000000/60", "GATEHOUSE_SOURCE_WRITE_LIMIT": "1000000/60",
+    ]
 
     /// Starts `policy serve` with `arguments` on a free loopback port; returns the process and its base URL.
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, URL) {
