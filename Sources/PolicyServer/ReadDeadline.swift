@@ -90,7 +90,10 @@ final class ReadDeadline {
     /// request are already here (pipelined), else with the next bytes.
     func answerEnded() {
         state = .waiting
-        guard let context = clockContext, pendingBytes || bytesFollowLastRequest() else { return }
+        let follows = pendingBytes || bytesFollowLastRequest()
+        lastRead = nil
+        bodiesEndedInRead.removeAll(keepingCapacity: true)
+        guard let context = clockContext, follows else { return }
         start(context)
     }
 
@@ -159,6 +162,8 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
         deadline.bodiesEndedInRead.removeAll(keepingCapacity: true)
         deadline.start(context)
         context.fireChannelRead(data)
+        // Kept only while a request that ended in it awaits its answer: an idle connection holds no read buffer.
+        if deadline.bodiesEndedInRead.isEmpty { deadline.lastRead = nil }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
