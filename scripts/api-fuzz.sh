@@ -22,7 +22,7 @@ swift build --product policy >/dev/null
 BIN="$(swift build --show-bin-path)/policy"
 
 echo "operator-token-for-api-fuzz-0001" > "$WORK/operator"
-"$BIN" serve --policies policies/contacasal --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 \
+"$BIN" serve --policies policies/contacasal --trust-caller-subjects --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 \
   --operator-token-file "$WORK/operator" > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 100); do

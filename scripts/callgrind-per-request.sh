@@ -41,7 +41,7 @@ C_EOF
 cc -shared -fPIC -O2 -o "$WORK/sigsuspend.so" "$WORK/sigsuspend.c"
 
 LD_PRELOAD="$WORK/sigsuspend.so" SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --instr-atstart=no --compress-strings=no --compress-pos=no \
-  --callgrind-out-file="$WORK/cg.out" "$WORK/policy" serve --policies policies/research-crawler \
+  --callgrind-out-file="$WORK/cg.out" "$WORK/policy" serve --policies policies/research-crawler --trust-caller-subjects \
   --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 600); do grep -q '^listening on ' "$WORK/out" 2>/dev/null && break; sleep 0.1; done

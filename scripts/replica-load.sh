@@ -36,7 +36,7 @@ DATABASE="${2:-$WORK/identity.sqlite}"
 cp -R policies/research-crawler "$WORK/policies"
 
 start_replica() {  # $1 index; sets URL_<index>
-  "$BIN" serve --policies "$WORK/policies" --database "$DATABASE" --host 127.0.0.1 --port 0 \
+  "$BIN" serve --policies "$WORK/policies" --trust-caller-subjects --database "$DATABASE" --host 127.0.0.1 --port 0 \
     --sign-in-limit 1000000/1 --trusted-proxy 127.0.0.1 > "$WORK/out$1" 2> "$WORK/replica$1.log" &
   PIDS+=($!)
   for _ in $(seq 1 300); do grep -q '^listening on ' "$WORK/out$1" 2>/dev/null && break; sleep 0.1; done

@@ -67,10 +67,12 @@ public final class GatehouseService: Sendable {
     /// - A token that is unknown, expired or revoked (or whose user was deleted): `unauthenticated`,
     ///   so the app knows to sign in again; never an error.
     /// - Time is always the identity clock; `context.now` from the caller is ignored.
-    /// - A resource with an id the store knows gets its type, owner, members and usage from the store.
-    ///   Any other resource (an app-wide action, an id the store does not know) has no owner and no
-    ///   members, and its usage is the signed-in user's own counters from the store
-    ///   (`incrementUserUsage`); none for a signed-out caller.
+    /// - A resource of a shared type (one the policy declares with member roles) with an id the store knows, as a
+    ///   resource of such a type, gets its type, owner, members and usage from the store.
+    ///   Any other resource (an app-wide action, an id the store does not know, a stored resource of a type without
+    ///   member roles) has no owner and no members, and its usage is the signed-in user's own counters from the
+    ///   store (`incrementUserUsage`); none for a signed-out caller. So no resource id, whoever owns it, stands in
+    ///   for the user's own counters in an app-wide limit.
     /// - What the caller may assert: `action`, `resource.id`, `resource.type` (for resources the
     ///   store does not know), `resource.attributes` and `context.attributes`. Policies must treat
     ///   those as claims, e.g. an amount the app reports.
@@ -78,7 +80,7 @@ public final class GatehouseService: Sendable {
     /// In-process code that holds every fact itself can call `decide(_:)` with a full `Request`.
     public func decide(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> Decision {
         let policy = self.policy
-        let resolved = try await resolve(token: token, action: action, resource: resource, context: context)
+        let resolved = try await resolve(token: token, action: action, resource: resource, context: context, by: policy)
         let decision = decide(resolved, by: policy)
         try await record(decision, of: resolved, by: policy)
         return decision
@@ -88,11 +90,17 @@ public final class GatehouseService: Sendable {
     /// `decide(token:action:resource:context:)`: the subject from the session, time from the identity
     /// clock, owner, members and usage from the store. The server decides batches with it, so that
     /// one policy version decides a whole batch.
-    public func resolve(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> ResolvedRequest {
+    public func resolve(
+        token: String?, action: String, resource: Resource, context: Context = Context(), by policy: CompiledPolicy? = nil
+    ) async throws -> ResolvedRequest {
+        let policy = policy ?? self.policy
         var context = context
         context.now = identity.clock()
         // One store read (one snapshot): the session's subject, the resource's facts, else the user's own counters.
-        let facts = try await identity.decisionFacts(accessToken: token, resourceId: resource.id)
+        // Only a shared type's stored facts count; an app-wide type never reads a resource's counters.
+        let shared = policy.isSharedResourceType(resource.type)
+        let facts = try await identity.decisionFacts(
+            accessToken: token, resourceId: shared ? resource.id : nil, sharedTypes: shared ? Set(policy.sharedResourceTypes) : nil)
         var resource = resource
         if let stored = facts.resource {
             resource.type = stored.type
@@ -129,6 +137,19 @@ public final class GatehouseService: Sendable {
             userId: request.subject.id, action: request.action, resourceType: request.resource.type, resourceId: request.resource.id,
             effect: decision.effect.rawValue, reason: decision.reason.rawValue, policyHash: policy.contentHash,
             policyLocation: decision.policy?.description, at: request.context.now)
+    }
+
+    /// Creates a shared space owned by the holder of `accessToken`: only of a type the policy serving now declares
+    /// with member roles (an `app` resource would give its creator fresh, empty counters). `type` nil picks the
+    /// policy's `space` type, else its only shared type.
+    public func createSpace(accessToken: String, name: String, type: String?, inviteRole: String) async throws -> NewSpace {
+        let shared = policy.sharedResourceTypes
+        let chosen = type ?? (shared.contains("space") || shared.count != 1 ? "space" : shared[0])
+        guard shared.contains(chosen) else {
+            throw IdentityError(
+                .invalidInput, field: "type", shared.isEmpty ? "this policy set declares no shared resource types" : "must be one of \(shared.joined(separator: ", "))")
+        }
+        return try await identity.createSpace(accessToken: accessToken, name: name, type: chosen, inviteRole: inviteRole)
     }
 
     /// Swaps in a policy compiled elsewhere (the server's reloader), atomically.

@@ -98,15 +98,21 @@ extension IdentityService {
 
     /// Gives the signed-in account a username, for username + PIN sign-in later. An account with a
     /// credential needs a verification by it within `reverificationWindow`; "is taken" answers count
-    /// against the user (`AbuseLimits.usernameProbes` per window).
+    /// against the user and against `source` (`AbuseLimits.usernameProbes` per window each, the source's
+    /// shared with registration), since anonymous accounts cost nothing to make.
     public func setUsername(accessToken: String, username: String) async throws {
+        try await setUsername(accessToken: accessToken, username: username, source: .inProcess)
+    }
+
+    /// `setUsername(accessToken:username:)` with the client it comes from, for the per-source probe limit.
+    public func setUsername(accessToken: String, username: String, source: ClientSource) async throws {
         try Self.validateUsername(username)
         let t = now()
         try await commit { tx -> Result<Void, IdentityError> in
             let s = try await self.liveSession(tx, accessToken, at: t)
             try await self.requireRecentVerification(tx, s, at: t, action: "setting the username")
             if let other = try await tx.fetchOne(UserRow.self, "username", .text(username)), other.id != s.userId {
-                return .failure(try await self.takenAnswer(tx, scope: "username-probe-user:" + s.userId, at: t))
+                return .failure(try await self.takenAnswer(tx, scopes: ["username-probe-user:" + s.userId, "username-probe:" + source.digest], at: t))
             }
             var user = try await self.user(tx, s.userId)
             user.username = username
@@ -184,6 +190,7 @@ extension IdentityService {
     /// Adds `delta` to a resource's usage counter atomically and returns the new value (never below 0).
     @discardableResult
     public func incrementUsage(resourceId: String, counter: String, by delta: Int = 1) async throws -> Int {
+        try Self.validateResourceId(resourceId, field: "resourceId")
         try Self.validateCounterName(counter)
         return try await store.write { tx in
             guard try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) != nil else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
@@ -241,7 +248,8 @@ extension IdentityService {
 
     /// The owner, members and usage counters of a resource.
     public func resourceFacts(resourceId: String) async throws -> ResourceFacts {
-        try await store.read { tx in
+        try Self.validateResourceId(resourceId, field: "resourceId")
+        return try await store.read { tx in
             guard let facts = try await self.resourceFacts(tx, resourceId) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
             return facts
         }
@@ -261,7 +269,11 @@ extension IdentityService {
     /// not know, the user's own counters. A token that is unknown, expired, idle or revoked gives no subject (never an
     /// error); no token gives none either. A session not seen for `lastSeenGranularity` is marked seen afterwards,
     /// in a write of its own, as `validate(accessToken:)` does.
-    public func decisionFacts(accessToken: String?, resourceId: String?) async throws -> DecisionFacts {
+    ///
+    /// `sharedTypes`, when given, are the only resource types whose stored facts count: a stored resource of any other
+    /// type (an app-wide type such as `app`) is treated as unknown, so its counters never stand in for the user's own.
+    public func decisionFacts(accessToken: String?, resourceId: String?, sharedTypes: Set<String>? = nil) async throws -> DecisionFacts {
+        if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
         let t = now()
         let hash = accessToken.flatMap { TokenKind.access.hash(of: $0) }
         let (facts, seen) = try await store.read { tx -> (DecisionFacts, Bool) in
@@ -271,7 +283,9 @@ extension IdentityService {
                 facts.subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
                 seen = self.needsSeen(s, at: t)
             }
-            if let resourceId { facts.resource = try await self.resourceFacts(tx, resourceId) }
+            if let resourceId, let stored = try await self.resourceFacts(tx, resourceId), sharedTypes?.contains(stored.type) ?? true {
+                facts.resource = stored
+            }
             if facts.resource == nil, let userId = facts.subject?.id { facts.userUsage = try await self.userUsage(tx, userId) }
             return (facts, seen)
         }

@@ -34,6 +34,9 @@ extension IdentityService {
         guard trimmed.count <= 200, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalid("fullName", "must be at most 200 characters without control characters")
         }
+        guard !trimmed.unicodeScalars.contains(where: isInvisibleOrDirectional) else {
+            throw .invalid("fullName", "must not contain bidirectional controls or zero-width characters")
+        }
         return trimmed
     }
 

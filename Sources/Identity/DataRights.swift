@@ -219,6 +219,13 @@ extension IdentityService {
     @discardableResult
     public func expireLogs(olderThan maxAge: TimeInterval, operator credential: OperatorCredential) async throws -> (audit: Int, decisions: Int) {
         try authorizeOperator(credential)
+        return try await expireLogs(olderThan: maxAge)
+    }
+
+    /// `expireLogs(olderThan:operator:)` without the credential: for the server's own maintenance task, which runs
+    /// with the operator's configuration rather than a presented token. Not part of the public API.
+    @discardableResult
+    package func expireLogs(olderThan maxAge: TimeInterval) async throws -> (audit: Int, decisions: Int) {
         guard maxAge >= configuration.minimumLogRetention else {
             throw IdentityError.invalid("maxAge", "must be at least \(Int(configuration.minimumLogRetention / 86400)) days")
         }

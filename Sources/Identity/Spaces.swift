@@ -31,6 +31,28 @@ extension IdentityService {
         guard (1...100).contains(trimmed.count), !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalid(field, "must be 1 to 100 characters without control characters")
         }
+        guard !trimmed.unicodeScalars.contains(where: isInvisibleOrDirectional) else {
+            throw .invalid(field, "must not contain bidirectional controls or zero-width characters")
+        }
+    }
+
+    /// Characters that change how a name reads without being seen (Unicode TR 36 and TR 39): the Bidi_Control set
+    /// (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which can make `gpj.exe` show as `exe.jpg`, and
+    /// the zero-width ones (U+200B to U+200D, U+2060, U+FEFF), which make two names that look alike differ.
+    static func isInvisibleOrDirectional(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x200B...0x200D, 0x2060, 0xFEFF: true
+        default: scalar.properties.isBidiControl
+        }
+    }
+
+    /// A resource id a store can hold: 1 to 256 bytes without a NUL (PostgreSQL's text cannot hold one, and a
+    /// NUL would be a 503 there and a silent mismatch in SQLite).
+    static func validateResourceId(_ id: String, field: String) throws(IdentityError) {
+        guard (1...256).contains(id.utf8.count), !id.utf8.contains(0) else {
+            throw .invalid(field, "must be 1 to 256 bytes without a NUL character")
+        }
     }
 
     func insertShareCode(_ tx: any IdentityTransaction, resourceId: String, role: String, by userId: String, at t: Date) async throws -> String {
@@ -69,6 +91,7 @@ extension IdentityService {
 
     /// A new single-use share code for a space the signed-in user owns.
     public func newShareCode(accessToken: String, resourceId: String, role: String = "editor") async throws -> String {
+        try Self.validateResourceId(resourceId, field: "resourceId")
         try Self.validateInviteRole(role, field: "role")
         let t = now()
         return try await store.write { tx in

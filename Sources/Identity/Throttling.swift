@@ -175,12 +175,19 @@ extension IdentityService {
 
     /// Refuses a `taken` answer once the probe limit of this scope is spent, else counts it.
     func takenAnswer(_ tx: any IdentityTransaction, scope: String, at t: Date) async throws -> IdentityError {
+        try await takenAnswer(tx, scopes: [scope], at: t)
+    }
+
+    /// Refuses a `taken` answer once the probe limit of any of `scopes` is spent, else counts it under each.
+    func takenAnswer(_ tx: any IdentityTransaction, scopes: [String], at t: Date) async throws -> IdentityError {
         let limits = configuration.abuse
-        let w = GuessWindow(scope: scope, limit: limits.usernameProbes, window: limits.usernameProbeWindow)
-        if let wait = try await retryAfter(tx, w, at: t) {
-            return IdentityError(.throttled, field: "username", "too many usernames tried", retryAfter: wait)
+        let windows = scopes.map { GuessWindow(scope: $0, limit: limits.usernameProbes, window: limits.usernameProbeWindow) }
+        for w in windows {
+            if let wait = try await retryAfter(tx, w, at: t) {
+                return IdentityError(.throttled, field: "username", "too many usernames tried", retryAfter: wait)
+            }
         }
-        try await countGuess(tx, w, at: t)
+        for w in windows { try await countGuess(tx, w, at: t) }
         return IdentityError(.conflict, field: "username", "is taken")
     }
 }

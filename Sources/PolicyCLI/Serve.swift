@@ -12,7 +12,9 @@ struct Serve: AsyncParsableCommand {
             Every option may also come from the environment: GATEHOUSE_POLICIES, GATEHOUSE_DATABASE, GATEHOUSE_HOST,
             GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
             (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_READ_TIMEOUT, GATEHOUSE_SIGNIN_LIMIT,
-            GATEHOUSE_TRUSTED_PROXIES (comma-separated), GATEHOUSE_APP_STORE_BUNDLE_ID, GATEHOUSE_APP_STORE_ENVIRONMENT and
+            GATEHOUSE_TRUSTED_PROXIES (comma-separated), GATEHOUSE_TRUST_CALLER_SUBJECTS=1, GATEHOUSE_WRITE_LIMIT,
+            GATEHOUSE_SOURCE_WRITE_LIMIT, GATEHOUSE_MAINTENANCE_INTERVAL, GATEHOUSE_RETENTION_DAYS, GATEHOUSE_IPV6_PREFIX,
+            GATEHOUSE_MAX_CONNECTIONS, GATEHOUSE_DECISION_LOG, GATEHOUSE_APP_STORE_BUNDLE_ID, GATEHOUSE_APP_STORE_ENVIRONMENT and
             GATEHOUSE_APP_STORE_ROOT_CERTIFICATE (each comma-separated). The first line on standard
             output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
             The database is created and migrated on first start: a SQLite file, or with --database postgres://... a
@@ -85,6 +87,31 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp("A DER or PEM root certificate trusted besides Apple Root CA - G3 (repeatable).", valueName: "FILE"))
     var appStoreRootCertificates: [String] = []
 
+    @Flag(help: "Decide for the subject a request names when it has no bearer (a backend that authenticated its user itself).")
+    var trustCallerSubjects = false
+
+    @Option(
+        name: .customLong("write-limit"),
+        help: ArgumentHelp("Writes per account per window (default 30/60).", valueName: "REQUESTS/SECONDS"))
+    var writeLimit: String?
+
+    @Option(
+        name: .customLong("source-write-limit"),
+        help: ArgumentHelp("Writes per client address per window, whatever the accounts (default 120/60).", valueName: "REQUESTS/SECONDS"))
+    var sourceWriteLimit: String?
+
+    @Option(help: ArgumentHelp("Seconds between maintenance runs: expired rows purged, old logs expired (default 3600).", valueName: "SECONDS"))
+    var maintenanceInterval: Double?
+
+    @Option(name: .customLong("retention"), help: ArgumentHelp("Days audit and decision logs are kept (default 365, at least 30).", valueName: "DAYS"))
+    var retentionDays: Int?
+
+    @Option(name: .customLong("ipv6-prefix"), help: ArgumentHelp("IPv6 prefix length that keys per-client limits (default 64).", valueName: "BITS"))
+    var ipv6Prefix: Int?
+
+    @Option(help: ArgumentHelp("Connections open at once; more are closed at once (default half the open-file limit, at most 10000).", valueName: "N"))
+    var maxConnections: Int?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -103,6 +130,13 @@ struct Serve: AsyncParsableCommand {
         options.appStoreBundleIds = appStoreBundleIds
         options.appStoreEnvironments = appStoreEnvironments
         options.appStoreRootCertificates = appStoreRootCertificates
+        options.trustCallerSubjects = trustCallerSubjects
+        options.writeLimit = writeLimit
+        options.sourceWriteLimit = sourceWriteLimit
+        options.maintenanceInterval = maintenanceInterval
+        options.retentionDays = retentionDays
+        options.ipv6Prefix = ipv6Prefix
+        options.maxConnections = maxConnections
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

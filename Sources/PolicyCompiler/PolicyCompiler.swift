@@ -85,18 +85,33 @@ public enum PolicyCompiler {
 
     /// Reads every `.yaml`/`.yml` file under `directory` (recursively, sorted) and compiles them as one set.
     public static func load(directory: String, limits: YAMLLimits = YAMLLimits()) -> PolicyLoadResult {
+        load(directory: directory, limits: limits, relativePaths: false)
+    }
+
+    /// Reads every `.yaml`/`.yml` file under `directory` (recursively, sorted) and compiles them as one set.
+    ///
+    /// A folder under `directory` that cannot be listed is an error, not a folder skipped: a set loaded without
+    /// some of its files could allow what they deny. With `relativePaths` every location and diagnostic names
+    /// its file relative to `directory` (the server's answers: no absolute path of the host).
+    public static func load(directory: String, limits: YAMLLimits = YAMLLimits(), relativePaths: Bool) -> PolicyLoadResult {
         let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
         var files: [PolicyFileInput] = []
         var problems: [Diagnostic] = []
-        for path in policyFiles(in: directory) {
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        func shown(_ path: String) -> String { relativePaths && path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path }
+        let listing = policyFileListing(in: directory)
+        for folder in listing.unlistable {
+            problems.append(Diagnostic(.error, .unreadableFile, "cannot list the folder '\(shown(folder))': its files would be left out", at: nil))
+        }
+        for path in listing.files {
             guard let handle = FileHandle(forReadingAtPath: path) else {
-                problems.append(Diagnostic(.error, .unreadableFile, "cannot read '\(path)'", at: nil))
+                problems.append(Diagnostic(.error, .unreadableFile, "cannot read '\(shown(path))'", at: nil))
                 continue
             }
             defer { try? handle.close() }
             // Read one byte past the cap so an oversized file is reported, without reading all of it.
             let data = (try? handle.read(upToCount: limits.maxFileBytes + 1)) ?? Data()
-            files.append(PolicyFileInput(path: path, bytes: [UInt8](data)))
+            files.append(PolicyFileInput(path: shown(path), bytes: [UInt8](data)))
         }
         var isDirectory: ObjCBool = false
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
@@ -110,20 +125,32 @@ public enum PolicyCompiler {
 
     /// Policy files under `directory`, recursively, in sorted order; hidden entries are skipped.
     public static func policyFiles(in directory: String) -> [String] {
+        policyFileListing(in: directory).files
+    }
+
+    /// Policy files under `directory` (as `policyFiles(in:)`), and the folders under it that could not be listed.
+    public static func policyFileListing(in directory: String) -> (files: [String], unlistable: [String]) {
         let fm = FileManager.default
-        guard let names = try? fm.contentsOfDirectory(atPath: directory) else { return [] }
-        var result: [String] = []
+        guard let names = try? fm.contentsOfDirectory(atPath: directory) else {
+            var isDirectory: ObjCBool = false
+            let exists = fm.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue
+            return ([], exists ? [directory] : [])
+        }
+        var files: [String] = []
+        var unlistable: [String] = []
         for name in names.sorted() where !name.hasPrefix(".") {
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue {
-                result += policyFiles(in: path)
+                let inner = policyFileListing(in: path)
+                files += inner.files
+                unlistable += inner.unlistable
             } else if name.hasSuffix(".yaml") || name.hasSuffix(".yml") {
-                result.append(path)
+                files.append(path)
             }
         }
-        return result
+        return (files, unlistable)
     }
 
     /// The folders to check for `policy check DIR`: DIR itself when it holds policy files directly, else each subfolder that does.

@@ -35,6 +35,27 @@ public enum ForwardedClient {
         return nil
     }
 
+    /// The key of an address in the per-client limits: an IPv4 address as it is (an IPv4-mapped IPv6 one as its IPv4
+    /// form), an IPv6 address as its first `ipv6Prefix` bits (`2001:db8:1:2::/64`), since one client is given a whole
+    /// /64 and could take a fresh address from it for every request. Anything else (`local`) as it is.
+    public static func limitKey(_ address: String, ipv6Prefix: Int = 64) -> String {
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, address, &v6) == 1 else { return address }
+        var bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        let prefix = max(0, min(128, ipv6Prefix))
+        for i in 0..<16 {
+            let kept = max(0, min(8, prefix - i * 8))
+            bytes[i] &= kept == 8 ? 0xFF : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
+        }
+        withUnsafeMutableBytes(of: &v6) { $0.copyBytes(from: bytes) }
+        var out = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &v6, &out, socklen_t(out.count)) != nil else { return address }
+        return decodeCString(out) + "/\(prefix)"
+    }
+
     /// The C string in `buffer`, up to its terminating zero.
     private static func decodeCString(_ buffer: [CChar]) -> String {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -14,6 +14,14 @@ public final class GatehouseServer: Sendable {
     public let reloader: PolicyReloader
     public let metrics: ServerMetrics
     public let signInLimiter: RateLimiter
+    /// Failed operator-credential attempts per client (the sign-in limit): past it, every attempt is 429.
+    public let operatorLimiter: RateLimiter
+    /// The write quotas per account and per client (`WriteQuota`).
+    public let writeQuota: WriteQuota
+    /// Connections open now, against `settings.maxConnections`.
+    let connections: ConnectionCount
+    /// Malformed requests are logged at most once a minute per client.
+    let malformedLog = LogGate(interval: 60)
     public let logger: Logger
     /// The `/playground` page, rebuilt when the policy version changes.
     public let playground = Playground()
@@ -62,7 +70,15 @@ public final class GatehouseServer: Sendable {
         reloader = PolicyReloader(
             directory: settings.policies, strict: settings.strictReload, service: service, version: version, logger: logger, metrics: metrics)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
+        operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
+        writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)
+        connections = ConnectionCount(limit: settings.maxConnections)
         logger.info("policy loaded", metadata: ["policy.hash": "\(version.hash)", "policy.name": "\(version.name)"])
+    }
+
+    /// The key of the client's per-client limits (`ForwardedClient.limitKey` of its address).
+    func clientKey(_ context: ServerContext) -> String {
+        PolicyServer.clientKey(context, ipv6Prefix: settings.ipv6PrefixLength)
     }
 
     // MARK: - Decisions
@@ -71,7 +87,7 @@ public final class GatehouseServer: Sendable {
     /// else for the subject in the request.
     public func decide(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
         if let decision = decideInMemory(request, bearer: bearer, by: policy) { return decision }
-        let resolved = try await resolve(request, bearer: bearer)
+        let resolved = try await resolve(request, bearer: bearer, by: policy)
         let decision = service.decide(resolved, by: policy)
         metrics.decided(decision)
         try await service.record(decision, of: resolved, by: policy)
@@ -80,7 +96,7 @@ public final class GatehouseServer: Sendable {
 
     /// The decision, made without an await, when it needs no store: no bearer and no decision log. Nil otherwise.
     public func decideInMemory(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) -> Decision? {
-        guard bearer == nil, service.decisionLog == .off else { return nil }
+        guard bearer == nil, service.decisionLog == .off, settings.trustCallerSubjects || request.subject == Subject() else { return nil }
         let decision = service.decide(unbound(request), by: policy)
         metrics.decided(decision)
         return decision
@@ -88,7 +104,7 @@ public final class GatehouseServer: Sendable {
 
     /// One decision with its trace.
     public func explain(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Explanation {
-        let explanation = service.explain(try await resolve(request, bearer: bearer), by: policy)
+        let explanation = service.explain(try await resolve(request, bearer: bearer, by: policy), by: policy)
         metrics.decided(explanation.decision)
         return explanation
     }
@@ -119,7 +135,7 @@ public final class GatehouseServer: Sendable {
         guard let first = check.actions.first else { return [] }
         var request = check.request
         request.action = first
-        var resolved = try await resolve(request, bearer: bearer)
+        var resolved = try await resolve(request, bearer: bearer, by: policy)
         var out: [(action: String, decision: Decision)] = []
         out.reserveCapacity(check.actions.count)
         for action in check.actions {
@@ -132,10 +148,13 @@ public final class GatehouseServer: Sendable {
         return out
     }
 
-    private func resolve(_ request: PolicyModel.Request, bearer: String?) async throws -> ResolvedRequest {
-        guard let bearer else { return unbound(request) }
+    private func resolve(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
+        guard let bearer else {
+            guard settings.trustCallerSubjects || request.subject == Subject() else { throw Problem.callerSubjectNotTrusted }
+            return unbound(request)
+        }
         guard request.subject == Subject() else { throw Problem.subjectWithBearer }
-        return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context)
+        return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context, by: policy)
     }
 
     /// A request decided for the subject it carries, at its `context.now` or the identity clock's.

@@ -9,18 +9,20 @@ import PolicyModel
 func addIdentityRoutes(_ routes: RouteBuilder) {
     let server = routes.server
     let route = routes.on
+    /// A route that adds rows for the bearer's account: under the write quotas (`WriteQuota`).
+    let write = routes.write
     let limit = server.settings.bodyLimit
     let identity = server.service.identity
 
     /// The per-client limit of the sign-in, PIN and device routes.
     @Sendable func throttle(_ context: ServerContext) throws {
-        if let wait = server.signInLimiter.take(clientKey(context)) {
+        if let wait = server.signInLimiter.take(server.clientKey(context)) {
             server.metrics.throttled()
             throw Problem.throttled(retryAfter: wait)
         }
     }
     /// The client as the identity layer's per-source limits know it (it keeps only a digest).
-    @Sendable func source(_ context: ServerContext) -> ClientSource { ClientSource(clientKey(context)) }
+    @Sendable func source(_ context: ServerContext) -> ClientSource { ClientSource(server.clientKey(context)) }
     @Sendable func fields(_ request: Hummingbird.Request, required: Set<String> = [], optional: Set<String> = []) async throws -> IdentityBody {
         try IdentityBody(try await readBody(request, limit: limit), required: required, optional: optional)
     }
@@ -116,7 +118,7 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
                 fullName: try body.optionalString("fullName")))
     }
 
-    route(.delete, "/v1/auth/apple/link") { request, _ in
+    write(.delete, "/v1/auth/apple/link") { request, _ in
         try await identity.unlinkApple(accessToken: try requiredBearer(request))
         return Response(status: .noContent)
     }
@@ -160,10 +162,10 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     }
 
     // MARK: the signed-in user
-    route(.put, "/v1/me/username") { request, _ in
+    write(.put, "/v1/me/username") { request, context in
         let bearer = try requiredBearer(request)
         let body = try await fields(request, required: ["username"])
-        try await identity.setUsername(accessToken: bearer, username: try body.string("username"))
+        try await identity.setUsername(accessToken: bearer, username: try body.string("username"), source: source(context))
         return Response(status: .noContent)
     }
     route(.get, "/v1/me") { request, _ in
@@ -172,7 +174,7 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     route(.get, "/v1/me/privacy") { request, _ in
         json(privacyJSON(try await identity.privacySettings(accessToken: try requiredBearer(request))))
     }
-    route(.put, "/v1/me/privacy") { request, _ in
+    write(.put, "/v1/me/privacy") { request, _ in
         let bearer = try requiredBearer(request)
         let body = try await fields(request, optional: ["analytics", "crashReporting", "aiSuggestions", "dataSharing"])
         var settings = try await identity.privacySettings(accessToken: bearer)
@@ -188,15 +190,15 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         try await identity.setPrivacySettings(accessToken: bearer, settings)
         return json(privacyJSON(settings))
     }
-    route(.get, "/v1/me/export") { request, _ in
+    write(.get, "/v1/me/export") { request, _ in
         let data = try await identity.exportData(accessToken: try requiredBearer(request))
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
-    route(.delete, "/v1/me") { request, _ in
+    write(.delete, "/v1/me") { request, _ in
         try await identity.deleteAccount(accessToken: try requiredBearer(request))
         return Response(status: .noContent)
     }
-    route(.post, "/v1/me/purchases") { request, _ in
+    write(.post, "/v1/me/purchases") { request, _ in
         // A StoreKit 2 signed transaction (`jwsRepresentation`); a product id the client names proves nothing.
         let bearer = try requiredBearer(request)
         let body = try await fields(request, required: ["signedTransaction"])
@@ -217,22 +219,22 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     }
 
     // MARK: shared spaces
-    route(.post, "/v1/spaces") { request, _ in
+    write(.post, "/v1/spaces") { request, _ in
         let bearer = try requiredBearer(request)
         let body = try await fields(request, required: ["name"], optional: ["type", "inviteRole"])
-        let space = try await identity.createSpace(
-            accessToken: bearer, name: try body.string("name"), type: try body.optionalString("type") ?? "space",
+        let space = try await server.service.createSpace(
+            accessToken: bearer, name: try body.string("name"), type: try body.optionalString("type"),
             inviteRole: try body.optionalString("inviteRole") ?? "editor")
         return json(.object([.init("resourceId", .string(space.resourceId)), .init("shareCode", .string(space.shareCode))]), status: .created)
     }
-    route(.post, "/v1/spaces/{id}/codes") { request, context in
+    write(.post, "/v1/spaces/{id}/codes") { request, context in
         let bearer = try requiredBearer(request)
         let body = try await fields(request, optional: ["role"])
         let id = try context.parameters.require("id")
         let code = try await identity.newShareCode(accessToken: bearer, resourceId: id, role: try body.optionalString("role") ?? "editor")
         return json(.object([.init("shareCode", .string(code))]), status: .created)
     }
-    route(.post, "/v1/spaces/join") { request, context in
+    write(.post, "/v1/spaces/join") { request, context in
         let bearer = try requiredBearer(request)
         try throttle(context)
         let body = try await fields(request, required: ["shareCode"])
@@ -243,14 +245,25 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     // MARK: operator
     /// The operator credential of the request, refused (401) unless it matches the configured one; the
     /// identity layer checks it again on the flows that take it.
-    @Sendable func requireOperator(_ request: Hummingbird.Request) throws -> OperatorCredential {
+    ///
+    /// Failed attempts count per client (the sign-in limit): once a client has spent them, every attempt, the right
+    /// credential too, is 429 until the window refills, so the credential cannot be guessed at request rate.
+    @Sendable func requireOperator(_ request: Hummingbird.Request, _ context: ServerContext) throws -> OperatorCredential {
+        let client = server.clientKey(context)
+        if let wait = server.operatorLimiter.wait(client) {
+            server.metrics.throttled()
+            throw Problem.throttled(retryAfter: wait, detail: "too many failed operator credentials from this client")
+        }
         guard let stored = server.settings.operatorTokenDigest, let presented = try? bearerToken(request),
             OperatorToken.matches(presented, stored: stored)
-        else { throw Problem.operatorOnly }
+        else {
+            _ = server.operatorLimiter.take(client)
+            throw Problem.operatorOnly
+        }
         return OperatorCredential(token: presented)
     }
-    route(.post, "/v1/operator/apple-credential-state") { request, _ in
-        let credential = try requireOperator(request)
+    route(.post, "/v1/operator/apple-credential-state") { request, context in
+        let credential = try requireOperator(request, context)
         let body = try await fields(request, required: ["appleUserId", "state"], optional: ["transferredTo"])
         guard let state = AppleCredentialState(rawValue: try body.string("state")) else {
             throw RequestError(field: "state", "must be one of \(AppleCredentialState.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -261,13 +274,13 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         return Response(status: .noContent)
     }
     route(.put, "/v1/operator/users/{id}/roles") { request, context in
-        _ = try requireOperator(request)
+        _ = try requireOperator(request, context)
         let body = try await fields(request, required: ["roles"])
         try await identity.setAppRoles(userId: try context.parameters.require("id"), roles: try body.strings("roles"))
         return Response(status: .noContent)
     }
     route(.put, "/v1/operator/users/{id}/subscription") { request, context in
-        _ = try requireOperator(request)
+        _ = try requireOperator(request, context)
         let body = try await fields(request, required: ["productId"], optional: ["expiresAt"])
         try await identity.recordSubscription(
             userId: try context.parameters.require("id"), productId: try body.string("productId"), expiresAt: try body.optionalDate("expiresAt"),
@@ -275,30 +288,30 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
         return Response(status: .noContent)
     }
     route(.post, "/v1/operator/users/{id}/legacy-pin") { request, context in
-        _ = try requireOperator(request)
+        _ = try requireOperator(request, context)
         let body = try await fields(request, required: ["hexHash"])
         try await identity.importLegacyPINHash(userId: try context.parameters.require("id"), hexHash: try body.string("hexHash"))
         return Response(status: .noContent)
     }
     route(.post, "/v1/operator/users/{id}/usage") { request, context in
-        _ = try requireOperator(request)
+        _ = try requireOperator(request, context)
         let (counter, delta) = try usageChange(try await fields(request, required: ["counter"], optional: ["by"]))
         let value = try await identity.incrementUserUsage(userId: try context.parameters.require("id"), counter: counter, by: delta)
         return json(.object([.init("counter", .string(counter)), .init("value", .int(value))]))
     }
     route(.post, "/v1/operator/resources/{id}/usage") { request, context in
-        _ = try requireOperator(request)
+        _ = try requireOperator(request, context)
         let (counter, delta) = try usageChange(try await fields(request, required: ["counter"], optional: ["by"]))
         let value = try await identity.incrementUsage(resourceId: try context.parameters.require("id"), counter: counter, by: delta)
         return json(.object([.init("counter", .string(counter)), .init("value", .int(value))]))
     }
     route(.post, "/v1/operator/users/{id}/pin-unlock") { request, context in
-        let credential = try requireOperator(request)
+        let credential = try requireOperator(request, context)
         try await identity.unlockPIN(userId: try context.parameters.require("id"), operator: credential)
         return Response(status: .noContent)
     }
     route(.delete, "/v1/operator/users/{id}") { request, context in
-        let credential = try requireOperator(request)
+        let credential = try requireOperator(request, context)
         try await identity.deleteUser(userId: try context.parameters.require("id"), operator: credential)
         return Response(status: .noContent)
     }

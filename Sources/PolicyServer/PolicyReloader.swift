@@ -100,7 +100,7 @@ public actor PolicyReloader {
     }
 
     private static func load(directory: String, strict: Bool, fingerprint: FolderFingerprint) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
-        let result = PolicyCompiler.load(directory: directory)
+        let result = PolicyCompiler.load(directory: directory, relativePaths: true)
         let renderer = DiagnosticRenderer(sources: result.sources)
         let now = Date()
         guard let policy = result.policy else {

@@ -105,11 +105,16 @@ public struct Problem: Error, Sendable, Hashable {
         Problem(status: 413, code: "body_too_large", title: "Body too large", detail: "the body is larger than \(limit) bytes")
     }
 
-    public static func throttled(retryAfter: TimeInterval) -> Problem {
-        Problem(
-            status: 429, code: "throttled", title: "Too many requests", detail: "too many requests from this client",
-            retryAfter: max(1, Int(retryAfter.rounded(.up))))
+    public static func throttled(retryAfter: TimeInterval, detail: String = "too many requests from this client") -> Problem {
+        Problem(status: 429, code: "throttled", title: "Too many requests", detail: detail, retryAfter: max(1, Int(retryAfter.rounded(.up))))
     }
+
+    public static let unsupportedMediaType = Problem(
+        status: 415, code: "unsupported_media_type", title: "Unsupported Media Type",
+        detail: "a request body must be JSON: Content-Type application/json (or leave Content-Type out)", field: "Content-Type")
+
+    public static let malformedRequest = Problem(
+        status: 400, code: "malformed_request", title: "Bad Request", detail: "the request is not valid HTTP/1.1 (its framing or Transfer-Encoding)")
 
     public static let missingBearer = Problem(
         status: 401, code: "unauthenticated", title: "Not signed in", detail: "this route needs Authorization: Bearer <access token>",
@@ -126,6 +131,11 @@ public struct Problem: Error, Sendable, Hashable {
     public static let subjectWithBearer = Problem(
         status: 400, code: "subject_with_bearer", title: "Subject and bearer token both given",
         detail: "with Authorization: Bearer the server builds the subject; leave 'subject' out", field: "subject")
+
+    public static let callerSubjectNotTrusted = Problem(
+        status: 403, code: "caller_subject_not_trusted", title: "Caller-asserted subject not trusted",
+        detail: "this server decides only for the holder of Authorization: Bearer <access token>; a backend that names the subject itself needs the server started with --trust-caller-subjects (GATEHOUSE_TRUST_CALLER_SUBJECTS=1)",
+        field: "subject")
 
     public static let notFound = Problem(status: 404, code: "not_found", title: "Not found", detail: "no such route")
 }

@@ -52,6 +52,18 @@ public final class RateLimiter: Sendable {
         }
     }
 
+    /// Seconds until `client` may make a request, without taking one: nil when it may now.
+    public func wait(_ client: String) -> TimeInterval? {
+        let t = now()
+        let rate = Double(limit.requests) / limit.window
+        let capacity = Double(limit.requests)
+        return buckets.withLock { table -> TimeInterval? in
+            guard let bucket = table[client] else { return nil }
+            let tokens = min(capacity, bucket.tokens + max(0, t.timeIntervalSince(bucket.updated)) * rate)
+            return tokens >= 1 ? nil : ((1 - tokens) / rate).rounded(.up)
+        }
+    }
+
     private static func prune(_ table: inout [String: Bucket], at t: Date, rate: Double, capacity: Double, max: Int) {
         table = table.filter { $0.value.tokens + t.timeIntervalSince($0.value.updated) * rate < capacity }
         if table.count > max { table.removeAll(keepingCapacity: true) }

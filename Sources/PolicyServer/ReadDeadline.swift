@@ -14,8 +14,18 @@ import PolicyModel
 /// the next request's bytes start it again once the answer is written. When the clock runs out the connection
 /// gets `408` (problem+json, `read_timeout`) if no answer has started, and is closed; `timedOut` is called
 /// either way (the server counts it in `/metrics`: no route saw the request).
+///
+/// Two cases need more than the parsed parts. A second request pipelined behind the first and sent only in part
+/// arrives while (or in the same read as) the first is answered: its bytes are remembered, and the clock starts
+/// for it when the first answer ends. And an answer that ends before its request was read (a 413 before the body's
+/// end) starts a lingering close, as nginx does: the rest of the body is read and discarded for a bounded time and
+/// size, then the connection is closed, so a client that sends its whole body before reading still reads the
+/// answer (closing with unread bytes would reset the connection and lose it).
 final class ReadDeadline {
-    enum State { case waiting, reading, answering }
+    enum State { case waiting, reading, answering, lingering }
+    /// The longest and the most a lingering close reads and discards.
+    static let lingerTime: TimeAmount = .seconds(5)
+    static let lingerBytes = 64 << 20
     let limit: TimeAmount
     let answer: ByteBuffer
     var state = State.waiting
@@ -24,6 +34,18 @@ final class ReadDeadline {
     var answerFinished = false
     var timer: Scheduled<Void>?
     let timedOut: @Sendable () -> Void
+    /// The socket end of the pipeline (the clock's context): where the clock and a lingering close act.
+    var clockContext: ChannelHandlerContext?
+    /// Bytes arrived while an answer was being made: the start of a pipelined request.
+    var pendingBytes = false
+    /// The last read's bytes, whether a request started with them, and the body sizes of the requests that ended
+    /// in it (to see whether bytes of another request follow them).
+    var lastRead: ByteBuffer?
+    var requestStartedInRead = false
+    var bodiesEndedInRead: [Int] = []
+    var currentBody = 0
+    var framingUnknown = false
+    var discarded = 0
 
     init(limit: Duration, timedOut: @escaping @Sendable () -> Void = {}) {
         self.timedOut = timedOut
@@ -49,6 +71,7 @@ final class ReadDeadline {
         state = .reading
         answerStarted = false
         answerFinished = false
+        pendingBytes = false
         timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: limit) { [self] in
             timer = nil
             guard state == .reading else { return }
@@ -62,6 +85,59 @@ final class ReadDeadline {
         timer?.cancel()
         timer = nil
     }
+
+    /// The answer's end was written after its request's end: the clock starts again at once if bytes of another
+    /// request are already here (pipelined), else with the next bytes.
+    func answerEnded() {
+        state = .waiting
+        let follows = pendingBytes || bytesFollowLastRequest()
+        lastRead = nil
+        bodiesEndedInRead.removeAll(keepingCapacity: true)
+        guard let context = clockContext, follows else { return }
+        start(context)
+    }
+
+    /// Whether the last read holds bytes (other than line ends) past the requests that ended in it. Known only when
+    /// the first of them started in that read and none was chunked (chunk framing is not in the body's size).
+    func bytesFollowLastRequest() -> Bool {
+        guard requestStartedInRead, !framingUnknown, let bytes = lastRead, !bodiesEndedInRead.isEmpty else { return false }
+        return bytes.withUnsafeReadableBytes { raw -> Bool in
+            var offset = 0
+            for body in bodiesEndedInRead {
+                guard let end = Self.headEnd(raw, from: offset) else { return false }
+                offset = end + body
+            }
+            return raw[min(offset, raw.count)...].contains { $0 != 0x0D && $0 != 0x0A }
+        }
+    }
+
+    /// The offset just past the first `CRLF CRLF` at or after `from`.
+    static func headEnd(_ raw: UnsafeRawBufferPointer, from: Int) -> Int? {
+        var i = from
+        while i + 3 < raw.count {
+            if raw[i + 3] != 0x0A {
+                i += raw[i + 3] == 0x0D ? 1 : 4  // the fourth byte is not LF: no match ends before it unless it is CR
+                continue
+            }
+            if raw[i] == 0x0D && raw[i + 1] == 0x0A && raw[i + 2] == 0x0D { return i + 4 }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The answer ended before its request was read whole: read and discard what the client still sends, for at
+    /// most `lingerTime` and `lingerBytes`, then close.
+    func linger() {
+        guard let context = clockContext else { return }
+        stop()
+        state = .lingering
+        discarded = 0
+        timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: min(limit, Self.lingerTime)) { [self] in
+            timer = nil
+            context.close(promise: nil)
+        }
+        context.read()
+    }
 }
 
 /// Starts a request's clock on its first bytes; sits first in the pipeline, on raw bytes.
@@ -72,9 +148,22 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
 
     init(_ deadline: ReadDeadline) { self.deadline = deadline }
 
+    func handlerAdded(context: ChannelHandlerContext) { deadline.clockContext = context }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if deadline.state == .lingering {
+            deadline.discarded += unwrapInboundIn(data).readableBytes
+            if deadline.discarded > ReadDeadline.lingerBytes { context.close(promise: nil) } else { context.read() }
+            return
+        }
+        if deadline.state == .answering { deadline.pendingBytes = true }
+        deadline.requestStartedInRead = deadline.state == .waiting
+        deadline.lastRead = unwrapInboundIn(data)
+        deadline.bodiesEndedInRead.removeAll(keepingCapacity: true)
         deadline.start(context)
         context.fireChannelRead(data)
+        // Kept only while a request that ended in it awaits its answer: an idle connection holds no read buffer.
+        if deadline.bodiesEndedInRead.isEmpty { deadline.lastRead = nil }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -82,7 +171,10 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { deadline.stop() }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline.stop()
+        deadline.clockContext = nil
+    }
 }
 
 /// Stops the clock when the request's end is read; after the answer's end is written, the next bytes start it.
@@ -100,7 +192,14 @@ final class ReadDeadlineWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .end = unwrapInboundIn(data) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            deadline.currentBody = 0
+            deadline.framingUnknown = head.headerFields[.transferEncoding] != nil
+        case .body(let part):
+            deadline.currentBody += part.readableBytes
+        case .end:
+            deadline.bodiesEndedInRead.append(deadline.currentBody)
             deadline.stop()
             deadline.state = deadline.answerFinished ? .waiting : .answering
         }
@@ -111,7 +210,15 @@ final class ReadDeadlineWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapOutboundIn(data) {
         case .head: deadline.answerStarted = true
         case .end:
-            if deadline.state == .answering { deadline.state = .waiting } else { deadline.answerFinished = true }
+            switch deadline.state {
+            case .answering: deadline.answerEnded()
+            case .reading:
+                deadline.answerFinished = true
+                context.write(data, promise: promise)
+                deadline.linger()
+                return
+            default: deadline.answerFinished = true
+            }
         default: break
         }
         context.write(data, promise: promise)

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import PolicyEngine
 import PolicyModel
 import ServiceLifecycle
@@ -85,10 +86,11 @@ public func buildRouter(_ server: GatehouseServer) -> Router<ServerContext> {
 public func buildRouterAndTable(_ server: GatehouseServer) -> (router: Router<ServerContext>, table: RouteTable) {
     let router = Router(context: ServerContext.self)
     let allowed = AllowedMethods()
-    router.add(middleware: ProblemMiddleware(logger: server.logger, allowed: allowed))
     if !server.settings.trustedProxies.isEmpty {
         router.add(middleware: ForwardedClientMiddleware(trusted: server.settings.trustedProxies))
     }
+    router.add(middleware: ProblemMiddleware(server: server, allowed: allowed))
+    router.add(middleware: RequestShapeMiddleware())
     let builder = RouteBuilder(router: router, server: server, allowed: allowed)
     addOperationRoutes(builder)
     addDecisionRoutes(builder)
@@ -168,14 +170,21 @@ public func buildApplication(
     onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
 ) -> some ApplicationProtocol {
     let settings = server.settings
-    var services: [any Service] = []
+    var services: [any Service] = [
+        MaintenanceService(
+            identity: server.service.identity, interval: settings.maintenanceInterval, retentionDays: settings.retentionDays,
+            metrics: server.metrics, logger: server.logger)
+    ]
     if watch {
         services.append(
             PolicyWatcher(reloader: server.reloader, interval: settings.watchInterval, settle: settings.settleTime, reloadOnHangup: reloadOnHangup))
     }
     let readTimeout = settings.readTimeout
     let metrics = server.metrics
-    var http = HTTP1Channel.Configuration(additionalChannelHandlers: ReadDeadline.handlers(limit: readTimeout) { metrics.readTimedOut() })
+    let connections = server.connections
+    var http = HTTP1Channel.Configuration(
+        additionalChannelHandlers: [ConnectionCap(connections) { metrics.connectionRefused() }]
+            + ReadDeadline.handlers(limit: readTimeout) { metrics.readTimedOut() })
     http.idleTimeout = .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000)
     return Application(
         router: buildRouter(server),
@@ -191,13 +200,25 @@ public func buildApplication(
 
 // MARK: - helpers
 
-/// Turns every error a route throws (and the router's own 404/405) into problem+json.
+/// Turns every error a route throws (and the router's own 404/405) into problem+json; a 401 carries
+/// `WWW-Authenticate: Bearer` (RFC 6750), with `error="invalid_token"` when a token was sent.
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = ServerContext
-    let logger: Logger
+    let server: GatehouseServer
     let allowed: AllowedMethods
+    var logger: Logger { server.logger }
 
     func handle(_ request: Hummingbird.Request, context: ServerContext, next: (Hummingbird.Request, ServerContext) async throws -> Response)
+        async throws -> Response
+    {
+        var response = try await answer(request, context: context, next: next)
+        if response.status == .unauthorized {
+            response.headers[.wwwAuthenticate] = request.headers[.authorization] == nil ? "Bearer" : #"Bearer error="invalid_token""#
+        }
+        return response
+    }
+
+    private func answer(_ request: Hummingbird.Request, context: ServerContext, next: (Hummingbird.Request, ServerContext) async throws -> Response)
         async throws -> Response
     {
         do {
@@ -221,6 +242,16 @@ struct ProblemMiddleware: RouterMiddleware {
                 default: "http_\(status)"
                 }
             return problemResponse(Problem(status: status, code: code, title: error.status.reasonPhrase, detail: status == 404 ? "no such route" : nil))
+        } catch is HTTPParserError {
+            // A body whose framing does not parse (a malformed Transfer-Encoding or chunk): the client's fault, and a
+            // flood of them must not flood the log.
+            let client = server.clientKey(context)
+            if server.malformedLog.allows(client) {
+                logger.warning("malformed request (logged once a minute per client)", metadata: ["http.path": "\(request.uri.path)"])
+            }
+            var response = problemResponse(.malformedRequest)
+            response.headers[.connection] = "close"
+            return response
         } catch {
             let problem = Problem.from(error)
             if problem.status >= 500 {
@@ -229,6 +260,34 @@ struct ProblemMiddleware: RouterMiddleware {
             }
             return problemResponse(problem)
         }
+    }
+}
+
+/// Refuses requests whose shape no route should see: a non-canonical path (an empty segment or a trailing slash,
+/// which a load balancer's exact `location` would not match while the router would) is 404; a POST, PUT or PATCH
+/// whose Content-Type is given and is not JSON is 415, so no other site can make a browser post a form to the API.
+struct RequestShapeMiddleware: RouterMiddleware {
+    typealias Context = ServerContext
+
+    func handle(_ request: Hummingbird.Request, context: ServerContext, next: (Hummingbird.Request, ServerContext) async throws -> Response)
+        async throws -> Response
+    {
+        let path = request.uri.path
+        if path != "/", path.isEmpty || path.hasSuffix("/") || path.contains("//") || !path.hasPrefix("/") {
+            return problemResponse(.notFound)
+        }
+        if request.method == .post || request.method == .put || request.method == .patch, let type = request.headers[.contentType],
+            !Self.isJSON(type)
+        {
+            return problemResponse(.unsupportedMediaType)
+        }
+        return try await next(request, context)
+    }
+
+    /// `application/json` or a `+json` type, parameters (`; charset=utf-8`) aside.
+    static func isJSON(_ contentType: String) -> Bool {
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 }
 
@@ -301,9 +360,9 @@ func bearerToken(_ request: Hummingbird.Request) throws -> String? {
 }
 
 /// The key of the client's per-source limits: the address a trusted load balancer forwarded for, else
-/// the peer's address, or `local` when there is none (tests).
-func clientKey(_ context: ServerContext) -> String {
-    context.forwardedClient ?? context.remoteAddress?.ipAddress ?? "local"
+/// the peer's address, or `local` when there is none (tests); an IPv6 address by its prefix (`ForwardedClient.limitKey`).
+func clientKey(_ context: ServerContext, ipv6Prefix: Int) -> String {
+    ForwardedClient.limitKey(context.forwardedClient ?? context.remoteAddress?.ipAddress ?? "local", ipv6Prefix: ipv6Prefix)
 }
 
 func requiredBearer(_ request: Hummingbird.Request) throws -> String {

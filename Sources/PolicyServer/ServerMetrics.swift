@@ -14,6 +14,11 @@ public final class ServerMetrics: Sendable {
     private let throttles: Prometheus.Counter
     private let lockouts: Prometheus.Counter
     private let readTimeouts: Prometheus.Counter
+    private let maintenanceRuns: Prometheus.Counter
+    private let maintenanceFailures: Prometheus.Counter
+    private let purgedRows: Prometheus.Counter
+    private let expiredLogRows: Prometheus.Counter
+    private let refusedConnections: Prometheus.Counter
     /// The identity layer's event totals as last exported, so the counters move by the difference.
     private let exportedSecurity = Mutex<[String: Int]>([:])
 
@@ -26,6 +31,11 @@ public final class ServerMetrics: Sendable {
         static let lockouts = ("gatehouse_lockouts_total", "Sign-ins refused because the account is locked.")
         static let readTimeouts = ("gatehouse_read_timeouts_total", "Connections cut at the read deadline (408).")
         static let signIns = ("gatehouse_signins_total", "Sign-in and verification outcomes, by method and outcome (success or an error code).")
+        static let maintenanceRuns = ("gatehouse_maintenance_runs_total", "Maintenance passes finished (expired rows purged, old logs expired).")
+        static let maintenanceFailures = ("gatehouse_maintenance_failures_total", "Maintenance passes that failed because the store did not answer.")
+        static let purgedRows = ("gatehouse_maintenance_purged_rows_total", "Expired rows (sessions, challenges, nonces, share codes) the maintenance task deleted.")
+        static let expiredLogRows = ("gatehouse_maintenance_expired_log_rows_total", "Audit and decision log rows past the retention the maintenance task deleted.")
+        static let refusedConnections = ("gatehouse_connections_refused_total", "Connections closed at once because --max-connections were open.")
         static let security = ("gatehouse_security_events_total", "Security events counted by the identity layer (PIN failures, refusals, alarms, Apple token rejections), by event.")
     }
 
@@ -63,7 +73,25 @@ public final class ServerMetrics: Sendable {
         throttles = registry.makeCounter(name: Help.throttles.0, help: Help.throttles.1)
         lockouts = registry.makeCounter(name: Help.lockouts.0, help: Help.lockouts.1)
         readTimeouts = registry.makeCounter(name: Help.readTimeouts.0, help: Help.readTimeouts.1)
+        maintenanceRuns = registry.makeCounter(name: Help.maintenanceRuns.0, help: Help.maintenanceRuns.1)
+        maintenanceFailures = registry.makeCounter(name: Help.maintenanceFailures.0, help: Help.maintenanceFailures.1)
+        purgedRows = registry.makeCounter(name: Help.purgedRows.0, help: Help.purgedRows.1)
+        expiredLogRows = registry.makeCounter(name: Help.expiredLogRows.0, help: Help.expiredLogRows.1)
+        refusedConnections = registry.makeCounter(name: Help.refusedConnections.0, help: Help.refusedConnections.1)
     }
+
+    /// A maintenance pass that finished: how many expired rows it purged and how many log rows it expired.
+    public func maintained(purged: Int, expiredLogRows expired: Int) {
+        maintenanceRuns.increment()
+        purgedRows.increment(by: Int64(purged))
+        expiredLogRows.increment(by: Int64(expired))
+    }
+
+    /// A maintenance pass that failed (the store did not answer); the next one tries again.
+    public func maintenanceFailed() { maintenanceFailures.increment() }
+
+    /// A connection closed at once because `--max-connections` were open.
+    public func connectionRefused() { refusedConnections.increment() }
 
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
 

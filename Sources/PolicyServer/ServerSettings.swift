@@ -36,6 +36,30 @@ public struct ServerSettings: Sendable {
     public var decisionLog: DecisionLogMode = .off
     /// App Store purchases: bundle ids, environments and extra roots (`--app-store-*`); off without a bundle id.
     public var appStore = AppStoreConfiguration()
+    /// Decide for a subject the caller names in the request (a backend that has authenticated its user itself).
+    /// Off by default: a request with a subject and no bearer is refused (`caller_subject_not_trusted`).
+    public var trustCallerSubjects = false
+    /// Writes (spaces, share codes, privacy, username, export, purchases, account deletion) per account per window.
+    public var writeLimit = RateLimit(requests: 30, window: 60)
+    /// The same writes per client address per window, whichever accounts make them.
+    public var sourceWriteLimit = RateLimit(requests: 120, window: 60)
+    /// How often the maintenance task purges expired rows and expires old logs.
+    public var maintenanceInterval: Duration = .seconds(3600)
+    /// Audit and decision log rows older than this many days are deleted by the maintenance task (at least the
+    /// identity layer's minimum, 30 days).
+    public var retentionDays = 365
+    /// The IPv6 prefix length that keys per-client limits: a client holds a whole /64 and could rotate through it.
+    public var ipv6PrefixLength = 64
+    /// Connections held open at once; past it a new connection is closed at once, so the server never runs out of
+    /// file descriptors (the default is half the process's limit, at most 10,000).
+    public var maxConnections = ServerSettings.defaultMaxConnections
+
+    /// Half the soft limit on open files, between 16 and 10,000.
+    public static var defaultMaxConnections: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 1 << 40 else { return 10_000 }
+        return min(10_000, max(16, Int(limit.rlim_cur / 2)))
+    }
 
     public init(policies: String, database: String) {
         self.policies = policies
@@ -61,6 +85,13 @@ public struct ServerSettings: Sendable {
         case appStoreBundleId = "GATEHOUSE_APP_STORE_BUNDLE_ID"
         case appStoreEnvironment = "GATEHOUSE_APP_STORE_ENVIRONMENT"
         case appStoreRootCertificate = "GATEHOUSE_APP_STORE_ROOT_CERTIFICATE"
+        case trustCallerSubjects = "GATEHOUSE_TRUST_CALLER_SUBJECTS"
+        case writeLimit = "GATEHOUSE_WRITE_LIMIT"
+        case sourceWriteLimit = "GATEHOUSE_SOURCE_WRITE_LIMIT"
+        case maintenanceInterval = "GATEHOUSE_MAINTENANCE_INTERVAL"
+        case retentionDays = "GATEHOUSE_RETENTION_DAYS"
+        case ipv6Prefix = "GATEHOUSE_IPV6_PREFIX"
+        case maxConnections = "GATEHOUSE_MAX_CONNECTIONS"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -87,6 +118,16 @@ public struct ServerSettings: Sendable {
         public var appStoreEnvironments: [String] = []
         /// `--app-store-root-certificate` (repeatable): DER or PEM files of extra trusted roots.
         public var appStoreRootCertificates: [String] = []
+        public var trustCallerSubjects = false
+        /// `REQUESTS/SECONDS`.
+        public var writeLimit: String?
+        /// `REQUESTS/SECONDS`.
+        public var sourceWriteLimit: String?
+        /// Seconds (a fraction allowed).
+        public var maintenanceInterval: Double?
+        public var retentionDays: Int?
+        public var ipv6Prefix: Int?
+        public var maxConnections: Int?
         public init() {}
     }
 
@@ -155,6 +196,31 @@ public struct ServerSettings: Sendable {
             s.decisionLog = mode
         }
         s.appStore = try appStore(options, env)
+        s.trustCallerSubjects = options.trustCallerSubjects || ["1", "true", "yes"].contains(env(.trustCallerSubjects)?.lowercased() ?? "")
+        if let text = options.writeLimit ?? env(.writeLimit) {
+            s.writeLimit = try RateLimit(parsing: text, option: "--write-limit", variable: .writeLimit)
+        }
+        if let text = options.sourceWriteLimit ?? env(.sourceWriteLimit) {
+            s.sourceWriteLimit = try RateLimit(parsing: text, option: "--source-write-limit", variable: .sourceWriteLimit)
+        }
+        if let seconds = options.maintenanceInterval ?? env(.maintenanceInterval).map({ Double($0) ?? -1 }) {
+            guard seconds > 0, seconds.isFinite else {
+                throw Problem(description: "--maintenance-interval (or \(Variable.maintenanceInterval.rawValue)) must be a positive number of seconds")
+            }
+            s.maintenanceInterval = .milliseconds(Int64(seconds * 1000))
+        }
+        if let days = options.retentionDays ?? env(.retentionDays).map({ Int($0) ?? -1 }) {
+            guard days >= 30 else { throw Problem(description: "--retention (or \(Variable.retentionDays.rawValue)) must be a number of days, at least 30") }
+            s.retentionDays = days
+        }
+        if let prefix = options.ipv6Prefix ?? env(.ipv6Prefix).map({ Int($0) ?? -1 }) {
+            guard (1...128).contains(prefix) else { throw Problem(description: "--ipv6-prefix (or \(Variable.ipv6Prefix.rawValue)) must be 1...128") }
+            s.ipv6PrefixLength = prefix
+        }
+        if let connections = options.maxConnections ?? env(.maxConnections).map({ Int($0) ?? -1 }) {
+            guard connections > 0 else { throw Problem(description: "--max-connections (or \(Variable.maxConnections.rawValue)) must be a positive number") }
+            s.maxConnections = connections
+        }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")
@@ -201,11 +267,12 @@ public struct ServerSettings: Sendable {
 
 extension RateLimit {
     /// `REQUESTS/SECONDS` (`10/60`: ten per client address per minute), as `--sign-in-limit` takes it.
-    init(parsing text: String) throws(ServerSettings.Problem) {
+    init(
+        parsing text: String, option: String = "--sign-in-limit", variable: ServerSettings.Variable = .signInLimit
+    ) throws(ServerSettings.Problem) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let requests = Int(parts[0]), let window = Int(parts[1]), requests > 0, window > 0 else {
-            throw ServerSettings.Problem(
-                description: "--sign-in-limit (or \(ServerSettings.Variable.signInLimit.rawValue)) must be REQUESTS/SECONDS, e.g. 10/60")
+            throw ServerSettings.Problem(description: "\(option) (or \(variable.rawValue)) must be REQUESTS/SECONDS, e.g. 10/60")
         }
         self.init(requests: requests, window: TimeInterval(window))
     }

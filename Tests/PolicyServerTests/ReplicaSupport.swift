@@ -190,7 +190,7 @@ final class Replicas {
 
     /// The environment every replica gets: the sign-in limit raised so the tests reach the identity
     /// layer's own PIN counting (the per-address limiter is per process and would answer 429 first).
-    static let environment = ["GATEHOUSE_SIGNIN_LIMIT": "100000/60"]
+    static let environment = ServedProcess.environment.merging(["GATEHOUSE_SIGNIN_LIMIT": "100000/60"]) { _, replica in replica }
 
     private init(dir: URL, policies: URL, database: SharedDatabase, arguments: [String], databasePerReplica: Bool) {
         self.dir = dir

@@ -15,6 +15,8 @@ import FoundationNetworking
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.httpMethod = "POST"
         request.httpBody = Data(body.utf8)
+        // URLSession would say application/x-www-form-urlencoded, which the server refuses (415).
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = try #require(response as? HTTPURLResponse)
         let headers = (http.allHeaderFields as? [String: String]) ?? [:]
@@ -28,6 +30,7 @@ import FoundationNetworking
         process.arguments = ["serve", "--policies", t.policies.path]
         process.environment = [
             "GATEHOUSE_DATABASE": t.dir.appendingPathComponent("served.sqlite").path, "GATEHOUSE_PORT": "0", "GATEHOUSE_HOST": "127.0.0.1",
+            "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1",
         ]
         let stdout = Pipe()
         process.standardOutput = stdout

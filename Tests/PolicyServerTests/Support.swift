@@ -14,20 +14,24 @@ struct TestServer {
     let policies: URL
     let server: GatehouseServer
 
-    init(policySet: String = "research-crawler", database: URL? = nil, configure: (inout ServerSettings) -> Void = { _ in }) throws {
+    init(
+        policySet: String = "research-crawler", database: URL? = nil, logger: Logger? = nil, configure: (inout ServerSettings) -> Void = { _ in }
+    ) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-serve-\(UUID().uuidString)")
         policies = dir.appendingPathComponent(policySet)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: Self.root.appendingPathComponent("policies/\(policySet)"), to: policies)
         var settings = ServerSettings(policies: policies.path, database: (database ?? dir.appendingPathComponent("identity.sqlite")).path)
         settings.port = 0
+        // Most tests post subjects of their own, as a backend would (F10 tests the refusal without it).
+        settings.trustCallerSubjects = true
         configure(&settings)
         var identity = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
         identity.pin = .unsafeForTesting(rounds: 1_000)
-        var logger = Logger(label: "gatehouse-test")
-        logger.logLevel = .critical
+        var quiet = Logger(label: "gatehouse-test")
+        quiet.logLevel = .critical
         server = try GatehouseServer(
-            settings: settings, logger: logger, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
+            settings: settings, logger: logger ?? quiet, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
     }
 
     /// An application over the router alone (no watcher), for `.router` and `.live` tests.
@@ -89,12 +93,19 @@ enum ServedProcess {
     }
 
 
+    /// What every served process gets unless a test says otherwise: caller-asserted subjects trusted (the tests post
+    /// their own, as a backend would), and write quotas out of the way of tests that write in bulk (FindingsTests
+    /// test the quotas).
+    static let environment = [
+        "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1", "GATEHOUSE_WRITE_LIMIT": "1000000/60", "GATEHOUSE_SOURCE_WRITE_LIMIT": "1000000/60",
+    ]
+
     /// Starts `policy serve` with `arguments` on a free loopback port; returns the process and its base URL.
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, URL) {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
-        process.environment = environment
+        process.environment = ServedProcess.environment.merging(environment) { _, given in given }
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = FileHandle.nullDevice
