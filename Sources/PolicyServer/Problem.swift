@@ -78,6 +78,7 @@ public struct Problem: Error, Sendable, Hashable {
         case .notFound: (status, title) = (404, "Not found")
         case .conflict: (status, title) = (409, "Conflict")
         case .storage: (status, title) = (503, "Storage unavailable")
+        case .storageUnavailable: (status, title) = (503, "Storage unavailable")
         }
         self.init(
             status: status, code: error.code.rawValue, title: title, detail: error.reason, field: error.field,
@@ -119,6 +120,14 @@ public struct Problem: Error, Sendable, Hashable {
     public static let subjectWithBearer = Problem(
         status: 400, code: "subject_with_bearer", title: "Subject and bearer token both given",
         detail: "with Authorization: Bearer the server builds the subject; leave 'subject' out", field: "subject")
+
+    /// A request that did not finish within the server's request deadline (`--request-timeout`): nothing was
+    /// allowed, and the client may try again after `Retry-After`.
+    public static func requestDeadline(seconds: Double) -> Problem {
+        Problem(
+            status: 503, code: IdentityError.Code.storageUnavailable.rawValue, title: "Storage unavailable",
+            detail: "the request did not finish within \(seconds.formatted(.number.precision(.fractionLength(0...3)))) s", retryAfter: 2)
+    }
 
     public static let notFound = Problem(status: 404, code: "not_found", title: "Not found", detail: "no such route")
 }
