@@ -15,6 +15,7 @@ public final class ServerMetrics: Sendable {
     private let throttles: CoreMetrics.Counter
     private let lockouts: CoreMetrics.Counter
     private let readTimeouts: CoreMetrics.Counter
+    private let requestDeadlines: CoreMetrics.Counter
 
     public enum ReloadKind: String, Sendable, CaseIterable {
         case installed, refused
@@ -45,6 +46,7 @@ public final class ServerMetrics: Sendable {
         throttles = CoreMetrics.Counter(label: "gatehouse_throttled_total", factory: factory)
         lockouts = CoreMetrics.Counter(label: "gatehouse_lockouts_total", factory: factory)
         readTimeouts = CoreMetrics.Counter(label: "gatehouse_read_timeouts_total", factory: factory)
+        requestDeadlines = CoreMetrics.Counter(label: "gatehouse_request_deadlines_total", factory: factory)
     }
 
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
@@ -66,6 +68,9 @@ public final class ServerMetrics: Sendable {
 
     /// A connection cut at the read deadline (answered 408 unless an answer had started); no route saw it.
     public func readTimedOut() { readTimeouts.increment() }
+
+    /// A request answered 503 at the request deadline (`--request-timeout`).
+    public func requestDeadlineMissed() { requestDeadlines.increment() }
 
     /// One sign-in or verification outcome (`anonymous`/`refresh`/`pin`..., `success` or an error code).
     public func signIn(method: String, outcome: String) {

@@ -22,6 +22,9 @@ public struct ServerSettings: Sendable {
     /// A request must be read whole (header and body) within this long of its first byte, however steadily the
     /// client sends; past it the answer is 408 and the connection is closed.
     public var readTimeout: Duration = .seconds(10)
+    /// A request must be answered within this long of reaching its route; past it the answer is 503
+    /// `storage_unavailable` with `Retry-After` (never an allow), whatever the handler was waiting on.
+    public var requestTimeout: Duration = .seconds(15)
     /// How often the policy folder is looked at, and how long it must stay unchanged before a reload.
     public var watchInterval: Duration = .milliseconds(250)
     public var settleTime: Duration = .milliseconds(500)
@@ -51,6 +54,7 @@ public struct ServerSettings: Sendable {
         case signInLimit = "GATEHOUSE_SIGNIN_LIMIT"
         case trustedProxies = "GATEHOUSE_TRUSTED_PROXIES"
         case readTimeout = "GATEHOUSE_READ_TIMEOUT"
+        case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -69,6 +73,8 @@ public struct ServerSettings: Sendable {
         public var trustedProxies: [String] = []
         /// Seconds (a fraction allowed).
         public var readTimeout: Double?
+        /// Seconds (a fraction allowed).
+        public var requestTimeout: Double?
         public init() {}
     }
 
@@ -128,6 +134,15 @@ public struct ServerSettings: Sendable {
                 throw Problem(description: "\(Variable.readTimeout.rawValue) must be a positive number of seconds")
             }
             s.readTimeout = .milliseconds(Int64(seconds * 1000))
+        }
+        if let seconds = options.requestTimeout {
+            guard seconds > 0, seconds.isFinite else { throw Problem(description: "--request-timeout must be a positive number of seconds") }
+            s.requestTimeout = .milliseconds(Int64(seconds * 1000))
+        } else if let text = env(.requestTimeout) {
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                throw Problem(description: "\(Variable.requestTimeout.rawValue) must be a positive number of seconds")
+            }
+            s.requestTimeout = .milliseconds(Int64(seconds * 1000))
         }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
