@@ -70,6 +70,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         /// How long `/readyz` waits for its checks in all.
         public var readiness: Duration = .seconds(2)
 
+        /// The documented defaults (docs/deploy.md).
         public init() {}
     }
     /// The server's host name or address.
