@@ -15,6 +15,9 @@
 # and a socket folder only its owner can enter: a test cluster, never a server to keep.
 # The state file ($GATEHOUSE_PG_STATE, default /tmp/gatehouse-pg-cluster.state) names the folder and URL,
 # so `url` and `stop` work from another shell; one cluster per state file.
+# `stop-server` and `start-server` stop and start the server of a running cluster without removing its
+# folder (the tests' database outages). With GATEHOUSE_PG_SSL_DIR naming a folder that holds server.crt and
+# server.key, `start` turns TLS on with that certificate (plain connections are still accepted).
 set -euo pipefail
 
 state=${GATEHOUSE_PG_STATE:-/tmp/gatehouse-pg-cluster.state}
@@ -48,6 +51,16 @@ as_owner() {
     fi
 }
 
+# Closes every descriptor this script inherited beyond 0-2 (255 is bash's own), before a server is started:
+# a server would otherwise keep the caller's other pipes open for its whole life (a test runner's pipes to
+# other processes), and whoever reads them to their end would wait for ever.
+close_inherited_fds() {
+    local fd
+    for fd in $(ls /proc/$$/fd 2>/dev/null); do
+        case "$fd" in 0|1|2|255) ;; *) eval "exec $fd>&-" 2>/dev/null || true ;; esac
+    done
+}
+
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
@@ -59,6 +72,7 @@ read_state() {
 }
 
 start() {
+    close_inherited_fds
     if [ -f "$state" ]; then
         . "$state"
         if [ -n "${PGTEST_DIR:-}" ] && [ -f "$PGTEST_DIR/data/postmaster.pid" ]; then
@@ -84,6 +98,14 @@ full_page_writes = off
 max_connections = 200
 logging_collector = off
 EOF
+    if [ -n "${GATEHOUSE_PG_SSL_DIR:-}" ]; then
+        [ -f "$GATEHOUSE_PG_SSL_DIR/server.crt" ] && [ -f "$GATEHOUSE_PG_SSL_DIR/server.key" ] \
+            || { rm -rf "$dir"; die "GATEHOUSE_PG_SSL_DIR=$GATEHOUSE_PG_SSL_DIR needs server.crt and server.key"; }
+        cp "$GATEHOUSE_PG_SSL_DIR/server.crt" "$GATEHOUSE_PG_SSL_DIR/server.key" "$dir/data/"
+        chmod 600 "$dir/data/server.key"
+        if [ "$(id -u)" = 0 ]; then chown postgres: "$dir/data/server.crt" "$dir/data/server.key"; fi
+        printf "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n" >>"$dir/data/postgresql.conf"
+    fi
     for tries in 1 2 3 4 5; do
         port=$(free_port)
         if as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p $port" -w -t 30 start >/dev/null 2>&1; then
@@ -119,9 +141,24 @@ stop() {
     rm -f "$state"
 }
 
+# Stops the server of a running cluster and keeps its folder, so `start-server` brings the same data back.
+stop_server() {
+    read_state
+    as_owner "$PGTEST_BINDIR/pg_ctl" -D "$PGTEST_DIR/data" -m fast -w -t 30 stop >/dev/null
+}
+
+# Starts the server `stop-server` stopped, on the same port.
+start_server() {
+    close_inherited_fds
+    read_state
+    as_owner "$PGTEST_BINDIR/pg_ctl" -D "$PGTEST_DIR/data" -l "$PGTEST_DIR/server.log" -o "-p $PGTEST_PORT" -w -t 30 start >/dev/null
+}
+
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
     url) read_state; echo "$PGTEST_URL" ;;
-    *) echo "usage: $0 start|stop|url" >&2; exit 64 ;;
+    stop-server) stop_server ;;
+    start-server) start_server ;;
+    *) echo "usage: $0 start|stop|url|stop-server|start-server" >&2; exit 64 ;;
 esac

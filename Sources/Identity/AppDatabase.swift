@@ -27,6 +27,11 @@ public final class AppDatabase: Sendable {
                 throw DatabaseError(message: "could not set synchronous = FULL")
             }
         }
+        let applied = try pool.read { db -> [String] in
+            guard try db.tableExists("grdb_migrations") else { return [] }
+            return try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+        }
+        try Schema.refuseNewer(applied: applied)
         try AppDatabase.migrator.migrate(pool)
     }
 
@@ -67,8 +72,24 @@ public final class AppDatabase: Sendable {
 }
 
 /// The schema as SQL, one entry per named migration; docs/identity.md quotes it.
-enum Schema {
-    static let migrations: [(String, String)] = [
+package enum Schema {
+    /// The migration names this build knows, in order (PostgreSQL's are the same).
+    package static var names: [String] { migrations.map(\.0) }
+
+    /// Throws when the database has migrations this build does not know: a newer build migrated it, and
+    /// this one would fail at request time on columns it does not write. The message names the database's
+    /// unknown migrations and the newest this build knows.
+    package static func refuseNewer(applied: some Sequence<String>) throws(IdentityError) {
+        let known = Set(names)
+        let unknown = Set(applied).subtracting(known).sorted()
+        guard !unknown.isEmpty else { return }
+        throw IdentityError(
+            .storage, field: "database",
+            "the database's schema is newer than this build: it has migration \(unknown.joined(separator: ", ")) applied, and this build knows "
+                + "migrations up to \(names.last ?? "none"); run a build at least as new as the one that migrated it")
+    }
+
+    package static let migrations: [(String, String)] = [
         ("v1-accounts", """
             CREATE TABLE user (
                 id TEXT PRIMARY KEY,
@@ -327,6 +348,11 @@ enum Schema {
                 createdAt DATETIME NOT NULL
             );
             ALTER TABLE subscription ADD COLUMN originalTransactionId TEXT;
+            """),
+        // The access token a refresh or step-up replaced, which may still sign its session out.
+        ("v12-previous-access-token", """
+            ALTER TABLE session ADD COLUMN previousAccessTokenHash BLOB;
+            CREATE INDEX session_previousAccessTokenHash ON session(previousAccessTokenHash);
             """),
     ]
 }

@@ -51,6 +51,9 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
         case purchaseOwnedElsewhere = "purchase_owned_elsewhere"
         /// The product is not one the served policy maps to a tier.
         case unknownProduct = "unknown_product"
+        /// The database did not answer within its deadline (stopped, unreachable, a lock held, a pool with no
+        /// free connection); nothing was decided or changed. Try again after `retryAfter` seconds.
+        case storageUnavailable = "storage_unavailable"
     }
 
     /// What kind of refusal it is.
@@ -59,7 +62,7 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
     public var field: String
     /// Fixed text saying what is wrong with `field`; never a submitted value.
     public var reason: String
-    /// Seconds until another attempt is accepted, for `throttled`.
+    /// Seconds until another attempt is accepted, for `throttled` and `storageUnavailable`.
     public var retryAfter: TimeInterval?
 
     /// An error of `code` about `field`; `reason` must be fixed text, never a submitted value.
@@ -79,4 +82,9 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
     static func invalid(_ field: String, _ reason: String) -> IdentityError { .init(.invalidInput, field: field, reason) }
     static func rejected(_ field: String, _ reason: String) -> IdentityError { .init(.tokenRejected, field: field, reason) }
     static let signedOut = IdentityError(.unauthenticated, field: "accessToken", "unknown, expired or revoked session")
+
+    /// The database missed a deadline; `why` is fixed text (which deadline), never a statement or value.
+    package static func unavailable(_ why: String, retryAfter: TimeInterval = 2) -> IdentityError {
+        IdentityError(.storageUnavailable, field: "database", why, retryAfter: retryAfter)
+    }
 }

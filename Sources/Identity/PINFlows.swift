@@ -149,8 +149,13 @@ extension IdentityService {
 
     /// The PIN check shared by sign-in and verification.
     ///
-    /// The attempt is counted before the KDF runs (so parallel guesses cannot slip past the delay),
-    /// the KDF runs outside any transaction, and the outcome is settled in a second transaction.
+    /// The attempt is reserved before the KDF runs, in the transaction that checks the limits: the
+    /// user's failure count (so parallel guesses cannot slip past the delay) and the source's failure
+    /// window (so a burst from one client checks at most `sourcePINFailures` PINs, however many replicas
+    /// it is spread over). The KDF runs outside any transaction, and the outcome is settled in a second
+    /// transaction; a right PIN gives the source's reservation back. The global failure rate is counted
+    /// after the check in a short transaction of its own, also when the settling write failed, and a
+    /// wrong PIN whose settling failed still gets its audit row if the store takes one.
     /// A user without a PIN (an unknown username) is throttled the same way under `unknownKey`, runs
     /// a KDF of the same cost and writes the same rows, so answers and timing do not tell them apart.
     func checkPIN<T: Sendable>(
@@ -159,16 +164,15 @@ extension IdentityService {
         onSuccess: @escaping @Sendable (any IdentityTransaction, UserRow, Date) async throws -> T
     ) async throws -> T {
         let policy = configuration.pin
-        let limits = configuration.abuse
         let t0 = now()
         let wrong = IdentityError(.invalidCredentials, field: field, "wrong PIN or unknown user")
         let unknownScope = "pin-unknown:" + SecretCoding.hex(SecretCoding.sha256(unknownKey).prefix(16))
+        let sourceWindow = source.map(sourcePINWindow)
+        let counters = self.counters
         // Phase 1: reserve the attempt.
         let reserved: ReservedAttempt = try await commit { tx in
-            if let source,
-                let wait = try await self.retryAfter(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t0)
-            {
-                try await self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: "pin-source:" + source.digest, at: t0)
+            if let w = sourceWindow, let wait = try await self.retryAfter(tx, w, at: t0) {
+                try await self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: w.scope, at: t0)
                 return .failure(IdentityError(.throttled, field: "source", "too many failed sign-ins from this client", retryAfter: wait))
             }
             if let user = try await locate(tx), var cred = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) {
@@ -178,6 +182,7 @@ extension IdentityService {
                 let delay = policy.delay(afterFailures: cred.failedAttempts)
                 cred.nextAttemptAt = delay > 0 ? t0.addingTimeInterval(delay) : nil
                 try await tx.update(cred)
+                if let w = sourceWindow { try await self.countGuess(tx, w, at: t0) }
                 return .success(.known(user, cred))
             }
             var throttle = try await tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0)
@@ -188,14 +193,15 @@ extension IdentityService {
             throttle.failures += 1
             throttle.lastFailureAt = t0
             try await tx.upsert(throttle)
+            if let w = sourceWindow { try await self.countGuess(tx, w, at: t0) }
             return .success(.unknown)
         }
         guard case .known(let user, let cred) = reserved else {
             // The same KDF cost as a real check, then the same settling write.
             _ = PINHasher.derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds)
             let t = now()
-            try await store.write { tx in
-                try await self.countPINFailure(tx, source: source, at: t)
+            try await settleWrongPIN(kind, reason: "unknown_user", user: nil, at: t) { tx in
+                tx.afterCommit { counters.add(.pinFailures) }
                 try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t)
             }
             throw wrong
@@ -206,19 +212,30 @@ extension IdentityService {
             ? PINHasher.makeCredential(userId: user.id, pin: pin, policy: policy, random: random, now: t0) : nil
         let t = now()
         // Phase 2: settle the attempt.
-        return try await commit { tx in
+        let wrongPIN: @Sendable (any IdentityTransaction, PINCredentialRow) async throws -> Void = { tx, current in
+            var current = current
+            tx.afterCommit { counters.add(.pinFailures) }
+            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t)
+            if current.failedAttempts >= policy.effectiveLockoutThreshold, current.lockedAt == nil {
+                current.lockedAt = t
+                try await tx.update(current)
+                try await self.audit(tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t)
+            }
+        }
+        guard ok else {
+            try await settleWrongPIN(kind, reason: "wrong_pin", user: user, at: t) { tx in
+                guard let current = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return }
+                try await wrongPIN(tx, current)
+            }
+            throw wrong
+        }
+        let settled: Result<T, IdentityError> = try await store.write { tx in
             guard var current = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return .failure(wrong) }
             // A racing success may have re-hashed the PIN meanwhile (a double tap on a legacy hash):
             // then the PIN is checked again against what is stored now.
-            let stillMatches = ok && (current.hash == cred.hash || PINHasher.matches(pin, current, policy: policy))
+            let stillMatches = current.hash == cred.hash || PINHasher.matches(pin, current, policy: policy)
             guard stillMatches, current.lockedAt == nil else {
-                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t)
-                try await self.countPINFailure(tx, source: source, at: t)
-                if current.failedAttempts >= policy.effectiveLockoutThreshold, current.lockedAt == nil {
-                    current.lockedAt = t
-                    try await tx.update(current)
-                    try await self.audit(tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t)
-                }
+                try await wrongPIN(tx, current)
                 return .failure(wrong)
             }
             if var fresh = rehashed, current.hash == cred.hash {
@@ -229,6 +246,11 @@ extension IdentityService {
             current.failedAttempts = 0
             current.nextAttemptAt = nil
             try await tx.update(current)
+            // A right PIN is not a failure of its source: the reservation goes back.
+            if let w = sourceWindow, var window = try await tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)), window.failures > 0 {
+                window.failures -= 1
+                try await tx.update(window)
+            }
             // A PIN is the fallback for locked device keys: it unlocks them.
             for var key in try await tx.fetchAll(DeviceKeyRow.self, "userId", .text(user.id)) where key.lockedAt != nil || key.failedAttempts > 0 {
                 key.lockedAt = nil
@@ -239,6 +261,28 @@ extension IdentityService {
             try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t)
             return .success(result)
         }
+        if case .failure(let error) = settled, error == wrong { try await countGlobalPINFailure(at: t) }
+        return try settled.get()
+    }
+
+    /// Settles a checked wrong PIN with `body`, then counts it in the global rate. When `body`'s write fails
+    /// (the store's deadline, retries spent) the attempt is still counted, and an audit row alone is tried,
+    /// before the storage error goes to the caller: a checked attempt never goes unrecorded.
+    private func settleWrongPIN(
+        _ kind: AuditKind, reason: String, user: UserRow?, at t: Date, _ body: @escaping @Sendable (any IdentityTransaction) async throws -> Void
+    ) async throws {
+        do {
+            try await store.write(body)
+        } catch {
+            let counters = self.counters
+            _ = try? await store.write { tx in
+                tx.afterCommit { counters.add(.pinFailures) }
+                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: reason, user: user, at: t)
+            }
+            try? await countGlobalPINFailure(at: t)
+            throw error
+        }
+        try await countGlobalPINFailure(at: t)
     }
 
     /// The `locked` or `throttled` refusal an attempt gets in this state (audited, coalesced), or nil.

@@ -128,6 +128,9 @@ package struct SessionRow: StoredRow, Hashable {
     package var revokedReason: String?
     /// Keys the derivation of refresh successors; never leaves the server.
     package var refreshKey: Data?
+    /// The hash of the access token the last refresh or step-up replaced: it may still sign the session
+    /// out (a sign-out racing a refresh ends the session the refresh continued), and does nothing else.
+    package var previousAccessTokenHash: Data?
 }
 
 package struct RefreshTokenRow: StoredRow, Hashable {

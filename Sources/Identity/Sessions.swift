@@ -44,6 +44,7 @@ extension IdentityService {
         let rotated = level > s.authLevel
         if rotated {
             token = TokenKind.access.generate(random)
+            s.previousAccessTokenHash = s.accessTokenHash
             s.accessTokenHash = SecretCoding.sha256(token)
             s.accessExpiresAt = t.addingTimeInterval(configuration.accessTokenLifetime)
         }
@@ -197,6 +198,7 @@ extension IdentityService {
             row.successorHash = successorHash
             try await tx.update(row)
             try await tx.insert(RefreshTokenRow(tokenHash: successorHash, sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
+            session.previousAccessTokenHash = session.accessTokenHash
             session.accessTokenHash = SecretCoding.sha256(nextAccess)
             session.accessExpiresAt = tokens.accessExpiresAt
             session.lastSeenAt = t
@@ -207,11 +209,20 @@ extension IdentityService {
 
     // MARK: - Ending
 
-    /// Revokes the session of this access token.
+    /// Revokes the session of this access token, and with it every token the session holds.
+    ///
+    /// The access token a refresh (or step-up) has just replaced still signs its session out: a sign-out
+    /// that races a refresh of the same session ends the session the refresh continued, so the new tokens
+    /// die with it. That token does nothing else.
     public func signOut(accessToken: String) async throws {
         let t = now()
+        guard let hash = TokenKind.access.hash(of: accessToken) else { throw IdentityError.signedOut }
         try await store.write { tx in
-            var s = try await self.liveSession(tx, accessToken, at: t)
+            var found = try await self.liveSession(tx, accessTokenHash: hash, at: t)
+            if found == nil, let replaced = try await tx.fetchOne(SessionRow.self, "previousAccessTokenHash", .blob(hash)), self.isLive(replaced, at: t) {
+                found = replaced
+            }
+            guard var s = found else { throw IdentityError.signedOut }
             s.revokedAt = t
             s.revokedReason = "sign_out"
             try await tx.update(s)

@@ -19,6 +19,42 @@ package protocol IdentityStore: Sendable {
     /// Makes erased data unrecoverable from the store's files (SQLite: checkpoint and truncate the
     /// WAL; PostgreSQL: `VACUUM` the tables the erasure touched).
     func flushErasures() async throws
+    /// As `flushErasures`, returning the tables whose cleanup was skipped (PostgreSQL: a role that does
+    /// not own them may not VACUUM them); empty when nothing was skipped.
+    func flushErasuresReportingSkipped() async throws -> [String]
+    /// Adds one to the fixed window `scope` (a `guessLimit` row) in a short transaction of its own, never
+    /// inside a body; returns the row after counting. A window starts at the first count, restarts once
+    /// `window` seconds have passed, and never moves back. PostgreSQL counts in one atomic statement, so
+    /// concurrent counts on any number of replicas queue on the row instead of aborting each other.
+    func countInWindow(_ scope: String, window: TimeInterval, at t: Date) async throws -> GuessLimitRow
+}
+
+extension IdentityStore {
+    package func flushErasuresReportingSkipped() async throws -> [String] {
+        try await flushErasures()
+        return []
+    }
+
+    package func countInWindow(_ scope: String, window: TimeInterval, at t: Date) async throws -> GuessLimitRow {
+        try await write { tx in
+            let row = GuessLimitRow.counting(try await tx.fetchOne(GuessLimitRow.self, "scope", .text(scope)), scope: scope, window: window, at: t)
+            try await tx.upsert(row)
+            return row
+        }
+    }
+}
+
+extension GuessLimitRow {
+    /// `current` (nil: no row yet) with one more count at `t`: in its window while `t` is before the window's
+    /// end (also when `t` is before its start: a clock behind, or an out-of-order commit, never moves a
+    /// window back), else a new window starting at `t`.
+    package static func counting(_ current: GuessLimitRow?, scope: String, window: TimeInterval, at t: Date) -> GuessLimitRow {
+        if var row = current, t < row.windowStart.addingTimeInterval(window) {
+            row.failures += 1
+            return row
+        }
+        return GuessLimitRow(scope: scope, windowStart: t, failures: 1)
+    }
 }
 
 /// A value in a column comparison.

@@ -36,16 +36,42 @@ public enum IdentityStoreLocation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A PostgreSQL server, database and options parsed from
-/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require&max_connections=N&schema=NAME]`.
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...&sslrootcert=FILE&max_connections=N&schema=NAME&...]`;
+/// docs/deploy.md lists every option and its default.
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
-    /// The URL's `sslmode`: whether the connection uses TLS.
+    /// The URL's `sslmode`: whether the connection uses TLS, and what it checks of the server's certificate.
     public enum SSLMode: String, Sendable, Hashable, CaseIterable {
         /// Plain TCP.
         case disable
         /// TLS when the server offers it, else plain TCP (the default).
         case prefer
-        /// TLS or no connection.
+        /// TLS or no connection; the certificate must chain to a trusted root (the system's, or `sslrootcert`)
+        /// and name the host.
         case require
+        /// As `require`, without checking the host name (a certificate for another name is accepted).
+        case verifyCA = "verify-ca"
+        /// As `require`: the chain and the host name are checked (libpq's strictest mode, spelled as libpq does).
+        case verifyFull = "verify-full"
+    }
+    /// The deadlines the store keeps on the database (docs/deploy.md): each missed one is a
+    /// `storage_unavailable` refusal, never a wait and never an allow.
+    public struct Deadlines: Sendable, Hashable {
+        /// `statement_timeout`: the longest one statement may run.
+        public var statement: Duration = .seconds(5)
+        /// `lock_timeout`: the longest one statement may wait for a lock.
+        public var lock: Duration = .seconds(2)
+        /// `idle_in_transaction_session_timeout`: a connection idle inside a transaction this long is closed
+        /// by the server, so a stuck client cannot hold its locks.
+        public var idleInTransaction: Duration = .seconds(10)
+        /// How long a request waits for a connection from the pool (all busy, or the server unreachable).
+        public var pool: Duration = .seconds(3)
+        /// How long opening one connection may take.
+        public var connect: Duration = .seconds(3)
+        /// How long `/readyz` waits for its checks in all.
+        public var readiness: Duration = .seconds(2)
+
+        /// The documented defaults (docs/deploy.md).
+        public init() {}
     }
     /// The server's host name or address.
     public var host: String
@@ -63,6 +89,12 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var sslMode: SSLMode
     /// The connection pool's size per process (`max_connections`, default 20).
     public var maxConnections: Int
+    /// A PEM file of the certificates the server's chain may end at (`sslrootcert`), in place of the
+    /// system's roots: a private CA, as managed databases use.
+    public var sslRootCert: String?
+    /// The deadlines on the database (`statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`,
+    /// `pool_timeout`, `connect_timeout`, `readiness_timeout`, in milliseconds in the URL).
+    public var deadlines = Deadlines()
 
     /// A location with every value given (what a URL would say); the rest take PostgreSQL's and the pool's
     /// defaults. `PostgresStore` connects with it as it is: nothing here is checked until then.
@@ -78,6 +110,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         self.schema = schema
         self.sslMode = sslMode
         self.maxConnections = maxConnections
+        self.sslRootCert = nil
     }
 
     /// Parses a `postgres://` or `postgresql://` URL. Throws `invalidInput` naming `field` for a URL
@@ -89,24 +122,45 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         }
         guard let parts = URLComponents(string: url) else { throw bad("it does not parse as a URL") }
         guard let host = parts.host, !host.isEmpty else { throw bad("no host") }
-        guard let user = parts.user, !user.isEmpty else { throw bad("no user") }
+        guard parts.user?.isEmpty == false else { throw bad("no user") }
         let name = String(parts.path.drop(while: { $0 == "/" }))
         guard !name.isEmpty, !name.contains("/") else { throw bad("no database name after the host") }
         if let port = parts.port, !(1...65535).contains(port) { throw bad("port out of range") }
+        // URLComponents has decoded `user`, `password` and `path` already: decode the raw forms once, so a
+        // `%25` in a password stays a `%` (decoding the decoded form again turned `%2541` into `A`).
+        guard let username = parts.percentEncodedUser?.removingPercentEncoding,
+            let database = String(parts.percentEncodedPath.drop(while: { $0 == "/" })).removingPercentEncoding
+        else { throw bad("a user or database name is not valid percent-encoding") }
         self.host = host
         self.port = parts.port ?? 5432
-        self.username = parts.user?.removingPercentEncoding ?? user
-        self.password = parts.password?.removingPercentEncoding
-        self.database = name.removingPercentEncoding ?? name
+        self.username = username
+        self.password = parts.percentEncodedPassword.map { $0.removingPercentEncoding ?? $0 }
+        self.database = database
         self.schema = nil
         self.sslMode = .prefer
         self.maxConnections = 20
+        self.sslRootCert = nil
+        func milliseconds(_ name: String, _ value: String) throws(IdentityError) -> Duration {
+            guard let n = Int(value), (1...3_600_000).contains(n) else { throw bad("\(name) must be 1 to 3600000 milliseconds") }
+            return .milliseconds(n)
+        }
         for item in parts.queryItems ?? [] {
             let value = item.value ?? ""
             switch item.name {
             case "sslmode":
-                guard let mode = SSLMode(rawValue: value) else { throw bad("sslmode must be disable, prefer or require") }
+                guard let mode = SSLMode(rawValue: value) else {
+                    throw bad("sslmode must be \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
                 sslMode = mode
+            case "sslrootcert":
+                guard !value.isEmpty else { throw bad("sslrootcert must name a PEM file") }
+                sslRootCert = value
+            case "statement_timeout": deadlines.statement = try milliseconds(item.name, value)
+            case "lock_timeout": deadlines.lock = try milliseconds(item.name, value)
+            case "idle_in_transaction_session_timeout": deadlines.idleInTransaction = try milliseconds(item.name, value)
+            case "pool_timeout": deadlines.pool = try milliseconds(item.name, value)
+            case "connect_timeout": deadlines.connect = try milliseconds(item.name, value)
+            case "readiness_timeout": deadlines.readiness = try milliseconds(item.name, value)
             case "max_connections":
                 guard let n = Int(value), (1...1000).contains(n) else { throw bad("max_connections must be 1 to 1000") }
                 maxConnections = n
@@ -116,10 +170,19 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                 guard ok else { throw bad("schema must be 1 to 63 lowercase letters, digits or '_'") }
                 schema = value
             default:
-                throw bad("unknown parameter '\(item.name)'; known: sslmode, max_connections, schema")
+                throw bad("unknown parameter '\(item.name)'; known: \(Self.parameters.joined(separator: ", "))")
             }
         }
+        if sslRootCert != nil, sslMode == .disable || sslMode == .prefer {
+            throw bad("sslrootcert needs sslmode=require, verify-ca or verify-full")
+        }
     }
+
+    /// The URL's query parameters.
+    public static let parameters = [
+        "sslmode", "sslrootcert", "max_connections", "schema", "statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout",
+        "pool_timeout", "connect_timeout", "readiness_timeout",
+    ]
 
     /// The URL without its password, for logs and messages.
     public var description: String {

@@ -65,10 +65,12 @@ public final class SecurityCounters: Sendable {
         case coalescedAuditRows = "coalesced_audit_rows"
         /// Sign in with Apple tokens and notifications that failed verification.
         case appleTokenRejections = "apple_token_rejections"
+        /// Erasures whose cleanup of old row versions (PostgreSQL's `VACUUM`) was skipped, for want of the
+        /// tables' ownership: the deleted values stay in the tables' pages until the owner's next VACUUM.
+        case erasureCleanupsSkipped = "erasure_cleanups_skipped"
     }
 
     private let values = Mutex<[Name: Int]>([:])
-    private let lastAudit = Mutex<[String: Date]>([:])
 
     init() {}
 
@@ -81,24 +83,6 @@ public final class SecurityCounters: Sendable {
 
     /// The count of `name` since the service started.
     public func value(_ name: Name) -> Int { values.withLock { $0[name] ?? 0 } }
-
-    /// Whether a refusal under `key` should be written now (none written within `interval`). Only
-    /// looks: `markAudited` records the row once its transaction committed, so a rolled-back run of a
-    /// body cannot make the run that commits skip the row. Two concurrent refusals may both write one.
-    func shouldAudit(_ key: String, at t: Date, interval: TimeInterval) -> Bool {
-        lastAudit.withLock { seen in
-            guard let last = seen[key] else { return true }
-            return !(t.timeIntervalSince(last) < interval && t >= last)
-        }
-    }
-
-    /// Records that a refusal under `key` was written at `t` (its transaction committed).
-    func markAudited(_ key: String, at t: Date) {
-        lastAudit.withLock { seen in
-            if seen.count >= 10_000 { seen.removeAll(keepingCapacity: true) }  // bounded: junk keys cannot grow it
-            seen[key] = t
-        }
-    }
 }
 
 /// A fixed-window failure count under one scope.
@@ -120,45 +104,59 @@ extension IdentityService {
     /// Counts one failure under `w`; returns the count in the current window.
     @discardableResult
     func countGuess(_ tx: any IdentityTransaction, _ w: GuessWindow, at t: Date) async throws -> Int {
-        var row = try await tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)) ?? GuessLimitRow(scope: w.scope, windowStart: t, failures: 0)
-        if t.timeIntervalSince(row.windowStart) >= w.window || t < row.windowStart { row = GuessLimitRow(scope: w.scope, windowStart: t, failures: 0) }
-        row.failures += 1
+        let row = GuessLimitRow.counting(try await tx.fetchOne(GuessLimitRow.self, "scope", .text(w.scope)), scope: w.scope, window: w.window, at: t)
         try await tx.upsert(row)
         return row.failures
     }
 
-    /// Appends a refusal to the audit log unless one like it was written within `refusalAuditInterval`.
-    /// The counters and the coalescing mark change only when the transaction commits (`afterCommit`).
+    /// Appends a refusal to the audit log unless one like it was written within `refusalAuditInterval`, by
+    /// this replica or any other: the mark is a row of the store (`guessLimit`, under a digest of the kind,
+    /// reason and actor), read and written in the refusal's own transaction, so concurrent refusals on any
+    /// number of replicas write one row per interval (a serializable store makes the second one see the
+    /// first). A mark never moves back: a refusal dated before it (a replica whose clock is behind) is coalesced.
     func auditRefusal(_ tx: any IdentityTransaction, _ kind: AuditKind, method: String?, reason: String, user: UserRow?, scope: String, at t: Date) async throws {
         let counters = self.counters
-        let key = "\(kind.rawValue)|\(reason)|\(user?.pseudonym ?? scope)"
-        guard counters.shouldAudit(key, at: t, interval: configuration.abuse.refusalAuditInterval) else {
+        let key = "refusal-audit:" + SecretCoding.hex(SecretCoding.sha256("\(kind.rawValue)|\(reason)|\(user?.pseudonym ?? scope)").prefix(16))
+        let interval = configuration.abuse.refusalAuditInterval
+        if let mark = try await tx.fetchOne(GuessLimitRow.self, "scope", .text(key)), t < mark.windowStart.addingTimeInterval(interval) {
             tx.afterCommit {
                 counters.add(.refusals)
                 counters.add(.coalescedAuditRows)
             }
             return
         }
+        try await tx.upsert(GuessLimitRow(scope: key, windowStart: t, failures: 1))
         try await audit(tx, kind, method: method, outcome: .failure, reason: reason, user: user, at: t)
-        tx.afterCommit {
-            counters.add(.refusals)
-            counters.markAudited(key, at: t)
+        tx.afterCommit { counters.add(.refusals) }
+    }
+
+    /// The per-source PIN failure window of `source`.
+    func sourcePINWindow(_ source: ClientSource) -> GuessWindow {
+        GuessWindow(scope: "pin-source:" + source.digest, limit: configuration.abuse.sourcePINFailures, window: configuration.abuse.sourcePINWindow)
+    }
+
+    /// Counts a checked wrong PIN in the global failure rate, in a short transaction of its own (never a
+    /// flow's, so a burst does not abort the flows' serializable transactions on one row), and raises the
+    /// alarm when the count reaches `AbuseLimits.alarmFailures`. Called once the PIN was checked, whether
+    /// or not the flow's own settling write then succeeded.
+    func countGlobalPINFailure(at t: Date) async throws {
+        let limits = configuration.abuse
+        let global = try await store.countInWindow("global:pin-failures", window: limits.alarmWindow, at: t).failures
+        guard global == limits.alarmFailures else { return }
+        let counters = self.counters
+        try await store.write { tx in
+            tx.afterCommit { counters.add(.failureRateAlarms) }
+            try await self.audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
         }
     }
 
-    /// Counts a failed PIN check against its source and the global rate, raising the alarm at the threshold.
-    func countPINFailure(_ tx: any IdentityTransaction, source: ClientSource?, at t: Date) async throws {
-        let counters = self.counters
-        tx.afterCommit { counters.add(.pinFailures) }
-        let limits = configuration.abuse
-        if let source {
-            try await countGuess(tx, GuessWindow(scope: "pin-source:" + source.digest, limit: limits.sourcePINFailures, window: limits.sourcePINWindow), at: t)
-        }
-        let global = try await countGuess(tx, GuessWindow(scope: "global:pin-failures", limit: limits.alarmFailures, window: limits.alarmWindow), at: t)
-        if global == limits.alarmFailures {
-            tx.afterCommit { counters.add(.failureRateAlarms) }
-            try await audit(tx, .failureRateAlarm, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(global)/\(Int(limits.alarmWindow))s", at: t)
-        }
+    /// Admits one sign-in request of `source` under a limit every replica shares (a window in the store):
+    /// nil when admitted, else the seconds until the window ends.
+    public func admitSignIn(source: ClientSource, limit: Int, window: TimeInterval) async throws -> TimeInterval? {
+        let t = now()
+        let row = try await store.countInWindow("signin-source:" + source.digest, window: window, at: t)
+        guard row.failures > limit else { return nil }
+        return max(1, row.windowStart.addingTimeInterval(window).timeIntervalSince(t))
     }
 
     /// The sign-up window of a source.

@@ -66,7 +66,18 @@ public struct OpenedIdentityStore: Sendable {
         try await postgres?.migrate()
     }
 
-    /// Whether the database answers a trivial query (the server's readiness check).
+    /// What `/readyz` reports: on PostgreSQL, `PostgresStore.readiness()` (every table requests use, and
+    /// that the server takes writes, within its own deadline); on SQLite, a read and a rolled-back write.
+    public func readiness() async -> PostgresStore.Readiness {
+        switch backend {
+        case .postgres(let store): return await store.readiness()
+        case .sqlite(let database):
+            guard await answers() else { return .unavailable }
+            return await database.acceptsWrites() ? .ready : .readOnly
+        }
+    }
+
+    /// Whether the database answers a trivial query.
     public func answers() async -> Bool {
         do {
             _ = try await store.read { tx in try await tx.fetchOne(LogRetentionRow.self, "id", .int(1)) }

@@ -6,14 +6,26 @@ extension PostgresStore {
     /// Applies the migrations not yet applied, in order, in one transaction that holds an advisory
     /// lock on the schema: replicas starting together wait for each other, and the second finds
     /// nothing left to do. Creates the configured schema if it does not exist. Idempotent.
+    ///
+    /// A database with every migration applied is only read: a role that may not CREATE (the grants
+    /// docs/identity.md lists) starts. A database with a migration this build does not know (a newer
+    /// build migrated it) is refused, naming its migration and the newest this build knows.
     public func migrate() async throws {
         let logger = self.logger
         let lockKey = "gatehouse-migrations:" + (configuration.schema ?? "")
         let schema = configuration.schema
         do {
-            try await client.withConnection { connection in
+            if let applied = try await appliedIdentifiers() {
+                try Schema.refuseNewer(applied: applied)
+                if Set(PostgresSchema.names).isSubset(of: applied) { return }
+            }
+            try await withConnection { connection in
                 try await connection.query("BEGIN", logger: logger)
                 do {
+                    // Migrating waits for the replica that migrates first (the advisory lock) and takes the DDL's
+                    // locks: it is bounded by the server's start deadline (30 s), not by the requests' deadlines.
+                    try await connection.query("SET LOCAL lock_timeout = 0", logger: logger)
+                    try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
                     try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(lockKey)))", logger: logger)
                     if let schema {
                         try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(quoted(schema))"), logger: logger)
@@ -27,6 +39,7 @@ extension PostgresStore {
                     {
                         applied.insert(name)
                     }
+                    try Schema.refuseNewer(applied: applied)
                     for (name, statements) in PostgresSchema.migrations where !applied.contains(name) {
                         for sql in statements { try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
                         try await connection.query(#"INSERT INTO "gatehouseMigration" ("identifier") VALUES (\#(name))"#, logger: logger)
@@ -42,11 +55,28 @@ extension PostgresStore {
         }
     }
 
+    /// The migrations applied to the schema the connections see, read without any DDL; nil when there is
+    /// no migration table yet.
+    func appliedIdentifiers() async throws -> Set<String>? {
+        let logger = self.logger
+        return try await withConnection { connection -> Set<String>? in
+            let exists = try await connection.query(#"SELECT to_regclass('"gatehouseMigration"') IS NOT NULL"#, logger: logger)
+                .collect().first?.decode(Bool.self) ?? false
+            guard exists else { return nil }
+            var names = Set<String>()
+            for try await name in try await connection.query(#"SELECT "identifier" FROM "gatehouseMigration""#, logger: logger).decode(String.self) {
+                names.insert(name)
+            }
+            return names
+        }
+    }
+
     /// The identifiers of the migrations applied to this store's schema, in the order they are
     /// declared (one `migrate()` applies several in the same instant), unknown ones last.
     public func appliedMigrations() async throws -> [String] {
+        let logger = self.logger
         do {
-            return try await client.withConnection { connection in
+            return try await withConnection { connection in
                 var names: [String] = []
                 for try await name in try await connection.query(
                     #"SELECT "identifier" FROM "gatehouseMigration" ORDER BY "identifier""#, logger: logger
@@ -420,6 +450,13 @@ package enum PostgresSchema {
                 )
                 """,
                 #"ALTER TABLE "subscription" ADD COLUMN "originalTransactionId" TEXT"#,
+            ]
+        ),
+        (
+            "v12-previous-access-token",
+            [
+                #"ALTER TABLE "session" ADD COLUMN "previousAccessTokenHash" BYTEA"#,
+                #"CREATE INDEX "session_previousAccessTokenHash" ON "session"("previousAccessTokenHash")"#,
             ]
         ),
     ]

@@ -64,14 +64,55 @@ public final class PostgresStore: IdentityStore, Service {
         self.logger = logger
         var config = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username, password: configuration.password,
-            database: configuration.database, tls: configuration.sslMode.clientTLS)
+            database: configuration.database, tls: configuration.clientTLS)
         config.options.maximumConnections = configuration.maxConnections
         config.options.minimumConnections = 0
-        config.options.connectTimeout = .seconds(10)
-        if let schema = configuration.schema {
-            config.options.additionalStartupParameters = [("search_path", schema)]
-        }
+        config.options.connectTimeout = configuration.deadlines.connect
+        // Settings of every connection, sent in its startup message: the server enforces them, so a stuck
+        // statement, a held lock or an abandoned transaction ends on the database's side too.
+        let deadlines = configuration.deadlines
+        var parameters: [(String, String)] = [
+            ("statement_timeout", Self.milliseconds(deadlines.statement)),
+            ("lock_timeout", Self.milliseconds(deadlines.lock)),
+            ("idle_in_transaction_session_timeout", Self.milliseconds(deadlines.idleInTransaction)),
+        ]
+        if let schema = configuration.schema { parameters.append(("search_path", schema)) }
+        config.options.additionalStartupParameters = parameters
         client = PostgresClient(configuration: config, backgroundLogger: logger)
+    }
+
+    static func milliseconds(_ d: Duration) -> String {
+        String(max(1, d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000))
+    }
+
+    /// Leases a connection from the pool for `body`, waiting at most `deadlines.pool` for one (every
+    /// connection busy, or the server unreachable while the pool keeps trying to connect): past it the
+    /// wait is cancelled and the caller gets `storage_unavailable`. Once leased, the connection's own
+    /// deadlines (`statement_timeout`, `lock_timeout`) bound the body.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let client = self.client
+        let wait = configuration.deadlines.pool
+        let leased = LeaseFlag()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    leased.set()
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: wait)
+                guard leased.isSet else { throw IdentityError.unavailable("no database connection within the pool deadline") }
+                return nil
+            }
+            while let next = try await group.next() {
+                if let value = next {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw CancellationError()
+        }
     }
 
     /// Runs the connection pool until the task is cancelled or the service group shuts down gracefully.
@@ -123,16 +164,118 @@ public final class PostgresStore: IdentityStore, Service {
     /// values are removed from the tables' pages. It cannot reach copies outside them: WAL segments
     /// not yet recycled, base backups, replicas' own files (docs/identity.md).
     package func flushErasures() async throws {
+        _ = try await flushErasuresReportingSkipped()
+    }
+
+    /// As `flushErasures`; returns the tables this role may not VACUUM (PostgreSQL lets only a table's or the
+    /// database's owner, or a superuser), which it skips and logs by name: the server would only warn in its
+    /// own log, and the erasure would look complete.
+    package func flushErasuresReportingSkipped() async throws -> [String] {
+        let logger = self.logger
         do {
-            try await client.withConnection { connection in
-                for table in Self.erasedTables {
+            let skipped = try await withConnection { connection -> [String] in
+                var binds = PostgresBindings()
+                binds.append(Self.erasedTables)
+                let rows = try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                            WHERE n.nspname = current_schema() AND c.relname = ANY($1)
+                              AND NOT pg_has_role(c.relowner, 'USAGE')
+                              AND NOT pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE')
+                              AND NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+                            """, binds: binds), logger: logger
+                ).collect()
+                let skipped = Set(try rows.map { try $0.decode(String.self) })
+                for table in Self.erasedTables where !skipped.contains(table) {
                     try await connection.query(PostgresQuery(unsafeSQL: "VACUUM \(quoted(table))"), logger: logger)
+                }
+                return Self.erasedTables.filter(skipped.contains)
+            }
+            if !skipped.isEmpty {
+                logger.warning(
+                    "erasure cleanup skipped: this role does not own the tables, so VACUUM cannot remove the erased row versions; the owner's VACUUM will",
+                    metadata: ["tables": .string(skipped.joined(separator: ","))])
+            }
+            return skipped
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Counts one in the window `scope` in one statement at READ COMMITTED: concurrent counts wait for the
+    /// row's lock in turn (microseconds) and each sees the count before it, instead of aborting each other
+    /// as the flows' serializable transactions would. The window restarts only once it has ended, never
+    /// moving back (the same rule as `GuessLimitRow.counting`).
+    package func countInWindow(_ scope: String, window: TimeInterval, at t: Date) async throws -> GuessLimitRow {
+        let logger = self.logger
+        do {
+            return try await withConnection { connection in
+                var binds = PostgresBindings()
+                binds.append(scope)
+                binds.append(t)
+                binds.append(window)
+                try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED", logger: logger)
+                do {
+                    let rows = try await connection.query(
+                        PostgresQuery(
+                            unsafeSQL: """
+                                INSERT INTO "guessLimit" ("scope", "windowStart", "failures") VALUES ($1, $2, 1)
+                                ON CONFLICT ("scope") DO UPDATE SET
+                                  "windowStart" = CASE WHEN $2 >= "guessLimit"."windowStart" + make_interval(secs => $3)
+                                    THEN $2 ELSE "guessLimit"."windowStart" END,
+                                  "failures" = CASE WHEN $2 >= "guessLimit"."windowStart" + make_interval(secs => $3)
+                                    THEN 1 ELSE "guessLimit"."failures" + 1 END
+                                RETURNING *
+                                """, binds: binds), logger: logger
+                    ).collect()
+                    try await connection.query("COMMIT", logger: logger)
+                    guard let row = rows.first else { throw IdentityError(.storage, field: "database", "no window row") }
+                    return try RowDecoding.decode(GuessLimitRow.self, row)
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
                 }
             }
         } catch {
             throw Self.mapped(error)
         }
     }
+
+    /// What `/readyz` reports of PostgreSQL.
+    public enum Readiness: Sendable, Equatable {
+        /// Every table the requests use answers a read, and the server takes writes.
+        case ready
+        /// It answers, but in recovery (a standby) or read-only: writes would fail.
+        case readOnly
+        /// It does not answer within `deadlines.readiness`, or a table is missing or unreadable.
+        case unavailable
+    }
+
+    /// Checks what requests use, within `deadlines.readiness` in all (the pool's wait included): a read of
+    /// every table of the schema (a missing or unreadable one fails it), and that the server is not in
+    /// recovery and not read-only.
+    public func readiness() async -> Readiness {
+        let logger = self.logger
+        let limit = configuration.deadlines.readiness
+        let probe = "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', "
+            + Self.readTables.map { "(SELECT 1 FROM \(quoted($0)) LIMIT 0)" }.joined(separator: ", ")
+        let checked = await withinDeadline(limit) { () -> Readiness in
+            do {
+                return try await self.withConnection { connection in
+                    let rows = try await connection.query(PostgresQuery(unsafeSQL: probe), logger: logger).collect()
+                    guard let row = rows.first else { return Readiness.unavailable }
+                    return try row.decode(Bool.self) ? .readOnly : .ready
+                }
+            } catch {
+                return .unavailable
+            }
+        }
+        return checked ?? .unavailable
+    }
+
+    /// The tables requests read and write: every table of the schema.
+    static let readTables = erasedTables + ["guessLimit", "pinThrottle", "appleNonce", "logRetention", "gatehouseMigration"]
 
     static let erasedTables = [
         "user", "appRole", "appleIdentity", "pinCredential", "privacySettings", "subscription", "session", "refreshToken", "deviceKey",
@@ -143,7 +286,7 @@ public final class PostgresStore: IdentityStore, Service {
         -> T
     {
         let logger = self.logger
-        return try await client.withConnection { connection in
+        return try await withConnection { connection in
             try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
             // A new list per run: a run rolled back for a retry takes its deferred actions with it.
             let actions = AfterCommitActions()
@@ -179,28 +322,53 @@ public final class PostgresStore: IdentityStore, Service {
         return state == "40001" || state == "40P01"
     }
 
+    /// SQLSTATEs that mean the database missed a deadline or is going away, not that the request was wrong:
+    /// statement_timeout (57014), lock_timeout (55P03), idle_in_transaction_session_timeout (25P03), shutdown
+    /// and restart (57P01, 57P02, 57P03), too many connections (53300); class 08 is a connection failure.
+    static let unavailableStates: Set<String> = ["57014", "55P03", "25P03", "57P01", "57P02", "57P03", "53300"]
+
     /// Passes identity errors through; turns PostgreSQL errors into `storage` errors that name the
     /// SQLSTATE only (never the statement, its values or the server's message, which can quote them).
+    /// A missed deadline, a lost connection or a server going away is `storage_unavailable` (with a
+    /// retry delay): the request changed nothing and may be tried again.
     static func mapped(_ error: any Error) -> any Error {
         switch error {
         case let error as IdentityError: return error
         case let error as PSQLError:
             if let state = error.serverInfo?[.sqlState] {
+                if unavailableStates.contains(state) || state.hasPrefix("08") || state == "40001" || state == "40P01" {
+                    return IdentityError.unavailable("PostgreSQL error \(state)")
+                }
                 return IdentityError(.storage, field: "database", "PostgreSQL error \(state)")
             }
-            return IdentityError(.storage, field: "database", "PostgreSQL unavailable (\(error.code))")
+            return IdentityError.unavailable("PostgreSQL unavailable (\(error.code))")
         case is CancellationError: return error
+        case is NIOSSLError: return IdentityError.unavailable("PostgreSQL TLS handshake failed")
         default: return IdentityError(.storage, field: "database", "PostgreSQL store error")
         }
     }
 }
 
-extension PostgresLocation.SSLMode {
+/// Whether a pooled connection was handed over (`PostgresStore.withConnection`'s deadline applies until then).
+final class LeaseFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+extension PostgresLocation {
+    /// The TLS the URL asks for. `require`, `verify-ca` and `verify-full` all check the chain (to the
+    /// system's roots, or to `sslrootcert` alone); only `verify-ca` skips the host name.
     var clientTLS: PostgresClient.Configuration.TLS {
-        switch self {
-        case .disable: .disable
-        case .prefer: .prefer(.makeClientConfiguration())
-        case .require: .require(.makeClientConfiguration())
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let sslRootCert { tls.trustRoots = .file(sslRootCert) }
+        switch sslMode {
+        case .disable: return .disable
+        case .prefer: return .prefer(tls)
+        case .require, .verifyFull: return .require(tls)
+        case .verifyCA:
+            tls.certificateVerification = .noHostnameVerification
+            return .require(tls)
         }
     }
 }

@@ -65,6 +65,10 @@ struct Serve: AsyncParsableCommand {
     var trustedProxies: [String] = []
     @Option(help: ArgumentHelp("Seconds to read a whole request, header and body, from its first byte (default 10).", valueName: "SECONDS"))
     var readTimeout: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to answer a request once read; past it the answer is 503 storage_unavailable (default 15).", valueName: "SECONDS"))
+    var requestTimeout: Double?
 
     @Option(
         help: ArgumentHelp(
@@ -137,6 +141,7 @@ struct Serve: AsyncParsableCommand {
         options.retentionDays = retentionDays
         options.ipv6Prefix = ipv6Prefix
         options.maxConnections = maxConnections
+        options.requestTimeout = requestTimeout
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

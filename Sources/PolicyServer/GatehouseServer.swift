@@ -173,16 +173,18 @@ public final class GatehouseServer: Sendable {
         /// It answers reads but refuses writes (a read-only file or open): decisions without a bearer and
         /// reads go on, sign-ins and every other write answer 503 `storage`.
         case readOnly
-        /// It does not answer at all.
+        /// It does not answer within the readiness deadline, or a table requests use is missing or unreadable.
         case unavailable
     }
 
-    /// Whether the database answers a read, and whether it would take a write (`AppDatabase.acceptsWrites`).
-    /// On PostgreSQL only the read is tried: a server that refuses writes shows as 503 `storage` on each write.
+    /// Whether the database answers a read of what requests use, and whether it would take a write, within
+    /// its own short deadline (`OpenedIdentityStore.readiness`).
     public func databaseState() async -> DatabaseState {
-        guard await store.answers() else { return .unavailable }
-        guard let database = store.sqlite else { return .ready }
-        return await database.acceptsWrites() ? .ready : .readOnly
+        switch await store.readiness() {
+        case .ready: .ready
+        case .readOnly: .readOnly
+        case .unavailable: .unavailable
+        }
     }
 
     /// `GET /v1/policy`: the active version and the last refused one.

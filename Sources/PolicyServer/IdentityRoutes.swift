@@ -14,9 +14,16 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     let limit = server.settings.bodyLimit
     let identity = server.service.identity
 
-    /// The per-client limit of the sign-in, PIN and device routes.
-    @Sendable func throttle(_ context: ServerContext) throws {
+    /// The per-client limit of the sign-in, PIN and device routes: this replica's bucket first (a flood costs
+    /// no database write), then the window every replica shares through the store, so N replicas allow the
+    /// limit once, not N times.
+    @Sendable func throttle(_ context: ServerContext) async throws {
+        let limit = server.settings.signInLimit
         if let wait = server.signInLimiter.take(server.clientKey(context)) {
+            server.metrics.throttled()
+            throw Problem.throttled(retryAfter: wait)
+        }
+        if let wait = try await identity.admitSignIn(source: source(context), limit: limit.requests, window: limit.window) {
             server.metrics.throttled()
             throw Problem.throttled(retryAfter: wait)
         }
@@ -32,12 +39,12 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
 
     // MARK: sessions
     route(.post, "/v1/auth/anonymous") { _, context in
-        try throttle(context)
+        try await throttle(context)
         let tokens = try await server.signIn(method: "anonymous") { try await identity.signInAnonymously(source: source(context)) }
         return json(GatehouseServer.tokens(tokens), status: .created)
     }
     route(.post, "/v1/auth/refresh") { request, context in
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["refreshToken"])
         let refresh = try body.string("refreshToken")
         let tokens = try await server.signIn(method: "refresh") { try await identity.refresh(refreshToken: refresh) }
@@ -54,14 +61,14 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
 
     // MARK: username + PIN
     route(.post, "/v1/auth/pin/register") { request, context in
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["username", "pin"])
         let (username, pin) = (try body.string("username"), try body.string("pin"))
         let tokens = try await server.signIn(method: "pin") { try await identity.register(username: username, pin: pin, source: source(context)) }
         return json(GatehouseServer.tokens(tokens), status: .created)
     }
     route(.post, "/v1/auth/pin/signin") { request, context in
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["username", "pin"])
         let (username, pin) = (try body.string("username"), try body.string("pin"))
         let tokens = try await server.signIn(method: "pin") { try await identity.signIn(username: username, pin: pin, source: source(context)) }
@@ -69,20 +76,20 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     }
     route(.put, "/v1/auth/pin") { request, context in
         let token = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["pin"])
         return stepUp(try await identity.setPIN(accessToken: token, pin: try body.string("pin")))
     }
     route(.post, "/v1/auth/pin/change") { request, context in
         let token = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["currentPin", "newPin"])
         try await identity.changePIN(accessToken: token, currentPIN: try body.string("currentPin"), newPIN: try body.string("newPin"))
         return Response(status: .noContent)
     }
     route(.post, "/v1/auth/pin/verify") { request, context in
         let token = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["pin"])
         do {
             let result = try await identity.verifyPIN(accessToken: token, pin: try body.string("pin"))
@@ -96,11 +103,11 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
 
     // MARK: Sign in with Apple
     route(.post, "/v1/auth/apple/nonce") { _, context in
-        try throttle(context)
+        try await throttle(context)
         return json(.object([.init("nonce", .string(try await identity.beginAppleSignIn()))]), status: .created)
     }
     route(.post, "/v1/auth/apple") { request, context in
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["identityToken", "nonce"], optional: ["fullName"])
         let (token, nonce, name) = (try body.string("identityToken"), try body.string("nonce"), try body.optionalString("fullName"))
         let tokens = try await server.signIn(method: "apple") {
@@ -110,7 +117,7 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     }
     route(.post, "/v1/auth/apple/link") { request, context in
         let bearer = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["identityToken", "nonce"], optional: ["fullName"])
         return stepUp(
             try await identity.linkApple(
@@ -139,21 +146,21 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     // MARK: device keys
     route(.post, "/v1/auth/device/enroll") { request, context in
         let bearer = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["deviceId", "publicKey"])
         try await identity.enrollDeviceKey(accessToken: bearer, deviceId: try body.string("deviceId"), publicKey: try body.bytes("publicKey"))
         return Response(status: .noContent)
     }
     route(.post, "/v1/auth/device/challenge") { request, context in
         let bearer = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["deviceId"])
         let challenge = try await identity.deviceChallenge(accessToken: bearer, deviceId: try body.string("deviceId"))
         return json(.object([.init("challenge", .string(challenge.base64EncodedString()))]), status: .created)
     }
     route(.post, "/v1/auth/device/verify") { request, context in
         let bearer = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["deviceId", "challenge", "signature"])
         return stepUp(
             try await identity.verifyDeviceSignature(
@@ -236,7 +243,7 @@ func addIdentityRoutes(_ routes: RouteBuilder) {
     }
     write(.post, "/v1/spaces/join") { request, context in
         let bearer = try requiredBearer(request)
-        try throttle(context)
+        try await throttle(context)
         let body = try await fields(request, required: ["shareCode"])
         let id = try await identity.joinSpace(accessToken: bearer, shareCode: try body.string("shareCode"), source: source(context))
         return json(.object([.init("resourceId", .string(id))]))

@@ -85,6 +85,7 @@ public struct Problem: Error, Sendable, Hashable {
         case .appAccountMismatch: (status, title) = (403, "Purchase made for another account")
         case .purchaseOwnedElsewhere: (status, title) = (409, "Purchase owned by another account")
         case .unknownProduct: (status, title) = (422, "Unknown product")
+        case .storageUnavailable: (status, title) = (503, "Storage unavailable")
         }
         self.init(
             status: status, code: error.code.rawValue, title: title, detail: error.reason, field: error.field,
@@ -136,6 +137,13 @@ public struct Problem: Error, Sendable, Hashable {
         status: 403, code: "caller_subject_not_trusted", title: "Caller-asserted subject not trusted",
         detail: "this server decides only for the holder of Authorization: Bearer <access token>; a backend that names the subject itself needs the server started with --trust-caller-subjects (GATEHOUSE_TRUST_CALLER_SUBJECTS=1)",
         field: "subject")
+    /// A request that did not finish within the server's request deadline (`--request-timeout`): nothing was
+    /// allowed, and the client may try again after `Retry-After`.
+    public static func requestDeadline(seconds: Double) -> Problem {
+        Problem(
+            status: 503, code: IdentityError.Code.storageUnavailable.rawValue, title: "Storage unavailable",
+            detail: "the request did not finish within \(seconds.formatted(.number.precision(.fractionLength(0...3)))) s", retryAfter: 2)
+    }
 
     public static let notFound = Problem(status: 404, code: "not_found", title: "Not found", detail: "no such route")
 }

@@ -3,6 +3,7 @@ import Gatehouse
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import Identity
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -71,7 +72,21 @@ final class RouteBuilder {
         _ method: HTTPRequest.Method, _ path: String,
         _ handler: @escaping @Sendable (Hummingbird.Request, ServerContext) async throws -> Response
     ) {
-        router.on(RouterPath(path), method: method, use: handler)
+        let limit = server.settings.requestTimeout
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        let metrics = server.metrics
+        // The request deadline: past it the answer is 503 `storage_unavailable` with Retry-After, whatever
+        // the handler waits on (the store's own deadlines end most waits first); the handler is cancelled.
+        router.on(RouterPath(path), method: method) { request, context in
+            let outcome = await withinDeadline(limit) { () -> Result<Response, any Error> in
+                do { return .success(try await handler(request, context)) } catch { return .failure(error) }
+            }
+            guard let outcome else {
+                metrics.requestDeadlineMissed()
+                throw Problem.requestDeadline(seconds: seconds)
+            }
+            return try outcome.get()
+        }
         table.routes.append((method.rawValue, path))
         allowed.add(method.rawValue, path)
     }
@@ -109,7 +124,9 @@ func addOperationRoutes(_ routes: RouteBuilder) {
         case .ready: text("ready\n")
         case .readOnly:
             problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database answers reads but refuses writes"))
-        case .unavailable: problemResponse(Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database does not answer"))
+        case .unavailable:
+            problemResponse(
+                Problem(status: 503, code: "not_ready", title: "Not ready", detail: "the database does not answer, or a table requests use is missing"))
         }
     }
     route(.get, "/metrics") { _, _ in

@@ -19,6 +19,7 @@ public final class ServerMetrics: Sendable {
     private let purgedRows: Prometheus.Counter
     private let expiredLogRows: Prometheus.Counter
     private let refusedConnections: Prometheus.Counter
+    private let requestDeadlines: Prometheus.Counter
     /// The identity layer's event totals as last exported, so the counters move by the difference.
     private let exportedSecurity = Mutex<[String: Int]>([:])
 
@@ -36,6 +37,7 @@ public final class ServerMetrics: Sendable {
         static let purgedRows = ("gatehouse_maintenance_purged_rows_total", "Expired rows (sessions, challenges, nonces, share codes) the maintenance task deleted.")
         static let expiredLogRows = ("gatehouse_maintenance_expired_log_rows_total", "Audit and decision log rows past the retention the maintenance task deleted.")
         static let refusedConnections = ("gatehouse_connections_refused_total", "Connections closed at once because --max-connections were open.")
+        static let requestDeadlines = ("gatehouse_request_deadlines_total", "Requests answered 503 storage_unavailable at the request deadline (--request-timeout).")
         static let security = ("gatehouse_security_events_total", "Security events counted by the identity layer (PIN failures, refusals, alarms, Apple token rejections), by event.")
     }
 
@@ -78,6 +80,7 @@ public final class ServerMetrics: Sendable {
         purgedRows = registry.makeCounter(name: Help.purgedRows.0, help: Help.purgedRows.1)
         expiredLogRows = registry.makeCounter(name: Help.expiredLogRows.0, help: Help.expiredLogRows.1)
         refusedConnections = registry.makeCounter(name: Help.refusedConnections.0, help: Help.refusedConnections.1)
+        requestDeadlines = registry.makeCounter(name: Help.requestDeadlines.0, help: Help.requestDeadlines.1)
     }
 
     /// A maintenance pass that finished: how many expired rows it purged and how many log rows it expired.
@@ -112,6 +115,9 @@ public final class ServerMetrics: Sendable {
 
     /// A connection cut at the read deadline (answered 408 unless an answer had started); no route saw it.
     public func readTimedOut() { readTimeouts.increment() }
+
+    /// A request answered 503 at the request deadline (`--request-timeout`).
+    public func requestDeadlineMissed() { requestDeadlines.increment() }
 
     /// One sign-in or verification outcome (`anonymous`/`refresh`/`pin`..., `success` or an error code).
     public func signIn(method: String, outcome: String) {

@@ -23,6 +23,9 @@ public struct ServerSettings: Sendable {
     /// A request must be read whole (header and body) within this long of its first byte, however steadily the
     /// client sends; past it the answer is 408 and the connection is closed.
     public var readTimeout: Duration = .seconds(10)
+    /// A request must be answered within this long of reaching its route; past it the answer is 503
+    /// `storage_unavailable` with `Retry-After` (never an allow), whatever the handler was waiting on.
+    public var requestTimeout: Duration = .seconds(15)
     /// How often the policy folder is looked at, and how long it must stay unchanged before a reload.
     public var watchInterval: Duration = .milliseconds(250)
     public var settleTime: Duration = .milliseconds(500)
@@ -92,6 +95,7 @@ public struct ServerSettings: Sendable {
         case retentionDays = "GATEHOUSE_RETENTION_DAYS"
         case ipv6Prefix = "GATEHOUSE_IPV6_PREFIX"
         case maxConnections = "GATEHOUSE_MAX_CONNECTIONS"
+        case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -128,6 +132,8 @@ public struct ServerSettings: Sendable {
         public var retentionDays: Int?
         public var ipv6Prefix: Int?
         public var maxConnections: Int?
+        /// Seconds (a fraction allowed).
+        public var requestTimeout: Double?
         public init() {}
     }
 
@@ -220,6 +226,14 @@ public struct ServerSettings: Sendable {
         if let connections = options.maxConnections ?? env(.maxConnections).map({ Int($0) ?? -1 }) {
             guard connections > 0 else { throw Problem(description: "--max-connections (or \(Variable.maxConnections.rawValue)) must be a positive number") }
             s.maxConnections = connections
+        if let seconds = options.requestTimeout {
+            guard seconds > 0, seconds.isFinite else { throw Problem(description: "--request-timeout must be a positive number of seconds") }
+            s.requestTimeout = .milliseconds(Int64(seconds * 1000))
+        } else if let text = env(.requestTimeout) {
+            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                throw Problem(description: "\(Variable.requestTimeout.rawValue) must be a positive number of seconds")
+            }
+            s.requestTimeout = .milliseconds(Int64(seconds * 1000))
         }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {

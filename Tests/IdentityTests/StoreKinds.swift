@@ -104,7 +104,12 @@ struct StoreScope: SuiteTrait, TestTrait, TestScoping {
             for entry in stores {
                 if entry.drop, let schema = entry.store.configuration.schema {
                     do {
-                        try await entry.store.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"))
+                        // Without the store's lock_timeout: the drop waits for whatever the test left running.
+                        try await entry.store.client.withConnection { connection in
+                            try await connection.query("SET lock_timeout = 0", logger: TestPostgres.quietLogger)
+                            try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"), logger: TestPostgres.quietLogger)
+                            try await connection.query("RESET lock_timeout", logger: TestPostgres.quietLogger)
+                        }
                     } catch {
                         Issue.record("could not drop the test schema \(schema): \(String(reflecting: error))")
                     }

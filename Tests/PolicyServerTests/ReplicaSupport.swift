@@ -106,17 +106,22 @@ enum TestPostgres {
 /// One database for one test, made fresh (random name) and dropped by `drop()`.
 struct SharedDatabase: Sendable {
     let store: SharedStore
-    /// What `policy serve --database` is given: a file path or a postgres URL.
+    /// The file path or the postgres URL of the database.
     let location: String
+    /// Appended to a postgres URL in what the replicas are given (`?lock_timeout=...`).
+    var options = ""
+    /// What `policy serve --database` is given.
+    var served: String { location + options }
     private let server: String?
     private let name: String?
 
-    static func make(_ store: SharedStore, in dir: URL) throws -> SharedDatabase {
+    /// A fresh database; on PostgreSQL in the server `server` names (default: `GATEHOUSE_TEST_POSTGRES_URL`).
+    static func make(_ store: SharedStore, in dir: URL, server: String? = nil) throws -> SharedDatabase {
         switch store {
         case .sqlite:
             return SharedDatabase(store: store, location: dir.appendingPathComponent("shared.sqlite").path, server: nil, name: nil)
         case .postgres:
-            let server = try TestPostgres.required()
+            let server = try server ?? TestPostgres.required()
             let name = "gatehouse_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
             try TestPostgres.execute("CREATE DATABASE \(name)", on: server)
             return SharedDatabase(store: store, location: try TestPostgres.databaseURL(server, named: name), server: server, name: name)
@@ -152,8 +157,10 @@ enum Client {
         return URLSession(configuration: configuration)
     }()
 
-    static func call(_ method: String, _ base: URL, _ path: String, body: String? = nil, bearer: String? = nil) async throws -> Answer {
-        var request = URLRequest(url: URL(string: path, relativeTo: base)!.absoluteURL, timeoutInterval: 60)
+    static func call(
+        _ method: String, _ base: URL, _ path: String, body: String? = nil, bearer: String? = nil, timeout: TimeInterval = 60
+    ) async throws -> Answer {
+        var request = URLRequest(url: URL(string: path, relativeTo: base)!.absoluteURL, timeoutInterval: timeout)
         request.httpMethod = method
         if let body {
             request.httpBody = Data(body.utf8)
@@ -203,15 +210,16 @@ final class Replicas {
     /// Runs `body` with `count` replicas over a fresh database of `store`, and always cleans up.
     static func with<T>(
         _ count: Int = 2, store: SharedStore, policySet: String = "contacasal", arguments: [String] = [],
-        databasePerReplica: Bool = false, _ body: (Replicas) async throws -> T
+        databasePerReplica: Bool = false, server: String? = nil, databaseOptions: String = "", _ body: (Replicas) async throws -> T
     ) async throws -> T {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-replicas-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let policies = dir.appendingPathComponent(policySet)
         try FileManager.default.copyItem(at: TestServer.root.appendingPathComponent("policies/\(policySet)"), to: policies)
-        let database: SharedDatabase
+        var database: SharedDatabase
         do {
-            database = try SharedDatabase.make(store, in: dir)
+            database = try SharedDatabase.make(store, in: dir, server: server)
+            database.options = databaseOptions
         } catch {
             try? FileManager.default.removeItem(at: dir)
             throw error
@@ -243,7 +251,7 @@ final class Replicas {
         process.executableURL = ServedProcess.binary
         process.arguments = [
             "serve", "--host", "127.0.0.1", "--port", "0", "--policies", policies.path,
-            "--database", databasePerReplica ? database.location + "-\(index)" : database.location,
+            "--database", databasePerReplica ? database.location + "-\(index)" : database.served,
             "--operator-token-file", operatorTokenFile.path,
         ] + arguments
         process.environment = Self.environment

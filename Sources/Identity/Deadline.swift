@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+
+/// The value of `body`, or nil when it has not finished within `limit`: then `body`'s task is cancelled
+/// and left to end on its own, so a wait that ignores cancellation (a query in flight, a lock) cannot
+/// hold the caller past its deadline. For a server's own deadlines (`/readyz`, a request), not for
+/// anything whose effect must be known: a body that is given up may still finish its work.
+package func withinDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async -> T) async -> T? {
+    let race = FirstFinisher<T>()
+    return await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            race.start(continuation, work: Task { race.finish(await body()) })
+            Task {
+                try? await Task.sleep(for: limit)
+                race.finish(nil)
+            }
+        }
+    } onCancel: {
+        race.finish(nil)
+    }
+}
+
+/// The first of a body and its deadline to finish, for `withinDeadline`.
+private final class FirstFinisher<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T?, Never>?
+        var work: Task<Void, Never>?
+        var finished: T??
+    }
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T?, Never>, work: Task<Void, Never>) {
+        let early: T?? = state.withLock { s in
+            if let finished = s.finished { return finished }
+            s.continuation = continuation
+            s.work = work
+            return nil
+        }
+        if let early {
+            if case .none = early { work.cancel() }
+            continuation.resume(returning: early)
+        }
+    }
+
+    func finish(_ value: T?) {
+        let (continuation, work): (CheckedContinuation<T?, Never>?, Task<Void, Never>?) = state.withLock { s in
+            guard s.finished == nil else { return (nil, nil) }
+            s.finished = .some(value)
+            defer { s.continuation = nil }
+            return (s.continuation, s.work)
+        }
+        guard let continuation else { return }
+        if value == nil { work?.cancel() }
+        continuation.resume(returning: value)
+    }
+}
