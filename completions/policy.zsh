@@ -186,6 +186,7 @@ _policy_serve() {
         '--sign-in-limit[Sign-in, PIN and device requests per client address per window (default 10/60).]:REQUESTS/SECONDS:'
         '*--trusted-proxy[A load balancer'\''s IP address whose X-Forwarded-For names the client (repeatable).]:ADDR:'
         '--read-timeout[Seconds to read a whole request, header and body, from its first byte (default 10).]:SECONDS:'
+        '--request-timeout[Seconds to answer a request once read; past it the answer is 503 storage_unavailable (default 15).]:SECONDS:'
         '--decision-log[Which decisions to keep in the decision log\: off (default), denied or all. Rows expire with the logs'\'' retention.]:off|denied|all:'
         '*--app-store-bundle-id[An app'\''s bundle id whose App Store purchases change tiers (repeatable; purchases are off without one).]:app-store-bundle-id:'
         '*--app-store-environment[An App Store environment accepted (repeatable; default Production only).]:Production|Sandbox|Xcode:'

@@ -226,6 +226,7 @@ public struct ServerSettings: Sendable {
         if let connections = options.maxConnections ?? env(.maxConnections).map({ Int($0) ?? -1 }) {
             guard connections > 0 else { throw Problem(description: "--max-connections (or \(Variable.maxConnections.rawValue)) must be a positive number") }
             s.maxConnections = connections
+        }
         if let seconds = options.requestTimeout {
             guard seconds > 0, seconds.isFinite else { throw Problem(description: "--request-timeout must be a positive number of seconds") }
             s.requestTimeout = .milliseconds(Int64(seconds * 1000))

@@ -56,3 +56,54 @@ import Testing
         #expect(text.contains("when:"))
     }
 }
+
+/// The examples in docs/cli.md are run: each code block that starts with `$ policy ...` is executed from the
+/// repository root and every line it shows must be a line of what the command prints now, in order (`...` in a
+/// shown line stands for the rest of that line). A doc that drifts from the tool fails here.
+@Suite struct CLIDocExampleTests {
+    struct Example: CustomStringConvertible {
+        var line: Int
+        var arguments: [String]
+        var shown: [String]
+        var description: String { "docs/cli.md:\(line): policy \(arguments.joined(separator: " "))" }
+    }
+
+    static var examples: [Example] {
+        guard let text = try? String(contentsOf: CLITests.root.appendingPathComponent("docs/cli.md"), encoding: .utf8) else { return [] }
+        var result: [Example] = []
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var i = 0
+        while i < lines.count {
+            if lines[i].hasPrefix("```"), i + 1 < lines.count, lines[i + 1].hasPrefix("$ policy "), !lines[i + 1].contains("|") {
+                let command = String(lines[i + 1].dropFirst("$ policy ".count))
+                var shown: [String] = []
+                var j = i + 2
+                while j < lines.count, !lines[j].hasPrefix("```") {
+                    shown.append(lines[j])
+                    j += 1
+                }
+                result.append(Example(line: i + 2, arguments: command.split(separator: " ").map(String.init), shown: shown))
+                i = j
+            }
+            i += 1
+        }
+        return result
+    }
+
+    @Test func thereAreExamplesToRun() { #expect(Self.examples.count >= 3) }
+
+    @Test(arguments: examples)
+    func theExamplePrintsWhatTheDocShows(_ example: Example) throws {
+        let result = try CLITests.run(example.arguments)
+        let printed = (result.out + result.err).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var next = 0
+        for line in example.shown where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            let prefix = line.components(separatedBy: "...").first ?? line
+            guard let found = printed[next...].firstIndex(where: { line.contains("...") ? $0.hasPrefix(prefix) : $0 == line }) else {
+                Issue.record("\(example): the doc shows a line the command does not print now:\n  \(line)\nit prints:\n\(printed.joined(separator: "\n"))")
+                return
+            }
+            next = found + 1
+        }
+    }
+}

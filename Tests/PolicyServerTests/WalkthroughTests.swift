@@ -31,3 +31,46 @@ import Testing
         try await ServedProcess.stop(process)
     }
 }
+
+/// docs/server.md's walk-through: its `sh` blocks, in order, as one bash script with `set -e`, against a live
+/// server of the research-crawler set. Every `curl -f` fails the script on an error status.
+@Suite struct ServerWalkthroughDocTests {
+    static func blocks() throws -> [String] {
+        let text = try String(contentsOf: TestServer.root.appendingPathComponent("docs/server.md"), encoding: .utf8)
+        let start = try #require(text.range(of: "## Walk-through: one curl session per route group"))
+        let section = text[start.upperBound...].prefix { _ in true }
+        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        return section[..<end].components(separatedBy: "```sh\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+    }
+
+    @Test func everyRouteGroupBlockRunsAgainstALiveServer() async throws {
+        let blocks = try Self.blocks()
+        #expect(blocks.count >= 6)
+        let t = try TestServer()
+        let (process, url) = try await ServedProcess.start(
+            ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("walk-doc.sqlite").path],
+            environment: ["GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken])
+        defer { process.terminate() }
+        let base = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // The doc's BASE names the default address; the test's server has its own port.
+        let body = blocks.joined(separator: "\n").replacingOccurrences(of: "BASE=http://127.0.0.1:8080", with: "BASE=\(base)")
+        script.arguments = ["-e", "-o", "pipefail", "-c", body]
+        script.environment = [
+            "GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken,
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+        let out = Pipe()
+        script.standardOutput = out
+        script.standardError = out
+        try script.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        script.waitUntilExit()
+        #expect(script.terminationStatus == 0, "\(text)")
+        for expected in ["ok", "research-crawler", "pin", "requires_upgrade", "walker", "minimal", "allow"] {
+            #expect(text.contains(expected), "the walk-through printed no '\(expected)':\n\(text)")
+        }
+        try await ServedProcess.stop(process)
+    }
+}
