@@ -9,23 +9,27 @@ struct Check: ParsableCommand {
             Each DIR is a policy set (a folder holding .yaml files) or a folder of policy sets.
 
             Formats (--format):
-              text    diagnostics with the source line and a caret, failed tests and invariants, a summary per set
-              json    one document: {"ok", "sets": [{path, ok, contentHash, diagnostics, tests, invariants, coverage}]}
-              github  GitHub Actions annotations on the file and line (::error file=...,line=...,col=...::)
-              junit   JUnit XML: one <testsuite> per set; errors, tests, invariants and coverage as <testcase>s
-              markdown  a table of sets (result, tests, invariants, coverage, errors, warnings), then each finding:
-                        for $GITHUB_STEP_SUMMARY or a pull-request comment
+              text      diagnostics with the source line and a caret, failures, a
+                        summary per set
+              json      one document: {"ok", "sets": [{path, ok, contentHash,
+                        diagnostics, tests, invariants, coverage}]}
+              github    GitHub Actions annotations (::error file=...,line=...::)
+              junit     JUnit XML: one <testsuite> per set
+              markdown  a table of sets, then each finding (for
+                        $GITHUB_STEP_SUMMARY or a pull-request comment)
 
             Exit codes:
               0   clean
               1   policy errors: a set does not load, or (with --strict) has warnings
-              2   a policy test fails, an invariant does not hold, or coverage is below --min-coverage
+              2   a policy test fails, an invariant does not hold, or coverage is below
+                  --min-coverage
               64  usage error (unknown flag or format, a DIR that is not a folder)
 
             Lints (warnings; --strict makes them errors): \((PolicyLinter.rules.map(\.code) + InvariantProver.lintCodes.map(\.code)).joined(separator: ", ")).
-            Coverage counts each rule deciding, each condition being true and false, and each action requirement
-            (sign-in, auth, app role, membership, feature, limit, consent) passing and failing, over the policy tests.
-            See docs/cli.md.
+
+            Coverage counts each rule deciding, each condition being true and false, and each action requirement \
+            (sign-in, auth, app role, membership, feature, limit, consent) passing and failing, over the policy \
+            tests. See docs/cli.md.
             """)
 
     @Argument(help: "Policy set folders, or folders holding policy sets.")

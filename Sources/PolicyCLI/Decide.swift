@@ -9,12 +9,12 @@ struct Decide: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decide one request (JSON) or a stream of requests (JSON Lines).",
         discussion: """
-            Reads one request JSON from --request FILE or standard input and prints one decision JSON.
-            With --jsonl, reads one request per line from standard input and writes one decision per line,
-            in order: input is read in blocks and the answers to a block's lines are written at once, so a
-            lone line is answered as soon as it arrives. A line that is not a valid request gets
-            {"error": ..., "field": ..., "offset": ..., "line": ...} on its line and the stream goes on; blank
-            lines are skipped. A request (line or file) may be at most 1 MiB.
+            Reads one request JSON from --request FILE or standard input and prints one decision JSON. With \
+            --jsonl, reads one request per line from standard input and writes one decision per line, in order: \
+            input is read in blocks and the answers to a block's lines are written at once, so a lone line is \
+            answered as soon as it arrives. A line that is not a valid request gets {"error": {"code", "field", \
+            "kind", "detail", "offset"}, "line": N} on its line (a /v1/decide/batch error item) and the stream \
+            goes on; blank lines are skipped. A request (line or file) may be at most 1 MiB.
             """)
 
     @Option(help: "The policy set folder.")

@@ -11,10 +11,12 @@ struct Diff: ParsableCommand {
         discussion: """
             Compares OLD and NEW over every request of the space both sets span (tiers, lapsed and signed-out \
             subjects, standings, app roles, auth methods and freshness, boundary values of limits and conditions), \
-            and groups the changed requests: "role editor loses 'delete' on project".
+            and groups the changed requests: "role editor loses 'delete' on project". With --base REV, the folder \
+            as committed at REV is OLD and the working tree is NEW; a folder missing at REV is compared with an \
+            empty set.
 
               policy diff OLD_DIR NEW_DIR
-              policy diff --base origin/main policies/research-crawler   (the folder at a git revision vs the working tree)
+              policy diff --base origin/main policies/research-crawler
 
             Exit codes: 0 compared (changes or not); 1 a set does not load; 2 --fail-on-widening and some deny \
             became an allow; 64 usage error.

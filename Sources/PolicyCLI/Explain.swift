@@ -9,20 +9,22 @@ struct Explain: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decide one request and print the trace of every check and rule considered, with file:line:col.",
         discussion: """
-            The request comes from --request FILE (or - for standard input), from standard input when no request flag
-            is given, or from flags:
+            The request comes from --request FILE (or - for standard input), from standard input when no request \
+            flag is given, or from flags:
 
-              policy explain --policies policies/research-crawler --subject-tier free --action ai_suggestions
-              policy explain --policies policies/research-crawler --action edit --owner alice --member-role viewer
-              policy explain --policies policies/contacasal --action remove_partner --owner self \\
-                  --auth-method pin --verified-ago 10m
+              policy explain --policies policies/mimisupply --action checkout
+              policy explain --policies policies/research-crawler --action view
+              policy explain --policies policies/contacasal --action edit_expense
 
-            From flags, the subject is signed in as 'user' unless --subject-id or --signed-out says otherwise; the
-            resource type is inferred from --action when one type has it; names are checked against the set (with a
-            did-you-mean) and attribute values are typed by its `attributes:` declarations. The request used is
+            Flags describe the rest: --subject-tier free, --owner alice --member-role viewer, --auth-method pin \
+            --verified-ago 10m, and so on (below).
+
+            From flags, the subject is signed in as 'user' unless --subject-id or --signed-out says otherwise; the \
+            resource type is inferred from --action when one type has it; names are checked against the set (with a \
+            did-you-mean) and attribute values are typed by its `attributes:` declarations. The request used is \
             printed, with context.now set, so it can be replayed.
 
-            Exit codes: 0 decided (allow or deny); 1 the set does not load; 64 usage error (a bad flag or name);
+            Exit codes: 0 decided (allow or deny); 1 the set does not load; 64 usage error (a bad flag or name); \
             65 the request JSON is invalid.
             """)
 

@@ -13,10 +13,13 @@ struct Matrix: ParsableCommand {
             `decide` on one request of the space.
 
             Formats (--format):
-              text      aligned columns, row letters with a legend, deny messages numbered below
+              text      aligned columns, row letters with a legend, deny messages
+                        numbered below
               markdown  GitHub-flavoured tables, deny messages as footnotes
-              html      one self-contained page: colour and symbol per cell, sticky headers, filters, request JSON per cell
-              json      every row, column and cell, each cell with its request and decision (replay with policy decide)
+              html      one self-contained page: colour and symbol per cell,
+                        sticky headers, filters, request JSON per cell
+              json      every row, column and cell, each cell with its request
+                        and decision (replay with policy decide)
 
             Exit codes: 0 printed; 1 the set does not load; 64 usage error (an unknown --resource).
             """)

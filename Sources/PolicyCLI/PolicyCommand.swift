@@ -11,9 +11,10 @@ public struct PolicyCommand: AsyncParsableCommand {
         commandName: "policy",
         abstract: "Gatehouse policy tool: check policy sets, decide requests, serve the HTTP API.",
         discussion: """
-            Exit codes: 0 clean; 1 policy errors (a set does not load, or --strict warnings); 2 failing policy tests,
-            invariants or coverage minimum (diff --fail-on-widening: widening); 64 usage error;
+            Exit codes: 0 clean; 1 policy errors (a set does not load, or --strict warnings); 2 failing policy \
+            tests, invariants or coverage minimum (diff --fail-on-widening: widening); 64 usage error; \
             decide/explain: 65 invalid request JSON.
+
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
         version: GatehouseVersion.current,

@@ -9,17 +9,16 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve decisions and sign-in over HTTP, reloading the policy folder as it changes.",
         discussion: """
-            Every option may also come from the environment: GATEHOUSE_POLICIES, GATEHOUSE_DATABASE, GATEHOUSE_HOST,
-            GATEHOUSE_PORT, GATEHOUSE_APPLE_CLIENT_ID (comma-separated), GATEHOUSE_APPLE_JWKS, GATEHOUSE_OPERATOR_TOKEN_FILE
-            (or GATEHOUSE_OPERATOR_TOKEN), GATEHOUSE_STRICT_RELOAD=1, GATEHOUSE_BODY_LIMIT, GATEHOUSE_READ_TIMEOUT, GATEHOUSE_SIGNIN_LIMIT,
-            GATEHOUSE_TRUSTED_PROXIES (comma-separated), GATEHOUSE_TRUST_CALLER_SUBJECTS=1, GATEHOUSE_WRITE_LIMIT,
-            GATEHOUSE_SOURCE_WRITE_LIMIT, GATEHOUSE_MAINTENANCE_INTERVAL, GATEHOUSE_RETENTION_DAYS, GATEHOUSE_IPV6_PREFIX,
-            GATEHOUSE_MAX_CONNECTIONS, GATEHOUSE_DECISION_LOG, GATEHOUSE_APP_STORE_BUNDLE_ID, GATEHOUSE_APP_STORE_ENVIRONMENT and
-            GATEHOUSE_APP_STORE_ROOT_CERTIFICATE (each comma-separated). The first line on standard
-            output is `listening on http://HOST:PORT` with the address and port really bound (--port 0 picks one).
-            The database is created and migrated on first start: a SQLite file, or with --database postgres://... a
-            PostgreSQL database that several replicas may share (docs/server.md). SIGHUP reloads the policy folder; SIGTERM finishes
-            requests in flight and exits. API: docs/server.md.
+            Every option may also come from the environment, as GATEHOUSE_ and its name in capitals with \
+            underscores (--sign-in-limit: GATEHOUSE_SIGNIN_LIMIT; --trusted-proxy: GATEHOUSE_TRUSTED_PROXIES; \
+            --retention: GATEHOUSE_RETENTION_DAYS; --operator-token-file, or GATEHOUSE_OPERATOR_TOKEN itself; flags \
+            as =1); repeatable options take a comma-separated list. docs/server.md lists every one.
+
+            The first line on standard output is `listening on http://HOST:PORT` with the address and port really \
+            bound (--port 0 picks one). The database is created and migrated on first start: a SQLite file, or \
+            with --database postgres://... a PostgreSQL database that several replicas may share. SIGHUP reloads \
+            the policy folder; SIGTERM finishes requests in flight and exits. API: docs/server.md.
+
             Exit codes: 0 stopped; 1 the policy set does not load; 64 usage error; 70 the server could not start.
             """)
 

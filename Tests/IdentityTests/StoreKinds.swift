@@ -104,11 +104,14 @@ struct StoreScope: SuiteTrait, TestTrait, TestScoping {
             for entry in stores {
                 if entry.drop, let schema = entry.store.configuration.schema {
                     do {
-                        // Without the store's lock_timeout: the drop waits for whatever the test left running.
+                        // Without the store's lock_timeout and statement_timeout: the drop waits for whatever the test
+                        // left running, and dropping a schema's tables on a loaded machine can outlast 5 s.
                         try await entry.store.client.withConnection { connection in
                             try await connection.query("SET lock_timeout = 0", logger: TestPostgres.quietLogger)
+                            try await connection.query("SET statement_timeout = 0", logger: TestPostgres.quietLogger)
                             try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"), logger: TestPostgres.quietLogger)
                             try await connection.query("RESET lock_timeout", logger: TestPostgres.quietLogger)
+                            try await connection.query("RESET statement_timeout", logger: TestPostgres.quietLogger)
                         }
                     } catch {
                         Issue.record("could not drop the test schema \(schema): \(String(reflecting: error))")

@@ -148,3 +148,25 @@ import Testing
         #expect(stream.out.contains(#""field":"subject.teir","kind":"unknown_field","detail":"unknown field; did you mean 'tier'?""#))
     }
 }
+
+/// `--help` as a terminal shows it (80 columns when not a terminal): paragraphs wrap at spaces, not at the
+/// source's line ends, and every example command stays on one line so it pastes as one.
+@Suite struct HelpLayoutTests {
+    @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version"])
+    func helpWrapsCleanlyAndExamplesPasteAsOneLine(_ command: String) throws {
+        let help = try CLITests.run((command.isEmpty ? [] : [command]) + ["--help"])
+        #expect(help.status == 0)
+        let lines = help.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let discussion = lines.prefix { !$0.hasPrefix("USAGE:") && !$0.hasPrefix("ARGUMENTS:") && !$0.hasPrefix("OPTIONS:") }
+        for (i, line) in discussion.enumerated() where line.hasPrefix("  policy ") {
+            let next = i + 1 < discussion.count ? discussion[discussion.startIndex + i + 1] : ""
+            #expect(next.isEmpty || next.hasPrefix("  "), "policy \(command) --help breaks an example over two lines:\n\(line)\n\(next)")
+        }
+        for (i, line) in discussion.enumerated().dropLast() where !line.isEmpty && !line.hasPrefix(" ") {
+            let next = discussion[discussion.startIndex + i + 1]
+            // A ragged break: a short line followed by more of the same sentence means a hard newline mid-paragraph.
+            let continues = next.first.map { $0.isLowercase } ?? false
+            #expect(!(line.count < 50 && continues && !line.hasSuffix(":")), "policy \(command) --help breaks a paragraph early:\n\(line)\n\(next)")
+        }
+    }
+}

@@ -17,36 +17,16 @@ import Testing
         #expect(printed.out == generated)
     }
 
-    /// A Python with jsonschema and PyYAML: `.venv`'s (`.ci/run` installs them there), else the system's.
-    static let python: String? = {
-        for candidate in [CLITests.root.appendingPathComponent(".venv/bin/python").path, "/usr/bin/python3"] {
-            guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: candidate)
-            p.arguments = ["-c", "import jsonschema, yaml"]
-            p.standardError = Pipe()
-            guard (try? p.run()) != nil else { continue }
-            p.waitUntilExit()
-            if p.terminationStatus == 0 { return candidate }
-        }
-        return nil
-    }()
-
-    static var shouldRun: Bool { python != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
+    static let modules = ["jsonschema", "yaml"]
+    static let python = PythonTool.interpreter(root: CLITests.root, importing: modules)
+    static var shouldRun: Bool { PythonTool.shouldRun(root: CLITests.root, importing: modules) }
 
     /// Each file's verdict: "ok", "refused" or "unreadable" (YAML that PyYAML itself refuses).
     func verdicts(_ files: [URL]) throws -> [String: String] {
         let python = try #require(Self.python, "needs python with jsonschema and PyYAML (.ci/run installs them in .venv)")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: python)
-        p.arguments = [CLITests.root.appendingPathComponent("Tests/Schemas/validate.py").path, Self.schema.path] + files.map(\.path)
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "\(text)")
+        let (status, text) = try PythonTool.run(
+            python, [CLITests.root.appendingPathComponent("Tests/Schemas/validate.py").path, Self.schema.path] + files.map(\.path))
+        #expect(status == 0, "\(text)")
         var result: [String: String] = [:]
         for line in text.split(separator: "\n") {
             let verdict = String(line.prefix { $0 != " " })

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import PolicyModel
 import PolicyServer
 import Testing
@@ -84,33 +85,13 @@ import Yams
         }
     }
 
-    static let python: String? = {
-        for candidate in [TestServer.root.appendingPathComponent(".venv/bin/python").path, "/usr/bin/python3"] {
-            guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: candidate)
-            p.arguments = ["-c", "import openapi_spec_validator, yaml"]
-            p.standardError = Pipe()
-            guard (try? p.run()) != nil else { continue }
-            p.waitUntilExit()
-            if p.terminationStatus == 0 { return candidate }
-        }
-        return nil
-    }()
+    static let python = PythonTool.interpreter(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"])
 
-    @Test(.enabled(if: OpenAPISpecTests.python != nil || ProcessInfo.processInfo.environment["CI"] == "true",
+    @Test(.enabled(if: PythonTool.shouldRun(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"]),
                    "needs python with openapi-spec-validator: run .ci/run"))
     func theSpecIsValidOpenAPI() throws {
         let python = try #require(Self.python, "needs python with openapi-spec-validator and PyYAML (.ci/run installs them in .venv)")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: python)
-        p.arguments = [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0 && text.hasPrefix("ok"), "\(text)")
+        let (status, text) = try PythonTool.run(python, [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path])
+        #expect(status == 0 && text.hasPrefix("ok"), "\(text)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Identity
+import Logging
 import PostgresNIO
 import Testing
 
@@ -118,7 +119,11 @@ import FoundationNetworking
         configuration.schema = schema
         try await PostgresStore.withStore(configuration) { store in
             #expect(try await store.read { tx in try await tx.fetchAll(SessionRow.self, [:]).count } == 1)
-            try await store.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"))
+            // Without the store's statement_timeout: dropping the schema's tables on a loaded machine can outlast it.
+            try await store.client.withConnection { connection in
+                try await connection.query("SET statement_timeout = 0", logger: Logger(label: "gatehouse-test"))
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: Logger(label: "gatehouse-test"))
+            }
         }
     }
 }

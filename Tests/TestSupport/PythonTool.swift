@@ -1,0 +1,40 @@
+import Foundation
+
+/// A Python script run by a test with the interpreter that has the modules it needs: `.venv`'s (`.ci/run` installs
+/// them there), else the system's. Tests that need one run when it is there, and in CI (`CI=true`), where its
+/// absence is a failure rather than a skip.
+public enum PythonTool {
+    /// The first of `.venv/bin/python` and `/usr/bin/python3` that imports every module of `modules`.
+    public static func interpreter(root: URL, importing modules: [String]) -> String? {
+        for candidate in [root.appendingPathComponent(".venv/bin/python").path, "/usr/bin/python3"] {
+            guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: candidate)
+            p.arguments = ["-c", "import " + modules.joined(separator: ", ")]
+            p.standardError = Pipe()
+            guard (try? p.run()) != nil else { continue }
+            p.waitUntilExit()
+            if p.terminationStatus == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// Whether a test needing `modules` runs: when an interpreter has them, and always in CI.
+    public static func shouldRun(root: URL, importing modules: [String]) -> Bool {
+        interpreter(root: root, importing: modules) != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+    }
+
+    /// Runs `executable` with `arguments`; its exit status and everything it printed (standard output and error).
+    public static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
+    }
+}
