@@ -117,10 +117,23 @@ import FoundationNetworking
         // The rows went to the schema named in the URL; drop it.
         var configuration = try PostgresLocation(url: url)
         configuration.schema = schema
+        try await Self.reportingPostgresErrors { try await Self.checkAndDrop(configuration, schema: schema) }
+    }
+
+    /// Runs `body`, recording a PostgreSQL error with its details (its description hides them).
+    static func reportingPostgresErrors(_ body: () async throws -> Void) async throws {
+        do { try await body() } catch let error as PSQLError {
+            Issue.record("PostgreSQL: \(String(reflecting: error))")
+        }
+    }
+
+    static func checkAndDrop(_ configuration: PostgresLocation, schema: String) async throws {
         try await PostgresStore.withStore(configuration) { store in
             #expect(try await store.read { tx in try await tx.fetchAll(SessionRow.self, [:]).count } == 1)
-            // Without the store's statement_timeout: dropping the schema's tables on a loaded machine can outlast it.
+            // Without the store's deadlines: under the whole suite the drop may wait on locks (55P03 at 2 s was seen)
+            // and outlast 5 s, as StoreKinds' cleanup also allows.
             try await store.client.withConnection { connection in
+                try await connection.query("SET lock_timeout = 0", logger: Logger(label: "gatehouse-test"))
                 try await connection.query("SET statement_timeout = 0", logger: Logger(label: "gatehouse-test"))
                 try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \"\(schema)\" CASCADE"), logger: Logger(label: "gatehouse-test"))
             }
