@@ -63,6 +63,7 @@ import Testing
 @Suite struct CLIDocExampleTests {
     struct Example: CustomStringConvertible {
         var line: Int
+        var folder: String?
         var arguments: [String]
         var shown: [String]
         var description: String { "docs/cli.md:\(line): policy \(arguments.joined(separator: " "))" }
@@ -74,15 +75,18 @@ import Testing
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var i = 0
         while i < lines.count {
-            if lines[i].hasPrefix("```"), i + 1 < lines.count, lines[i + 1].hasPrefix("$ policy "), !lines[i + 1].contains("|") {
-                let command = String(lines[i + 1].dropFirst("$ policy ".count))
+            // An optional `$ cd FOLDER` (from the repository root) before the command.
+            let cd = i + 1 < lines.count && lines[i + 1].hasPrefix("$ cd ") ? String(lines[i + 1].dropFirst("$ cd ".count)) : nil
+            let first = i + (cd == nil ? 1 : 2)
+            if lines[i].hasPrefix("```"), first < lines.count, lines[first].hasPrefix("$ policy "), !lines[first].contains("|") {
+                let command = String(lines[first].dropFirst("$ policy ".count))
                 var shown: [String] = []
-                var j = i + 2
+                var j = first + 1
                 while j < lines.count, !lines[j].hasPrefix("```") {
                     shown.append(lines[j])
                     j += 1
                 }
-                result.append(Example(line: i + 2, arguments: command.split(separator: " ").map(String.init), shown: shown))
+                result.append(Example(line: first + 1, folder: cd, arguments: command.split(separator: " ").map(String.init), shown: shown))
                 i = j
             }
             i += 1
@@ -90,11 +94,12 @@ import Testing
         return result
     }
 
-    @Test func thereAreExamplesToRun() { #expect(Self.examples.count >= 3) }
+    @Test func thereAreExamplesToRun() { #expect(Self.examples.count >= 6) }
 
     @Test(arguments: examples)
     func theExamplePrintsWhatTheDocShows(_ example: Example) throws {
-        let result = try CLITests.run(example.arguments)
+        let folder = example.folder.map { CLITests.root.appendingPathComponent($0) } ?? CLITests.root
+        let result = try CLITests.run(example.arguments, in: folder)
         let printed = (result.out + result.err).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var next = 0
         for line in example.shown where !line.trimmingCharacters(in: .whitespaces).isEmpty {
