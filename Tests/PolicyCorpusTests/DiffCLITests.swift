@@ -47,16 +47,7 @@ import Testing
     @Test func baseComparesWithTheFolderAtAGitRevision() throws {
         let repo = try copyOfResearchCrawler()
         defer { try? FileManager.default.removeItem(at: repo) }
-        func git(_ args: [String]) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["git", "-C", repo.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + args
-            p.standardOutput = Pipe()
-            p.standardError = Pipe()
-            try p.run()
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "git \(args)")
-        }
+        func git(_ args: [String]) throws { try NewSetCITests.git(args, in: repo) }
         try git(["init", "-q"])
         try git(["add", "."])
         try git(["commit", "-qm", "base"])

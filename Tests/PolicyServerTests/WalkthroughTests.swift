@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import Testing
 
 /// The curl walk-throughs in `examples/walkthroughs/`, each against a live server of its policy set;
@@ -13,20 +14,13 @@ import Testing
             ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("walk.sqlite").path],
             environment: ["GATEHOUSE_OPERATOR_TOKEN": Self.operatorToken])
         defer { process.terminate() }
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [TestServer.root.appendingPathComponent("examples/walkthroughs/\(set).sh").path]
-        script.environment = [
-            "GATEHOUSE_URL": url.absoluteString, "GATEHOUSE_OPERATOR": Self.operatorToken,
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ]
-        let out = Pipe()
-        script.standardOutput = out
-        script.standardError = out
-        try script.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        script.waitUntilExit()
-        #expect(script.terminationStatus == 0, "\(text)")
+        let (status, text) = try ExternalTool.run(
+            "/bin/bash", [TestServer.root.appendingPathComponent("examples/walkthroughs/\(set).sh").path],
+            environment: [
+                "GATEHOUSE_URL": url.absoluteString, "GATEHOUSE_OPERATOR": Self.operatorToken,
+                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            ])
+        #expect(status == 0, "\(text)")
         #expect(text.contains("\(set): ok"))
         try await ServedProcess.stop(process)
     }
@@ -52,22 +46,15 @@ import Testing
             environment: ["GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken])
         defer { process.terminate() }
         let base = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
         // The doc's BASE names the default address; the test's server has its own port.
         let body = blocks.joined(separator: "\n").replacingOccurrences(of: "BASE=http://127.0.0.1:8080", with: "BASE=\(base)")
-        script.arguments = ["-e", "-o", "pipefail", "-c", body]
-        script.environment = [
-            "GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken,
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ]
-        let out = Pipe()
-        script.standardOutput = out
-        script.standardError = out
-        try script.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        script.waitUntilExit()
-        #expect(script.terminationStatus == 0, "\(text)")
+        let (status, text) = try ExternalTool.run(
+            "/bin/bash", ["-e", "-o", "pipefail", "-c", body],
+            environment: [
+                "GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken,
+                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            ])
+        #expect(status == 0, "\(text)")
         for expected in ["ok", "research-crawler", "pin", "requires_upgrade", "walker", "minimal", "allow"] {
             #expect(text.contains(expected), "the walk-through printed no '\(expected)':\n\(text)")
         }

@@ -1,9 +1,9 @@
 import Foundation
 
-/// A Python script run by a test with the interpreter that has the modules it needs: `.venv`'s (`.ci/run` installs
+/// External programs a test runs: a Python script with the interpreter that has the modules it needs: `.venv`'s (`.ci/run` installs
 /// them there), else the system's. Tests that need one run when it is there, and in CI (`CI=true`), where its
 /// absence is a failure rather than a skip.
-public enum PythonTool {
+public enum ExternalTool {
     /// The first of `.venv/bin/python` and `/usr/bin/python3` that imports every module of `modules`.
     public static func interpreter(root: URL, importing modules: [String]) -> String? {
         for candidate in [root.appendingPathComponent(".venv/bin/python").path, "/usr/bin/python3"] {
@@ -24,11 +24,14 @@ public enum PythonTool {
         interpreter(root: root, importing: modules) != nil || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
-    /// Runs `executable` with `arguments`; its exit status and everything it printed (standard output and error).
-    public static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `executable` with `arguments` (and `environment`, when given, instead of this process's); its exit
+    /// status and everything it printed (standard output and error). Used for the Python checks, hadolint and the
+    /// walk-through scripts.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        if let environment { p.environment = environment }
         let out = Pipe()
         p.standardOutput = out
         p.standardError = out
