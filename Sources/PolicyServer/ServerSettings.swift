@@ -185,15 +185,15 @@ public struct ServerSettings: Sendable {
             throw Problem(description: "--trusted-proxy (or \(Variable.trustedProxies.rawValue)) must be IP addresses; '\(proxy)' is not one")
         }
         s.trustedProxies = Set(proxies.compactMap { ForwardedClient.canonical($0) })
-        if let seconds = options.readTimeout {
-            guard seconds > 0, seconds.isFinite else { throw Problem(description: "--read-timeout must be a positive number of seconds") }
-            s.readTimeout = .milliseconds(Int64(seconds * 1000))
-        } else if let text = env(.readTimeout) {
-            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-                throw Problem(description: "\(Variable.readTimeout.rawValue) must be a positive number of seconds")
+        /// A duration in seconds (a fraction allowed) from the option, else its variable; nil when neither is given.
+        func seconds(_ given: Double?, _ option: String, _ variable: Variable) throws(Problem) -> Duration? {
+            guard let seconds = given ?? env(variable).map({ Double($0) ?? -1 }) else { return nil }
+            guard seconds > 0, seconds.isFinite else {
+                throw Problem(description: "\(option) (or \(variable.rawValue)) must be a positive number of seconds")
             }
-            s.readTimeout = .milliseconds(Int64(seconds * 1000))
+            return .milliseconds(Int64(seconds * 1000))
         }
+        if let duration = try seconds(options.readTimeout, "--read-timeout", .readTimeout) { s.readTimeout = duration }
         if let text = options.decisionLog ?? env(.decisionLog) {
             guard let mode = DecisionLogMode(rawValue: text) else {
                 throw Problem(
@@ -209,11 +209,8 @@ public struct ServerSettings: Sendable {
         if let text = options.sourceWriteLimit ?? env(.sourceWriteLimit) {
             s.sourceWriteLimit = try RateLimit(parsing: text, option: "--source-write-limit", variable: .sourceWriteLimit)
         }
-        if let seconds = options.maintenanceInterval ?? env(.maintenanceInterval).map({ Double($0) ?? -1 }) {
-            guard seconds > 0, seconds.isFinite else {
-                throw Problem(description: "--maintenance-interval (or \(Variable.maintenanceInterval.rawValue)) must be a positive number of seconds")
-            }
-            s.maintenanceInterval = .milliseconds(Int64(seconds * 1000))
+        if let duration = try seconds(options.maintenanceInterval, "--maintenance-interval", .maintenanceInterval) {
+            s.maintenanceInterval = duration
         }
         if let days = options.retentionDays ?? env(.retentionDays).map({ Int($0) ?? -1 }) {
             guard days >= 30 else { throw Problem(description: "--retention (or \(Variable.retentionDays.rawValue)) must be a number of days, at least 30") }
@@ -227,15 +224,7 @@ public struct ServerSettings: Sendable {
             guard connections > 0 else { throw Problem(description: "--max-connections (or \(Variable.maxConnections.rawValue)) must be a positive number") }
             s.maxConnections = connections
         }
-        if let seconds = options.requestTimeout {
-            guard seconds > 0, seconds.isFinite else { throw Problem(description: "--request-timeout must be a positive number of seconds") }
-            s.requestTimeout = .milliseconds(Int64(seconds * 1000))
-        } else if let text = env(.requestTimeout) {
-            guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-                throw Problem(description: "\(Variable.requestTimeout.rawValue) must be a positive number of seconds")
-            }
-            s.requestTimeout = .milliseconds(Int64(seconds * 1000))
-        }
+        if let duration = try seconds(options.requestTimeout, "--request-timeout", .requestTimeout) { s.requestTimeout = duration }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")

@@ -64,6 +64,24 @@ import Testing
         #expect(error?.description == "--decision-log (or GATEHOUSE_DECISION_LOG) must be one of off, denied, all, not 'everything'")
     }
 
+    /// Every duration option reads seconds from the option or its variable, and a bad one names both.
+    @Test func durationsComeFromTheOptionOrTheVariableAndABadOneNamesBoth() throws {
+        var options = ServerSettings.Options()
+        options.policies = "p"
+        options.database = "d"
+        let fromEnvironment = try ServerSettings.resolve(
+            options, environment: ["GATEHOUSE_READ_TIMEOUT": "2.5", "GATEHOUSE_REQUEST_TIMEOUT": "7", "GATEHOUSE_MAINTENANCE_INTERVAL": "60"])
+        #expect(fromEnvironment.readTimeout == .milliseconds(2500))
+        #expect(fromEnvironment.requestTimeout == .seconds(7))
+        #expect(fromEnvironment.maintenanceInterval == .seconds(60))
+        options.requestTimeout = 3
+        #expect(try ServerSettings.resolve(options, environment: ["GATEHOUSE_REQUEST_TIMEOUT": "7"]).requestTimeout == .seconds(3))
+        for (variable, option) in [("GATEHOUSE_READ_TIMEOUT", "--read-timeout"), ("GATEHOUSE_MAINTENANCE_INTERVAL", "--maintenance-interval")] {
+            let error = #expect(throws: ServerSettings.Problem.self) { try ServerSettings.resolve(options, environment: [variable: "soon"]) }
+            #expect(error?.description == "\(option) (or \(variable)) must be a positive number of seconds")
+        }
+    }
+
     /// With `denied`, a bearer's denied decision is logged and its allowed one is not; the user's export shows it.
     @Test func deniedDecisionsAreLoggedAndShownInTheExport() async throws {
         let t = try TestServer { $0.decisionLog = .denied }
