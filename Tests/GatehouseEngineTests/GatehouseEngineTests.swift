@@ -144,10 +144,11 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
         let targets = (package["targets"] as? [[String: Any]] ?? []).reduce(into: [String: [[String: Any]]]()) {
             $0[$1["name"] as? String ?? ""] = $1["dependencies"] as? [[String: Any]] ?? []
         }
-        var seen: Set<String> = []
+        var seen: Set<String> = [target]
+        var expanded: Set<String> = []
         var queue = [target]
         while let name = queue.popLast() {
-            guard seen.insert(name).inserted else { continue }
+            guard expanded.insert(name).inserted else { continue }
             for dependency in targets[name] ?? [] {
                 for kind in ["byName", "target", "product"] {
                     guard let parts = dependency[kind] as? [Any] else { continue }
