@@ -3,9 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "Gatehouse",
-    platforms: [.macOS(.v14)],
+    // tvOS, watchOS and visionOS are left out: not built or tested for them (docs/platforms.md).
+    platforms: [.iOS(.v18), .macOS(.v15)],
     products: [
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
+        // The engine alone for apps: load/compile a policy set and decide, with no identity, SQL or NIO.
+        .library(name: "GatehouseEngine", targets: ["GatehouseEngine"]),
         // The PostgreSQL identity store, and opening either store from a `--database` value.
         .library(name: "IdentityPostgres", targets: ["IdentityPostgres"]),
         .executable(name: "policy", targets: ["policy"]),
@@ -72,6 +75,10 @@ let package = Package(
         .executableTarget(name: "identity-crash-writer", dependencies: ["Identity"]),
         // Release-build timings of the identity flows (KDF, sign-in, token validation).
         .executableTarget(name: "identity-bench", dependencies: ["Gatehouse", "IdentityPostgres", .product(name: "_CryptoExtras", package: "swift-crypto")]),
+        // The engine-only facade an app embeds: PolicyModel, PolicyCompiler and PolicyEngine, and loading from a
+        // folder, a Bundle or bytes. Its closure must stay free of Identity, GRDB, PostgresNIO, NIO and Hummingbird
+        // (GatehouseEngineTests checks).
+        .target(name: "GatehouseEngine", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine"]),
         // The facade apps import.
         .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
         // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics.
@@ -149,6 +156,9 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),  // the replica tests sign device challenges
             ]),
+        .testTarget(
+            name: "GatehouseEngineTests",
+            dependencies: ["GatehouseEngine", "PolicyVerification", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
             "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),

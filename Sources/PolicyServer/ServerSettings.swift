@@ -60,7 +60,13 @@ public struct ServerSettings: Sendable {
     /// Half the soft limit on open files, between 16 and 10,000.
     public static var defaultMaxConnections: Int {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < 1 << 40 else { return 10_000 }
+        // Glibc imports RLIMIT_NOFILE as an enum case, Darwin as an Int32.
+        #if os(Linux)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < 1 << 40 else { return 10_000 }
         return min(10_000, max(16, Int(limit.rlim_cur / 2)))
     }
 
