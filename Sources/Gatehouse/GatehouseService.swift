@@ -100,7 +100,7 @@ public final class GatehouseService: Sendable {
         // Only a shared type's stored facts count; an app-wide type never reads a resource's counters.
         let shared = policy.isSharedResourceType(resource.type)
         let facts = try await identity.decisionFacts(
-            accessToken: token, resourceId: shared ? resource.id : nil, sharedTypes: shared ? Set(policy.sharedResourceTypes) : nil)
+            accessToken: token, resourceId: shared ? resource.id : nil, sharedTypes: shared ? policy.sharedResourceTypeSet : nil)
         var resource = resource
         if let stored = facts.resource {
             resource.type = stored.type

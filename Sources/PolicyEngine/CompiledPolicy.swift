@@ -41,9 +41,11 @@ public struct CompiledPolicy: Sendable {
     public var resourceTypeNames: [String] { resourceTypes.keys.sorted() }
     /// The resource types with member roles (shared spaces), sorted: the only types `POST /v1/spaces` may
     /// create, and the only ones whose stored owner, members and usage a decision reads.
-    public var sharedResourceTypes: [String] { resourceTypes.values.filter { !$0.roleNames.isEmpty }.map(\.name).sorted() }
+    public var sharedResourceTypes: [String] { table.sharedResourceTypes }
+    /// The same, as a set (built once with the policy).
+    public var sharedResourceTypeSet: Set<String> { table.sharedResourceTypeSet }
     /// Whether `type` is declared with member roles (a shared space).
-    public func isSharedResourceType(_ type: String) -> Bool { !(resourceTypes[type]?.roleNames.isEmpty ?? true) }
+    public func isSharedResourceType(_ type: String) -> Bool { table.sharedResourceTypeSet.contains(type) }
     /// The actions of a resource type, sorted; empty for an unknown type.
     public func actionNames(of type: String) -> [String] { resourceTypes[type]?.actions.keys.sorted() ?? [] }
     /// The tier a store product id unlocks.

@@ -14,6 +14,10 @@ final class DecisionTable: Sendable {
     let defaultTier: Int
     let productTiers: [String: String]
     let resourceTypes: [String: ResourceTypePlan]
+    /// The resource types with member roles (shared spaces), sorted, and as a set: built once here, since a bearer
+    /// decision asks for them on every request.
+    let sharedResourceTypes: [String]
+    let sharedResourceTypeSet: Set<String>
     let rules: [RulePlan]
     let defaultDenyMessage: MessageTemplate
     /// `default_deny`, with its message rendered once.
@@ -34,6 +38,8 @@ final class DecisionTable: Sendable {
         rules: [RulePlan], defaultDenyMessage: MessageTemplate
     ) {
         self.tiers = tiers
+        self.sharedResourceTypes = resourceTypes.values.filter { !$0.roleNames.isEmpty }.map(\.name).sorted()
+        self.sharedResourceTypeSet = Set(sharedResourceTypes)
         self.tierIndex = Dictionary(uniqueKeysWithValues: tiers.enumerated().map { ($1.id, $0) })
         self.tierNames = NameTable(tiers.map(\.id))
         var appRoles: [String] = []
