@@ -99,7 +99,10 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows])),
             ],
-            exclude: ["Generated/openapi.yaml.sha256"]),
+            exclude: ["Generated/openapi.yaml.sha256"],
+            // The generated files import with explicit access levels (`package import`) but one (`import HTTPTypes`)
+            // without; with this feature an unmarked import is internal, not ambiguous.
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // A command-line walk through GatehouseClient against a local `policy serve` (examples/client/README.md).
         .executableTarget(name: "gatehouse-client-example", dependencies: ["GatehouseClient"], path: "examples/client", exclude: ["README.md"]),
         // The facade apps import.

@@ -1,0 +1,108 @@
+public import Foundation
+public import PolicyModel
+
+/// Where the client's session stands; `GatehouseClient.sessionStates()` reports each change.
+public enum SessionState: Sendable, Hashable {
+    /// No session: decisions are made for a signed-out subject.
+    case signedOut
+    /// A session of `userId` (anonymous ones too: the policy decides what an anonymous session may do).
+    case signedIn(userId: String)
+    /// The server ended the session (a refresh was refused as `unauthenticated`: revoked, signed out elsewhere, idle too
+    /// long, or a refresh token reused): the client holds no session now. Reported once per session.
+    case ended(userId: String)
+
+    /// Whether the client holds a session.
+    public var isSignedIn: Bool {
+        if case .signedIn = self { return true }
+        return false
+    }
+}
+
+/// One question of `GatehouseClient.decideBatch`: the action on the resource, decided for the session's subject.
+public struct DecisionQuery: Sendable, Hashable {
+    public var action: String
+    public var resource: Resource
+    public var context: Context
+
+    public init(action: String, resource: Resource, context: Context = Context()) {
+        self.action = action
+        self.resource = resource
+        self.context = context
+    }
+}
+
+/// The signed-in account as its owner sees it (`GET /v1/me`): no secret, hash or key material.
+public struct AccountProfile: Sendable, Hashable {
+    public var userId: String
+    public var username: String?
+    public var displayName: String?
+    public var email: String?
+    public var isPrivateRelayEmail: Bool
+    public var appleUserIds: [String]
+    public var hasPIN: Bool
+    public var deviceIds: [String]
+    public var appRoles: [String]
+    public var tier: String?
+    public var subscriptionExpiresAt: Date?
+    /// The UUID to pass to StoreKit as `Product.PurchaseOption.appAccountToken`, so a purchase names this account.
+    public var appAccountToken: String
+}
+
+/// What the user allows to leave the device (`GET`/`PUT /v1/me/privacy`); policies read it as subject attributes.
+public struct PrivacySettings: Sendable, Hashable {
+    public var analytics: Bool
+    public var crashReporting: Bool
+    public var aiSuggestions: Bool
+    /// `none`, `minimal` or `standard`.
+    public var dataSharing: String
+
+    public init(analytics: Bool, crashReporting: Bool, aiSuggestions: Bool, dataSharing: String) {
+        self.analytics = analytics
+        self.crashReporting = crashReporting
+        self.aiSuggestions = aiSuggestions
+        self.dataSharing = dataSharing
+    }
+}
+
+/// A change to the privacy settings: each field given is set, each nil one kept.
+public struct PrivacyChange: Sendable, Hashable {
+    public var analytics: Bool?
+    public var crashReporting: Bool?
+    public var aiSuggestions: Bool?
+    /// `none`, `minimal` or `standard`.
+    public var dataSharing: String?
+
+    public init(analytics: Bool? = nil, crashReporting: Bool? = nil, aiSuggestions: Bool? = nil, dataSharing: String? = nil) {
+        self.analytics = analytics
+        self.crashReporting = crashReporting
+        self.aiSuggestions = aiSuggestions
+        self.dataSharing = dataSharing
+    }
+}
+
+/// A shared space just created: its resource id and the code a partner joins with.
+public struct Space: Sendable, Hashable {
+    public var resourceId: String
+    public var shareCode: String
+}
+
+/// What a StoreKit 2 signed transaction did to the account (`POST /v1/me/purchases`).
+public struct PurchaseResult: Sendable, Hashable {
+    /// `applied`, `replayed`, `stale` or `revoked`.
+    public var outcome: String
+    /// The tier the account holds now, if any.
+    public var tier: String?
+    /// When that tier lapses, if it does.
+    public var expiresAt: Date?
+}
+
+/// The nonce of one Sign in with Apple attempt: put `sha256` in `ASAuthorizationAppleIDRequest.nonce`, then hand
+/// `raw` back with the identity token (`GatehouseClient.signInWithApple`).
+public struct AppleSignInNonce: Sendable, Hashable, CustomStringConvertible {
+    /// The server's single-use nonce.
+    public let raw: String
+    /// Its SHA-256, lower-case hex, for the authorization request.
+    public var sha256: String { sha256Hex(raw) }
+
+    public var description: String { "AppleSignInNonce(<single use>)" }
+}
