@@ -188,8 +188,13 @@ let package = Package(
         .testTarget(
             name: "GatehouseClientTests",
             dependencies: [
-                "GatehouseClient", "PolicyModel", "PolicyServer", "policy", "gatehouse-client-example", "GatehouseTestSupport",
+                "GatehouseClient", "PolicyModel", "PolicyServer", "Identity", "policy", "gatehouse-client-example",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto"),
+                // Sign in with Apple's RS256 identity tokens, signed by a key of the tests' own.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [

@@ -157,6 +157,7 @@ public struct TokenPair: Codable, Sendable, Hashable, CustomStringConvertible, C
         "TokenPair(userId: \(userId), accessExpiresAt: \(Timestamp.format(accessExpiresAt)), tokens: <redacted>)"
     }
 
+    /// The same as `description`: the tokens redacted.
     public var debugDescription: String { description }
 
     /// What `dump` and reflection see: the user and the expiry, never a token.
