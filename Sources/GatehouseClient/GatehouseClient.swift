@@ -114,7 +114,9 @@ public actor GatehouseClient {
 
     private func performRefresh(_ pair: TokenPair) async throws -> TokenPair {
         do {
-            let next = try await api.postAuthRefresh(body: .json(.init(refreshToken: pair.refreshToken))).ok.body.json
+            let next = try await Bearer.$token.withValue(nil) {
+                try await api.postAuthRefresh(body: .json(.init(refreshToken: pair.refreshToken))).ok.body.json
+            }
             // A sign-out or another sign-in while the refresh was in flight wins: keep what is there now.
             guard tokens?.refreshToken == pair.refreshToken else {
                 guard let current = tokens else { throw GatehouseClientError.missingSession("signed out during a refresh") }

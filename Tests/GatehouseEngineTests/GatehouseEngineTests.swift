@@ -311,6 +311,7 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
         #expect(runs.contains("swift build"))
         #expect(runs.contains("swift test --filter 'PolicyEngineTests|PolicyCompilerTests|PolicyModelTests'"))
         #expect(runs.contains("xcodebuild -scheme GatehouseEngine -destination 'generic/platform=iOS Simulator' build"))
+        #expect(runs.contains("xcodebuild -scheme GatehouseClient -destination 'generic/platform=iOS Simulator' build"))
         // The filtered suites exist, so the filter runs tests rather than none.
         for suite in ["PolicyEngineTests", "PolicyCompilerTests", "PolicyModelTests"] {
             #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("Tests/\(suite)").path))
