@@ -18,24 +18,37 @@ public protocol DeviceKey: Sendable {
 
 /// A P-256 key in memory (CryptoKit on Apple platforms, swift-crypto elsewhere): for tests, the command line and
 /// devices without a Secure Enclave. Keep `rawRepresentation` in the Keychain to reuse it.
-public struct SoftwareDeviceKey: DeviceKey, CustomStringConvertible {
-    private let key: P256.Signing.PrivateKey
+public struct SoftwareDeviceKey: DeviceKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The private scalar; only `Data` is kept, so the key is `Sendable` whichever crypto library made it.
+    private let scalar: Data
+    public let publicKey: Data
 
     /// A new random key.
-    public init() { key = P256.Signing.PrivateKey() }
+    public init() {
+        let key = P256.Signing.PrivateKey()
+        scalar = key.rawRepresentation
+        publicKey = key.publicKey.x963Representation
+    }
 
     /// A key from its 32-byte private scalar.
-    public init(rawRepresentation: Data) throws { key = try P256.Signing.PrivateKey(rawRepresentation: rawRepresentation) }
+    public init(rawRepresentation: Data) throws {
+        let key = try P256.Signing.PrivateKey(rawRepresentation: rawRepresentation)
+        scalar = key.rawRepresentation
+        publicKey = key.publicKey.x963Representation
+    }
 
     /// The private scalar: a secret, store it only in the Keychain.
-    public var rawRepresentation: Data { key.rawRepresentation }
+    public var rawRepresentation: Data { scalar }
 
-    public var publicKey: Data { key.publicKey.x963Representation }
-
-    public func signature(for challenge: Data) throws -> Data { try key.signature(for: challenge).derRepresentation }
+    public func signature(for challenge: Data) throws -> Data {
+        try P256.Signing.PrivateKey(rawRepresentation: scalar).signature(for: challenge).derRepresentation
+    }
 
     /// Never the private key.
     public var description: String { "SoftwareDeviceKey(<private>)" }
+    public var debugDescription: String { description }
+    /// What `dump` and reflection see: the public key only.
+    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey], displayStyle: .struct) }
 }
 
 #if canImport(CryptoKit) && (os(iOS) || os(macOS))
@@ -46,27 +59,30 @@ public import Security
 ///
 /// Keep `dataRepresentation` (an encrypted handle only this device's Secure Enclave can use) in the Keychain.
 public struct SecureEnclaveDeviceKey: DeviceKey, CustomStringConvertible {
-    private let key: SecureEnclave.P256.Signing.PrivateKey
+    /// The key's handle; the key is opened from it for each signature, so this value is plain `Sendable` data.
+    public let dataRepresentation: Data
+    public let publicKey: Data
 
     /// Whether this device has a Secure Enclave (use `SoftwareDeviceKey` where it has none).
     public static var isAvailable: Bool { SecureEnclave.isAvailable }
 
     /// A new key in the Secure Enclave, guarded by `accessControl`.
     public init(accessControl: SecAccessControl) throws {
-        key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: accessControl)
+        let key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: accessControl)
+        dataRepresentation = key.dataRepresentation
+        publicKey = key.publicKey.x963Representation
     }
 
     /// The key whose handle `dataRepresentation` returned earlier.
     public init(dataRepresentation: Data) throws {
-        key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: dataRepresentation)
+        let key = try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: dataRepresentation)
+        self.dataRepresentation = dataRepresentation
+        publicKey = key.publicKey.x963Representation
     }
 
-    /// The key's handle for this device's Secure Enclave (not the key itself).
-    public var dataRepresentation: Data { key.dataRepresentation }
-
-    public var publicKey: Data { key.publicKey.x963Representation }
-
-    public func signature(for challenge: Data) throws -> Data { try key.signature(for: challenge).derRepresentation }
+    public func signature(for challenge: Data) throws -> Data {
+        try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: dataRepresentation).signature(for: challenge).derRepresentation
+    }
 
     public var description: String { "SecureEnclaveDeviceKey(<handle>)" }
 }

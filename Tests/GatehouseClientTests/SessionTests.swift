@@ -119,10 +119,12 @@ final class TestClock: Sendable {
         var dumped = ""
         dump(pair, to: &dumped)
         let key = SoftwareDeviceKey()
+        dump(key, to: &dumped)
         let store = InMemoryTokenStore(pair)
         for text in ["\(pair)", String(reflecting: pair), dumped, "\(store)", "\(key)", String(reflecting: key)] {
             #expect(!text.contains("secret"), "\(text)")
             #expect(!text.contains(key.rawRepresentation.base64EncodedString()))
+            #expect(!text.contains("scalar"), "\(text)")
         }
         #expect("\(pair)".contains("u1"))
         let nonce = AppleSignInNonce(raw: "raw-nonce-value")
