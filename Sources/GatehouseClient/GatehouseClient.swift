@@ -32,6 +32,7 @@ public actor GatehouseClient {
     /// A client of the server at `serverURL` (`http://127.0.0.1:8080`), restoring the session `tokenStore` holds.
     ///
     /// - Parameters:
+    ///   - serverURL: the server's base URL; the API's paths (`/v1/decide`, ...) are appended to it.
     ///   - tokenStore: where the session is kept (`KeychainTokenStore` in an app; in memory by default).
     ///   - session: the `URLSession` requests go through.
     ///   - refreshMargin: how long before its expiry an access token is refreshed (covers clock skew and latency).

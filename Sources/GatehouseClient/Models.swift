@@ -20,10 +20,14 @@ public enum SessionState: Sendable, Hashable {
 
 /// One question of `GatehouseClient.decideBatch`: the action on the resource, decided for the session's subject.
 public struct DecisionQuery: Sendable, Hashable {
+    /// The action's name, as the policy declares it on the resource type.
     public var action: String
+    /// What the action is taken on; the server fills in owner, members and usage from its store.
     public var resource: Resource
+    /// Facts about the moment (`attributes`); the server's clock is `now`.
     public var context: Context
 
+    /// A question for the session's subject.
     public init(action: String, resource: Resource, context: Context = Context()) {
         self.action = action
         self.resource = resource
@@ -33,16 +37,27 @@ public struct DecisionQuery: Sendable, Hashable {
 
 /// The signed-in account as its owner sees it (`GET /v1/me`): no secret, hash or key material.
 public struct AccountProfile: Sendable, Hashable {
+    /// The account's id.
     public var userId: String
+    /// The username of a username + PIN account.
     public var username: String?
+    /// The name Apple gave on the first Sign in with Apple.
     public var displayName: String?
+    /// The email Apple gave, if any.
     public var email: String?
+    /// Whether `email` is an Apple private relay address.
     public var isPrivateRelayEmail: Bool
+    /// The Apple identities linked to the account.
     public var appleUserIds: [String]
+    /// Whether the account has a PIN.
     public var hasPIN: Bool
+    /// The devices with an enrolled key.
     public var deviceIds: [String]
+    /// App roles (`customer`, `driver`, ...), set by the operator.
     public var appRoles: [String]
+    /// The subscription tier, if any.
     public var tier: String?
+    /// When the subscription lapses, if it does.
     public var subscriptionExpiresAt: Date?
     /// The UUID to pass to StoreKit as `Product.PurchaseOption.appAccountToken`, so a purchase names this account.
     public var appAccountToken: String
@@ -50,12 +65,16 @@ public struct AccountProfile: Sendable, Hashable {
 
 /// What the user allows to leave the device (`GET`/`PUT /v1/me/privacy`); policies read it as subject attributes.
 public struct PrivacySettings: Sendable, Hashable {
+    /// Analytics may be sent.
     public var analytics: Bool
+    /// Crash reports may be sent.
     public var crashReporting: Bool
+    /// AI suggestions may use the user's sources.
     public var aiSuggestions: Bool
     /// `none`, `minimal` or `standard`.
     public var dataSharing: String
 
+    /// Settings with every field given.
     public init(analytics: Bool, crashReporting: Bool, aiSuggestions: Bool, dataSharing: String) {
         self.analytics = analytics
         self.crashReporting = crashReporting
@@ -66,12 +85,16 @@ public struct PrivacySettings: Sendable, Hashable {
 
 /// A change to the privacy settings: each field given is set, each nil one kept.
 public struct PrivacyChange: Sendable, Hashable {
+    /// Analytics may be sent; nil keeps the setting.
     public var analytics: Bool?
+    /// Crash reports may be sent; nil keeps the setting.
     public var crashReporting: Bool?
+    /// AI suggestions may use the user's sources; nil keeps the setting.
     public var aiSuggestions: Bool?
-    /// `none`, `minimal` or `standard`.
+    /// `none`, `minimal` or `standard`; nil keeps the setting.
     public var dataSharing: String?
 
+    /// A change of the fields given.
     public init(analytics: Bool? = nil, crashReporting: Bool? = nil, aiSuggestions: Bool? = nil, dataSharing: String? = nil) {
         self.analytics = analytics
         self.crashReporting = crashReporting
@@ -82,7 +105,9 @@ public struct PrivacyChange: Sendable, Hashable {
 
 /// A shared space just created: its resource id and the code a partner joins with.
 public struct Space: Sendable, Hashable {
+    /// The space's resource id, for decisions on it (`Resource(type: "space", id: resourceId)`).
     public var resourceId: String
+    /// The code a partner joins with (`joinSpace(shareCode:)`); it expires.
     public var shareCode: String
 }
 

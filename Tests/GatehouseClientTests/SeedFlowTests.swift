@@ -104,6 +104,15 @@ import Testing
             try await bruno.verifyDevice("bruno-phone", key: enrolled)
             #expect(try await bruno.decide(action: "add_expense", resource: home).isAllowed)
             #expect(try await bruno.me().deviceIds == ["bruno-phone"])
+            // Too many failed signatures lock the key (423 `locked`); the PIN is the way back.
+            let stranger = SoftwareDeviceKey()
+            var last: GatehouseClientError?
+            for _ in 0..<6 { last = await thrownClientError { try await bruno.verifyDevice("bruno-phone", key: stranger) } }
+            #expect(last?.code == "locked" && last?.status == 423, "\(String(describing: last))")
+            let lockedOut = await thrownClientError { try await bruno.verifyDevice("bruno-phone", key: enrolled) }
+            #expect(lockedOut?.code == "locked")
+            try await bruno.verifyPIN("2961")
+            #expect(try await bruno.decide(action: "view_dashboard", resource: home).isAllowed)
             let wrongPIN = await thrownClientError { try await bruno.verifyPIN("0000") }
             #expect(wrongPIN?.code == "invalid_credentials" && wrongPIN?.field == "pin")
             #expect(!(wrongPIN?.description.contains("0000") ?? true))
