@@ -291,7 +291,13 @@ public actor GatehouseClient {
         return try await withBearer(requiringSession: false) { try await self.api.postDecide(body: .json(request)).ok.body.json }
     }
 
-    /// A decision per action on one resource, for gating several buttons with one request.
+    /// The decision `decide` would give, with the trace of every check the policy made on the way.
+    public func explain(action: String, resource: Resource, context: Context = Context()) async throws -> DecisionExplanation {
+        let request = Request(action: action, resource: resource, context: context)
+        return try await withBearer(requiringSession: false) { try await self.api.postExplain(body: .json(request)).ok.body.json }
+    }
+
+        /// A decision per action on one resource, for gating several buttons with one request.
     public func check(actions: [String], resource: Resource, context: Context = Context()) async throws -> [String: Decision] {
         let parts = try ContractParts(resource: resource, context: context)
         let decisions = try await withBearer(requiringSession: false) {

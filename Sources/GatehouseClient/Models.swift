@@ -131,3 +131,50 @@ public struct AppleSignInNonce: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "AppleSignInNonce(<single use>)" }
 }
+
+/// A decision with the trace of every check the policy made on the way to it (`POST /v1/explain`): for a settings
+/// screen that says why, or for a developer.
+public struct DecisionExplanation: Codable, Sendable, Hashable {
+    /// The decision, as `decide` gives it.
+    public var decision: Decision
+    /// Every check and rule considered, in order.
+    public var trace: [ExplanationStep]
+
+    /// An explanation of `decision`.
+    public init(decision: Decision, trace: [ExplanationStep]) {
+        self.decision = decision
+        self.trace = trace
+    }
+
+    private enum Keys: String, CodingKey { case trace }
+
+    /// The contract's decision object with a `trace` array added.
+    public init(from decoder: any Decoder) throws {
+        trace = try decoder.container(keyedBy: Keys.self).decode([ExplanationStep].self, forKey: .trace)
+        // The decision is the object less its trace, read by `Decision`'s own (strict) decoder.
+        guard case .map(var fields) = try Value(from: decoder) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "an explanation is an object"))
+        }
+        fields["trace"] = nil
+        decision = try JSONDecoder().decode(Decision.self, from: JSONEncoder().encode(Value.map(fields)))
+    }
+
+    /// The decision's fields and `trace`.
+    public func encode(to encoder: any Encoder) throws {
+        try decision.encode(to: encoder)
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(trace, forKey: .trace)
+    }
+}
+
+/// One check of an explanation: what was checked, how it came out, and where the policy says it.
+public struct ExplanationStep: Codable, Sendable, Hashable {
+    /// What was checked (`sign-in`, `feature ai_suggestions`, `deny rule NAME`, ...).
+    public var check: String
+    /// `pass`, `fail`, `skip` or `info`.
+    public var outcome: String
+    /// The check's outcome in words.
+    public var detail: String
+    /// `file:line:column` of the policy text that made the check, when there is one.
+    public var policy: String?
+}

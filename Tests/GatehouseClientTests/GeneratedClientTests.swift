@@ -64,6 +64,7 @@ import Yams
         #expect(Components.Schemas.Decision.self == PolicyModel.Decision.self)
         #expect(Components.Schemas.TokenPair.self == PolicyModel.TokenPair.self)
         #expect(Components.Schemas.Problem.self == PolicyModel.ProblemDetails.self)
+        #expect(Components.Schemas.Explanation.self == DecisionExplanation.self)
     }
 }
 

@@ -22,6 +22,11 @@ import Testing
             let free = try await client.decide(action: "ai_suggestions", resource: Self.app)
             #expect(free.effect == .deny && free.reason == .requiresUpgrade && free.upgradeTo == "pro")
             #expect(free.message == "AI Suggestions requires Pro. Upgrade to unlock.")
+            let why = try await client.explain(action: "ai_suggestions", resource: Self.app)
+            #expect(why.decision == free)
+            #expect(why.trace.contains { $0.outcome == "fail" })
+            let encoded = try JSONDecoder().decode(DecisionExplanation.self, from: JSONEncoder().encode(why))
+            #expect(encoded == why)
 
             // The App Store's part, by the operator route: a Pro subscription for this user.
             _ = try await server.asOperator { api in

@@ -415,47 +415,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/Decision`.
         package typealias Decision = PolicyModel.Decision
         /// - Remark: Generated from `#/components/schemas/Explanation`.
-        package struct Explanation: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/Explanation/value1`.
-            package var value1: Components.Schemas.Decision
-            /// - Remark: Generated from `#/components/schemas/Explanation/value2`.
-            package struct Value2Payload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/Explanation/value2/trace`.
-                package var trace: [OpenAPIRuntime.OpenAPIObjectContainer]
-                /// Creates a new `Value2Payload`.
-                ///
-                /// - Parameters:
-                ///   - trace:
-                package init(trace: [OpenAPIRuntime.OpenAPIObjectContainer]) {
-                    self.trace = trace
-                }
-                package enum CodingKeys: String, CodingKey {
-                    case trace
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/Explanation/value2`.
-            package var value2: Components.Schemas.Explanation.Value2Payload
-            /// Creates a new `Explanation`.
-            ///
-            /// - Parameters:
-            ///   - value1:
-            ///   - value2:
-            package init(
-                value1: Components.Schemas.Decision,
-                value2: Components.Schemas.Explanation.Value2Payload
-            ) {
-                self.value1 = value1
-                self.value2 = value2
-            }
-            package init(from decoder: any Swift.Decoder) throws {
-                self.value1 = try .init(from: decoder)
-                self.value2 = try .init(from: decoder)
-            }
-            package func encode(to encoder: any Swift.Encoder) throws {
-                try self.value1.encode(to: encoder)
-                try self.value2.encode(to: encoder)
-            }
-        }
+        package typealias Explanation = DecisionExplanation
         /// - Remark: Generated from `#/components/schemas/TokenPair`.
         package typealias TokenPair = PolicyModel.TokenPair
         /// - Remark: Generated from `#/components/schemas/StepUp`.
