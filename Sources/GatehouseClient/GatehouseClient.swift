@@ -221,6 +221,25 @@ public actor GatehouseClient {
         return pair.userId
     }
 
+    /// Links an Apple identity to the signed-in account (a PIN account that adds Sign in with Apple): the nonce from
+    /// `beginSignInWithApple()`, the identity token Apple gave for it. Needs a recent verification.
+    public func linkApple(identityToken: String, nonce: AppleSignInNonce, fullName: String? = nil) async throws {
+        let stepUp = try await withBearer {
+            try await self.api.postAuthAppleLink(body: .json(.init(identityToken: identityToken, nonce: nonce.raw, fullName: fullName))).ok.body.json
+        }
+        adoptStepUp(stepUp)
+    }
+
+    /// Removes the Apple identity from the signed-in account (it must keep another way in, such as a PIN).
+    public func unlinkApple() async throws {
+        _ = try await withBearer { try await self.api.deleteAuthAppleLink().noContent }
+    }
+
+    /// Changes the account's username. Needs a recent verification.
+    public func setUsername(_ username: String) async throws {
+        _ = try await withBearer { try await self.api.putMeUsername(body: .json(.init(username: username))).noContent }
+    }
+
     /// Sets the PIN of the signed-in account (an anonymous session's first PIN, for ContaCasal's onboarding).
     public func setPIN(_ pin: String) async throws {
         let stepUp = try await withBearer { try await self.api.putAuthPin(body: .json(.init(pin: pin))).ok.body.json }

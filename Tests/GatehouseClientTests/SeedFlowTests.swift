@@ -68,8 +68,17 @@ import Testing
             let bad = await thrownClientError { _ = try await client.updatePrivacy(PrivacyChange(dataSharing: "everything")) }
             #expect(bad?.field == "dataSharing")
 
-            // Export and delete (both need a recent verification: the PIN).
+            // Export and delete (both need a recent verification: the PIN); on the way, a new username and Sign in with
+            // Apple linked to the PIN account, then unlinked.
             try await client.verifyPIN("482913")
+            try await client.setUsername("ana.r")
+            let nonce = try await client.beginSignInWithApple()
+            let appleToken = try server.apple.identityToken(subject: "000777.ana", nonceDigest: nonce.sha256)
+            try await client.linkApple(identityToken: appleToken, nonce: nonce)
+            let linked = try await client.me()
+            #expect(linked.username == "ana.r" && linked.appleUserIds == ["000777.ana"])
+            try await client.unlinkApple()
+            #expect(try await client.me().appleUserIds.isEmpty)
             let export = try JSONSerialization.jsonObject(with: try await client.exportData()) as? [String: Any]
             #expect(export != nil)
             try await client.deleteAccount()
@@ -127,10 +136,11 @@ import Testing
     /// MimiSupply (seed 002): browse signed out, Sign in with Apple at checkout, checkout by role; when the access
     /// token expires, 20 concurrent decisions cause exactly one refresh (counted by the server); sign-out.
     @Test func mimiSupply() async throws {
-        try await withServer("mimisupply", environment: ["GATEHOUSE_ACCESS_TOKEN_LIFETIME": "4"]) { server in
+        try await withServer("mimisupply", environment: ["GATEHOUSE_ACCESS_TOKEN_LIFETIME": "6"]) { server in
             let market = Resource(type: "marketplace")
             let store = InMemoryTokenStore()
-            let client = server.client(store: store)
+            // Refreshed a second before expiry, so no call's token expires on its way to the server.
+            let client = server.client(store: store, refreshMargin: 1)
             var states = await client.sessionStates().makeAsyncIterator()
             #expect(await states.next() == .signedOut)
             #expect(try await client.decide(action: "browse", resource: market).isAllowed)
@@ -150,7 +160,7 @@ import Testing
             #expect(try await client.decide(action: "checkout", resource: market).isAllowed)
             #expect(try await client.decide(action: "driver_mode", resource: market).message == "This area is for Driver accounts.")
 
-            // The access token expires (a 4-second lifetime); then 20 decisions at once.
+            // The access token expires (a 6-second lifetime); then 20 decisions at once.
             let before = try #require(store.load())
             let wait = before.accessExpiresAt.timeIntervalSinceNow + 0.3
             if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
