@@ -114,13 +114,20 @@ final class TestClock: Sendable {
 
 /// What must never show a token or a key, whatever prints it.
 @Suite struct SecretHygieneTests {
-    @Test func tokensAndKeysStayOutOfDescriptions() throws {
+    @Test func tokensAndKeysStayOutOfDescriptions() async throws {
         let pair = TokenPair(accessToken: "gha_secret-access", accessExpiresAt: Date(), refreshToken: "ghr_secret-refresh", userId: "u1")
         var dumped = ""
         dump(pair, to: &dumped)
         let key = SoftwareDeviceKey()
         dump(key, to: &dumped)
         let store = InMemoryTokenStore(pair)
+        let client = GatehouseClient(serverURL: URL(string: "http://127.0.0.1:1")!, tokenStore: store)
+        var clientDump = ""
+        dump(client, to: &clientDump)
+        dump(store, to: &clientDump)
+        // The dump does reach the stored session (so the check below means something), as the redacted pair.
+        #expect(clientDump.contains("<redacted>"), "\(clientDump)")
+        dumped += clientDump
         for text in ["\(pair)", String(reflecting: pair), dumped, "\(store)", "\(key)", String(reflecting: key)] {
             #expect(!text.contains("secret"), "\(text)")
             #expect(!text.contains(key.rawRepresentation.base64EncodedString()))
