@@ -102,6 +102,39 @@ public struct ServerSettings: Sendable {
         case ipv6Prefix = "GATEHOUSE_IPV6_PREFIX"
         case maxConnections = "GATEHOUSE_MAX_CONNECTIONS"
         case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
+
+        /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
+        /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
+        /// three agree (ArgumentParser needs its options declared in the command, and this target does not depend on it).
+        public var option: String? {
+            switch self {
+            case .policies: "--policies"
+            case .database: "--database"
+            case .host: "--host"
+            case .port: "--port"
+            case .appleClientId: "--apple-client-id"
+            case .appleJWKS: "--apple-jwks"
+            case .operatorTokenFile: "--operator-token-file"
+            case .operatorToken: nil
+            case .strictReload: "--strict-reload"
+            case .bodyLimit: "--body-limit"
+            case .signInLimit: "--sign-in-limit"
+            case .trustedProxies: "--trusted-proxy"
+            case .readTimeout: "--read-timeout"
+            case .decisionLog: "--decision-log"
+            case .appStoreBundleId: "--app-store-bundle-id"
+            case .appStoreEnvironment: "--app-store-environment"
+            case .appStoreRootCertificate: "--app-store-root-certificate"
+            case .trustCallerSubjects: "--trust-caller-subjects"
+            case .writeLimit: "--write-limit"
+            case .sourceWriteLimit: "--source-write-limit"
+            case .maintenanceInterval: "--maintenance-interval"
+            case .retentionDays: "--retention"
+            case .ipv6Prefix: "--ipv6-prefix"
+            case .maxConnections: "--max-connections"
+            case .requestTimeout: "--request-timeout"
+            }
+        }
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
