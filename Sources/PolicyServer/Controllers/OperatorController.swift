@@ -26,6 +26,14 @@ struct OperatorController {
         return noContent()
     }
 
+    @Sendable func userUsage(_ request: Request, _ context: ServerContext) async throws -> Response {
+        try await usage(request, context, identity.incrementUserUsage(userId:counter:by:))
+    }
+
+    @Sendable func resourceUsage(_ request: Request, _ context: ServerContext) async throws -> Response {
+        try await usage(request, context, identity.incrementUsage(resourceId:counter:by:))
+    }
+
     @Sendable func setSubscription(_ request: Request, _ context: ServerContext) async throws -> Response {
         let (body, id) = try await userChange(request, context, required: ["productId"], optional: ["expiresAt"])
         let tiers = server.service.policy.productTiers
@@ -38,14 +46,6 @@ struct OperatorController {
         let (body, id) = try await userChange(request, context, required: ["hexHash"])
         try await identity.importLegacyPINHash(userId: id, hexHash: try body.string("hexHash"))
         return noContent()
-    }
-
-    @Sendable func userUsage(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await usage(request, context, identity.incrementUserUsage(userId:counter:by:))
-    }
-
-    @Sendable func resourceUsage(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await usage(request, context, identity.incrementUsage(resourceId:counter:by:))
     }
 
     @Sendable func unlockPIN(_ request: Request, _ context: ServerContext) async throws -> Response {
