@@ -112,7 +112,6 @@ let package = Package(
             name: "PolicyServer",
             dependencies: [
                 "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -18,32 +18,61 @@ public enum DecisionLogMode: String, Sendable, CaseIterable {
 /// The facade: a session token to a `Subject`, the resource's members and usage from the store,
 /// and a decision from the current compiled policy.
 ///
-/// The policy is swapped atomically by `reload`; a set that fails to compile never replaces a
-/// working one. The engine call itself takes no lock: the lock only guards reading which policy is current.
+/// The active policy and its version are one value (`ActivePolicy`) swapped in one step by `install`; a set that
+/// fails to compile never replaces a working one. The engine call itself takes no lock: the lock only guards
+/// reading which policy is current. Every decision goes through one pipeline (resolve, decide, observe, record;
+/// `DecisionPipeline.swift`), which tells `observer` what it decided.
 public final class GatehouseService: Sendable {
     /// The identity layer the facade builds subjects from: sessions, users, memberships, usage, the logs.
     public let identity: IdentityService
     /// Which decisions `record(_:of:by:)` writes to the decision log.
     public let decisionLog: DecisionLogMode
-    private let current: Mutex<CompiledPolicy>
+    /// Whether a request without a bearer may name its own subject (a backend that authenticated its user itself).
+    /// Off: such a request is refused (`DecisionRequestError.Kind.callerSubjectNotTrusted`).
+    public let trustsCallerSubjects: Bool
+    /// Told of every decision the pipeline makes and every resolution that failed (the server's metrics).
+    public let observer: any DecisionObserver
+    private let current: Mutex<ActivePolicy>
 
     /// A facade deciding by `policy` (until `reload` or `install` swaps another in), building subjects through
-    /// `identity`, logging decisions as `decisionLog` says.
-    public init(policy: CompiledPolicy, identity: IdentityService, decisionLog: DecisionLogMode = .off) {
+    /// `identity`, logging decisions as `decisionLog` says, telling `observer` what it decides.
+    public init(
+        policy: CompiledPolicy, version: PolicyVersion? = nil, identity: IdentityService, decisionLog: DecisionLogMode = .off,
+        trustCallerSubjects: Bool = false, observer: any DecisionObserver = NoDecisionObserver()
+    ) {
         self.identity = identity
         self.decisionLog = decisionLog
-        self.current = Mutex(policy)
+        self.trustsCallerSubjects = trustCallerSubjects
+        self.observer = observer
+        self.current = Mutex(ActivePolicy(policy: policy, version: version ?? PolicyVersion(of: policy)))
     }
 
-    /// The policy deciding now.
-    public var policy: CompiledPolicy { current.withLock { $0 } }
+    /// The policy deciding now and its version, read together.
+    public var active: ActivePolicy { current.withLock { $0 } }
 
-    /// Compiles the policy set in `directory` and swaps it in; on errors the working policy stays
-    /// and the diagnostics are returned.
+    /// The policy deciding now.
+    public var policy: CompiledPolicy { current.withLock { $0.policy } }
+
+    /// Swaps in `policy` and its `version` in one step: the only way the active policy changes.
+    public func install(_ policy: CompiledPolicy, version: PolicyVersion) {
+        let next = ActivePolicy(policy: policy, version: version)
+        current.withLock { $0 = next }
+    }
+
+    /// Swaps in a policy compiled elsewhere, as a version loaded now.
+    public func install(_ policy: CompiledPolicy) {
+        install(policy, version: PolicyVersion(of: policy))
+    }
+
+    /// Compiles the policy set in `directory` and swaps it in (through `install`); on errors the working policy
+    /// stays and the diagnostics are returned.
     @discardableResult
     public func reload(directory: String) -> [Diagnostic] {
+        let fingerprint = FolderFingerprint.of(directory)
         let result = PolicyCompiler.load(directory: directory)
-        if let fresh = result.policy { current.withLock { $0 = fresh } }
+        if let fresh = result.policy {
+            install(fresh, version: PolicyVersion(of: fresh, files: result.sources.keys.sorted(), fingerprint: fingerprint))
+        }
         return result.diagnostics
     }
 
@@ -80,10 +109,8 @@ public final class GatehouseService: Sendable {
     /// In-process code that holds every fact itself can call `decide(_:)` with a full `Request`.
     public func decide(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> Decision {
         let policy = self.policy
-        let resolved = try await resolve(token: token, action: action, resource: resource, context: context, by: policy)
-        let decision = decide(resolved, by: policy)
-        try await record(decision, of: resolved, by: policy)
-        return decision
+        let resolved = try await observingFailure { try await resolve(token: token, action: action, resource: resource, context: context, by: policy) }
+        return try await decideAndRecord(resolved, by: policy)
     }
 
     /// The request the engine judges for the holder of `token`, built by the rules of
@@ -150,11 +177,6 @@ public final class GatehouseService: Sendable {
                 .invalidInput, field: "type", shared.isEmpty ? "this policy set declares no shared resource types" : "must be one of \(shared.joined(separator: ", "))")
         }
         return try await identity.createSpace(accessToken: accessToken, name: name, type: chosen, inviteRole: inviteRole)
-    }
-
-    /// Swaps in a policy compiled elsewhere (the server's reloader), atomically.
-    public func install(_ policy: CompiledPolicy) {
-        current.withLock { $0 = policy }
     }
 
     /// A rejected token's decision: always a deny for the reason `unauthenticated`, in the policy's words.

@@ -6,7 +6,7 @@ import Foundation
 /// so an error can be logged or shown without leaking a PIN, token or nonce.
 public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of refusal or failure it is; the raw value is the wire form (`invalid_input`).
-    public enum Code: String, Sendable, Hashable {
+    public enum Code: String, Sendable, Hashable, CaseIterable {
         /// The input is malformed (wrong length, characters, shape).
         case invalidInput = "invalid_input"
         /// The token is unknown, expired or revoked; the caller is signed out.

@@ -68,9 +68,10 @@ public final class GatehouseServer: Sendable {
                 return FileJWKSFetcher(url: URL(fileURLWithPath: source))
             } ?? URLJWKSFetcher.apple
         let identityService = IdentityService(store: store.store, configuration: configuration, jwksFetcher: fetcher, now: now)
-        service = GatehouseService(policy: policy, identity: identityService, decisionLog: settings.decisionLog)
-        reloader = PolicyReloader(
-            directory: settings.policies, strict: settings.strictReload, service: service, version: version, logger: logger, metrics: metrics)
+        service = GatehouseService(
+            policy: policy, version: version, identity: identityService, decisionLog: settings.decisionLog,
+            trustCallerSubjects: settings.trustCallerSubjects, observer: metrics)
+        reloader = PolicyReloader(directory: settings.policies, strict: settings.strictReload, service: service, logger: logger, metrics: metrics)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)
@@ -81,89 +82,6 @@ public final class GatehouseServer: Sendable {
     /// The key of the client's per-client limits (`ForwardedClient.limitKey` of its address).
     func clientKey(_ context: ServerContext) -> String {
         PolicyServer.clientKey(context, ipv6Prefix: settings.ipv6PrefixLength)
-    }
-
-    // MARK: - Decisions
-
-    /// One decision by `policy`: for the bearer's subject (built by the facade) when a token is given,
-    /// else for the subject in the request.
-    public func decide(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
-        if let decision = decideInMemory(request, bearer: bearer, by: policy) { return decision }
-        let resolved = try await resolve(request, bearer: bearer, by: policy)
-        let decision = service.decide(resolved, by: policy)
-        metrics.decided(decision)
-        try await service.record(decision, of: resolved, by: policy)
-        return decision
-    }
-
-    /// The decision, made without an await, when it needs no store: no bearer and no decision log. Nil otherwise.
-    public func decideInMemory(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) -> Decision? {
-        guard bearer == nil, service.decisionLog == .off, settings.trustCallerSubjects || request.subject == Subject() else { return nil }
-        let decision = service.decide(unbound(request), by: policy)
-        metrics.decided(decision)
-        return decision
-    }
-
-    /// One decision with its trace.
-    public func explain(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> Explanation {
-        let explanation = service.explain(try await resolve(request, bearer: bearer, by: policy), by: policy)
-        metrics.decided(explanation.decision)
-        return explanation
-    }
-
-    /// The answers of a batch, in order, every one by the same `policy`; a bad item answers its error.
-    public func decideBatch(_ items: [Result<PolicyModel.Request, RequestError>], bearer: String?, by policy: CompiledPolicy) async throws
-        -> [Result<Decision, RequestError>]
-    {
-        var out: [Result<Decision, RequestError>] = []
-        out.reserveCapacity(items.count)
-        for (i, item) in items.enumerated() {
-            switch item {
-            case .success(let request):
-                if bearer != nil, request.subject != Subject() {
-                    out.append(.failure(RequestError(field: "requests[\(i)].subject", Problem.subjectWithBearer.detail ?? "")))
-                    continue
-                }
-                out.append(.success(try await decide(request, bearer: bearer, by: policy)))
-            case .failure(let error):
-                out.append(.failure(error))
-            }
-        }
-        return out
-    }
-
-    /// One subject and resource, many actions: the subject and the resource's facts are resolved once.
-    public func check(_ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy) async throws -> [(action: String, decision: Decision)] {
-        guard let first = check.actions.first else { return [] }
-        var request = check.request
-        request.action = first
-        var resolved = try await resolve(request, bearer: bearer, by: policy)
-        var out: [(action: String, decision: Decision)] = []
-        out.reserveCapacity(check.actions.count)
-        for action in check.actions {
-            resolved.request.action = action
-            let decision = service.decide(resolved, by: policy)
-            metrics.decided(decision)
-            try await service.record(decision, of: resolved, by: policy)
-            out.append((action, decision))
-        }
-        return out
-    }
-
-    private func resolve(_ request: PolicyModel.Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
-        guard let bearer else {
-            guard settings.trustCallerSubjects || request.subject == Subject() else { throw Problem.callerSubjectNotTrusted }
-            return unbound(request)
-        }
-        guard request.subject == Subject() else { throw Problem.subjectWithBearer }
-        return try await service.resolve(token: bearer, action: request.action, resource: request.resource, context: request.context, by: policy)
-    }
-
-    /// A request decided for the subject it carries, at its `context.now` or the identity clock's.
-    private func unbound(_ request: PolicyModel.Request) -> ResolvedRequest {
-        var r = request
-        if r.context.now == nil { r.context.now = service.identity.clock() }
-        return ResolvedRequest(request: r, tokenRejected: false)
     }
 
     // MARK: - Health
@@ -225,7 +143,7 @@ public final class GatehouseServer: Sendable {
     }
 
     /// Counts a sign-in outcome and passes the result (or error) on.
-    public func signIn(method: String, _ body: () async throws -> SessionTokens) async throws -> SessionTokens {
+    public func signIn<Outcome>(method: String, _ body: () async throws -> Outcome) async throws -> Outcome {
         do {
             let tokens = try await body()
             metrics.signIn(method: method, outcome: "success")

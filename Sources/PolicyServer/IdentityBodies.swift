@@ -1,4 +1,5 @@
 import Foundation
+import Gatehouse
 import PolicyModel
 
 /// The small JSON bodies of the identity routes: one object, unknown keys refused, each field typed.
@@ -63,4 +64,34 @@ public struct IdentityBody: Sendable {
         guard let date = Timestamp.parse(text) else { throw RequestError(field: key, "must be an RFC 3339 timestamp") }
         return date
     }
+}
+
+/// `{"counter", "by"}` of the usage routes; `by` defaults to 1 and may be negative (a source removed).
+func usageChange(_ body: IdentityBody) throws(RequestError) -> (String, Int) {
+    let counter = try body.string("counter")
+    switch body.values["by"] {
+    case nil: return (counter, 1)
+    case .int(let by)?: return (counter, by)
+    default: throw RequestError(field: "by", "must be an integer")
+    }
+}
+
+func privacyJSON(_ p: PrivacySettings) -> JSONText {
+    .object([
+        .init("analytics", .bool(p.analytics)), .init("crashReporting", .bool(p.crashReporting)),
+        .init("aiSuggestions", .bool(p.aiSuggestions)), .init("dataSharing", .string(p.dataSharing.rawValue)),
+    ])
+}
+
+/// `GET /v1/me`: the account as its owner sees it; absent facts are `null`, never left out.
+func profileJSON(_ p: AccountProfile) -> JSONText {
+    func optional(_ text: String?) -> JSONText { text.map { .string($0) } ?? .null }
+    return .object([
+        .init("userId", .string(p.userId)), .init("username", optional(p.username)), .init("displayName", optional(p.displayName)),
+        .init("email", optional(p.email)), .init("isPrivateRelayEmail", .bool(p.isPrivateRelayEmail)),
+        .init("appleUserIds", .array(p.appleUserIds.map { .string($0) })), .init("hasPIN", .bool(p.hasPIN)),
+        .init("deviceIds", .array(p.deviceIds.map { .string($0) })), .init("appRoles", .array(p.appRoles.map { .string($0) })),
+        .init("tier", optional(p.tier)), .init("subscriptionExpiresAt", optional(p.subscriptionExpiresAt.map(Timestamp.format))),
+        .init("appAccountToken", .string(p.appAccountToken)),
+    ])
 }

@@ -120,7 +120,8 @@ public final class Playground: Sendable {
 extension GatehouseServer {
     /// The playground page of the version serving now.
     func playgroundPage() -> String {
-        playground.page(for: service.policy, loadedAt: reloader.active.loadedAt)
+        let active = service.active
+        return playground.page(for: active.policy, loadedAt: active.version.loadedAt)
     }
 }
 

@@ -7,16 +7,6 @@ import PolicyModel
 import PolicyVerification
 import Synchronization
 
-/// A policy version the server has decided with: its content hash, when it was loaded, its files.
-public struct PolicyVersion: Sendable, Hashable {
-    public var hash: String
-    public var name: String
-    public var loadedAt: Date
-    public var files: [String]
-    /// The folder as it looked just before this version was read.
-    public var fingerprint: FolderFingerprint
-}
-
 /// A version that was refused: when, and why (diagnostics as `file:line:col: error: ...` text).
 public struct RefusedVersion: Error, Sendable, Hashable {
     public var at: Date
@@ -31,7 +21,8 @@ public enum ReloadOutcome: Sendable, Hashable {
 }
 
 /// Loads the policy folder, refuses versions that do not load (and, when strict, ones whose policy
-/// tests fail), and swaps good ones into the facade atomically. Reloads run one at a time, on the
+/// tests fail), and swaps good ones into the facade (`GatehouseService.install`, policy and version in one step;
+/// the facade holds which version is active, the reloader only what it refused and what it last read). Reloads run one at a time, on the
 /// caller's task (the watcher's), never on a request's.
 public actor PolicyReloader {
     public nonisolated let directory: String
@@ -39,10 +30,10 @@ public actor PolicyReloader {
     private nonisolated let service: GatehouseService
     private nonisolated let logger: Logger
     private nonisolated let metrics: ServerMetrics?
-    private nonisolated let state: Mutex<(active: PolicyVersion, refused: RefusedVersion?, lastRead: FolderFingerprint)>
+    private nonisolated let state: Mutex<(refused: RefusedVersion?, lastRead: FolderFingerprint)>
 
-    /// The version deciding now.
-    public nonisolated var active: PolicyVersion { state.withLock { $0.active } }
+    /// The version deciding now (the facade's).
+    public nonisolated var active: PolicyVersion { service.active.version }
     /// The last version refused, if any was since start.
     public nonisolated var lastRefused: RefusedVersion? { state.withLock { $0.refused } }
     /// The folder as it looked just before the last load read it.
@@ -53,15 +44,13 @@ public actor PolicyReloader {
         load(directory: directory, strict: strict).result
     }
 
-    public init(
-        directory: String, strict: Bool, service: GatehouseService, version: PolicyVersion, logger: Logger, metrics: ServerMetrics? = nil
-    ) {
+    public init(directory: String, strict: Bool, service: GatehouseService, logger: Logger, metrics: ServerMetrics? = nil) {
         self.directory = directory
         self.strict = strict
         self.service = service
         self.logger = logger
         self.metrics = metrics
-        self.state = Mutex((version, nil, version.fingerprint))
+        self.state = Mutex((nil, service.active.version.fingerprint))
     }
 
     /// Reads and compiles the folder once and installs the result if it is good and new.
@@ -77,8 +66,7 @@ public actor PolicyReloader {
             if version.hash == previous.hash {
                 return .unchanged(previous)
             }
-            service.install(policy)
-            state.withLock { $0.active = version }
+            service.install(policy, version: version)
             metrics?.reloaded(.installed)
             logger.info("policy reloaded", metadata: ["policy.hash": "\(version.hash)", "policy.previous": "\(previous.hash)"])
             return .installed(version)
@@ -125,20 +113,5 @@ public actor PolicyReloader {
 
     private static func firstLine(_ text: String) -> String {
         String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-    }
-}
-
-/// What a look at the policy folder sees: each file's path, size, modification time and inode, so an
-/// editor's in-place write and a rename over the file are both noticed.
-public struct FolderFingerprint: Sendable, Hashable {
-    public var entries: [String]
-
-    public static func of(_ directory: String) -> FolderFingerprint {
-        FolderFingerprint(
-            entries: PolicyCompiler.policyFiles(in: directory).map { path in
-                var st = stat()
-                guard stat(path, &st) == 0 else { return path + " missing" }
-                return "\(path) \(st.st_size) \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_ino)"
-            })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Gatehouse
 import ServiceLifecycle
 import UnixSignals
 

@@ -52,10 +52,7 @@ final class ReadDeadline {
         let nanoseconds = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
         self.limit = .nanoseconds(nanoseconds)
         let seconds = Double(nanoseconds) / 1e9
-        let body = Problem(
-            status: 408, code: "read_timeout", title: "Request Timeout",
-            detail: "the request was not read within \(seconds.formatted(.number.precision(.fractionLength(0...3)))) s"
-        ).json.rendered()
+        let body = Problem.readTimeout(seconds: seconds).json.rendered()
         answer = ByteBuffer(
             string: "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/problem+json\r\nContent-Length: \(body.utf8.count)\r\n"
                 + "Connection: close\r\n\r\n" + body)

@@ -1,4 +1,5 @@
 import Foundation
+import Gatehouse
 import PolicyModel
 import Prometheus
 import Synchronization
@@ -6,7 +7,7 @@ import Synchronization
 /// The server's metrics, in its own Prometheus registry (no global bootstrap, so every server in a test process
 /// counts apart). Made through the registry rather than swift-metrics' factory so that every metric carries its
 /// `# HELP` line; each name and help is stated once, in `Help`.
-public final class ServerMetrics: Sendable {
+public final class ServerMetrics: DecisionObserver, Sendable {
     public let registry: PrometheusCollectorRegistry
     private let decisions: [Reason: Prometheus.Counter]
     private let decideLatency: [String: LatencyTimer]
@@ -96,6 +97,7 @@ public final class ServerMetrics: Sendable {
     /// A connection closed at once because `--max-connections` were open.
     public func connectionRefused() { refusedConnections.increment() }
 
+    /// A decision the facade's pipeline made (`DecisionObserver`): counted by reason.
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
 
     public func decisionRoute(_ route: String, took nanoseconds: UInt64) {

@@ -109,6 +109,44 @@ public struct ServerSettings: Sendable {
         case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
         case accessTokenLifetime = "GATEHOUSE_ACCESS_TOKEN_LIFETIME"
         case refreshGracePeriod = "GATEHOUSE_REFRESH_GRACE_PERIOD"
+
+        /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
+        /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
+        /// three agree (ArgumentParser needs its options declared in the command, and this target does not depend on it).
+        public var option: String? {
+            switch self {
+            case .policies: "--policies"
+            case .database: "--database"
+            case .host: "--host"
+            case .port: "--port"
+            case .appleClientId: "--apple-client-id"
+            case .appleJWKS: "--apple-jwks"
+            case .operatorTokenFile: "--operator-token-file"
+            case .operatorToken: nil
+            case .strictReload: "--strict-reload"
+            case .bodyLimit: "--body-limit"
+            case .signInLimit: "--sign-in-limit"
+            case .trustedProxies: "--trusted-proxy"
+            case .readTimeout: "--read-timeout"
+            case .decisionLog: "--decision-log"
+            case .appStoreBundleId: "--app-store-bundle-id"
+            case .appStoreEnvironment: "--app-store-environment"
+            case .appStoreRootCertificate: "--app-store-root-certificate"
+            case .trustCallerSubjects: "--trust-caller-subjects"
+            case .writeLimit: "--write-limit"
+            case .sourceWriteLimit: "--source-write-limit"
+            case .maintenanceInterval: "--maintenance-interval"
+            case .retentionDays: "--retention"
+            case .ipv6Prefix: "--ipv6-prefix"
+            case .maxConnections: "--max-connections"
+            case .requestTimeout: "--request-timeout"
+            case .accessTokenLifetime: "--access-token-lifetime"
+            case .refreshGracePeriod: "--refresh-grace-period"
+            }
+        }
+
+        /// How an error names the setting: `--write-limit (or GATEHOUSE_WRITE_LIMIT)`, or the variable alone.
+        var named: String { option.map { "\($0) (or \(rawValue))" } ?? rawValue }
     }
 
     /// Options as given on the command line (nil: not given), before the environment fills the gaps.
@@ -164,15 +202,15 @@ public struct ServerSettings: Sendable {
     public static func resolve(_ options: Options, environment: [String: String]) throws(Problem) -> ServerSettings {
         func env(_ v: Variable) -> String? { environment[v.rawValue].flatMap { $0.isEmpty ? nil : $0 } }
         guard let policies = options.policies ?? env(.policies) else {
-            throw Problem(description: "--policies (or \(Variable.policies.rawValue)) is required")
+            throw Problem(description: "\(Variable.policies.named) is required")
         }
         guard let database = options.database ?? env(.database) else {
-            throw Problem(description: "--database (or \(Variable.database.rawValue)) is required")
+            throw Problem(description: "\(Variable.database.named) is required")
         }
         do throws(IdentityError) {
             _ = try IdentityStoreLocation.parse(database, field: "--database")
         } catch {
-            throw Problem(description: "--database (or \(Variable.database.rawValue)) \(error.reason)")
+            throw Problem(description: "\(Variable.database.named) \(error.reason)")
         }
         var s = ServerSettings(policies: policies, database: database)
         if let host = options.host ?? env(.host) { s.host = host }
@@ -199,51 +237,51 @@ public struct ServerSettings: Sendable {
         let proxies = options.trustedProxies.isEmpty
             ? (env(.trustedProxies)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []) : options.trustedProxies
         for proxy in proxies where ForwardedClient.canonical(proxy) == nil {
-            throw Problem(description: "--trusted-proxy (or \(Variable.trustedProxies.rawValue)) must be IP addresses; '\(proxy)' is not one")
+            throw Problem(description: "\(Variable.trustedProxies.named) must be IP addresses; '\(proxy)' is not one")
         }
         s.trustedProxies = Set(proxies.compactMap { ForwardedClient.canonical($0) })
         /// A duration in seconds (a fraction allowed) from the option, else its variable; nil when neither is given.
-        func seconds(_ given: Double?, _ option: String, _ variable: Variable) throws(Problem) -> Duration? {
+        func seconds(_ given: Double?, _ variable: Variable) throws(Problem) -> Duration? {
             guard let seconds = given ?? env(variable).map({ Double($0) ?? -1 }) else { return nil }
             guard seconds > 0, seconds.isFinite else {
-                throw Problem(description: "\(option) (or \(variable.rawValue)) must be a positive number of seconds")
+                throw Problem(description: "\(variable.named) must be a positive number of seconds")
             }
             return .milliseconds(Int64(seconds * 1000))
         }
-        if let duration = try seconds(options.readTimeout, "--read-timeout", .readTimeout) { s.readTimeout = duration }
+        if let duration = try seconds(options.readTimeout, .readTimeout) { s.readTimeout = duration }
         if let text = options.decisionLog ?? env(.decisionLog) {
             guard let mode = DecisionLogMode(rawValue: text) else {
                 throw Problem(
-                    description: "--decision-log (or \(Variable.decisionLog.rawValue)) must be one of \(DecisionLogMode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+                    description: "\(Variable.decisionLog.named) must be one of \(DecisionLogMode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
             }
             s.decisionLog = mode
         }
         s.appStore = try appStore(options, env)
         s.trustCallerSubjects = options.trustCallerSubjects || ["1", "true", "yes"].contains(env(.trustCallerSubjects)?.lowercased() ?? "")
         if let text = options.writeLimit ?? env(.writeLimit) {
-            s.writeLimit = try RateLimit(parsing: text, option: "--write-limit", variable: .writeLimit)
+            s.writeLimit = try RateLimit(parsing: text, variable: .writeLimit)
         }
         if let text = options.sourceWriteLimit ?? env(.sourceWriteLimit) {
-            s.sourceWriteLimit = try RateLimit(parsing: text, option: "--source-write-limit", variable: .sourceWriteLimit)
+            s.sourceWriteLimit = try RateLimit(parsing: text, variable: .sourceWriteLimit)
         }
-        if let duration = try seconds(options.maintenanceInterval, "--maintenance-interval", .maintenanceInterval) {
+        if let duration = try seconds(options.maintenanceInterval, .maintenanceInterval) {
             s.maintenanceInterval = duration
         }
         if let days = options.retentionDays ?? env(.retentionDays).map({ Int($0) ?? -1 }) {
-            guard days >= 30 else { throw Problem(description: "--retention (or \(Variable.retentionDays.rawValue)) must be a number of days, at least 30") }
+            guard days >= 30 else { throw Problem(description: "\(Variable.retentionDays.named) must be a number of days, at least 30") }
             s.retentionDays = days
         }
         if let prefix = options.ipv6Prefix ?? env(.ipv6Prefix).map({ Int($0) ?? -1 }) {
-            guard (1...128).contains(prefix) else { throw Problem(description: "--ipv6-prefix (or \(Variable.ipv6Prefix.rawValue)) must be 1...128") }
+            guard (1...128).contains(prefix) else { throw Problem(description: "\(Variable.ipv6Prefix.named) must be 1...128") }
             s.ipv6PrefixLength = prefix
         }
         if let connections = options.maxConnections ?? env(.maxConnections).map({ Int($0) ?? -1 }) {
-            guard connections > 0 else { throw Problem(description: "--max-connections (or \(Variable.maxConnections.rawValue)) must be a positive number") }
+            guard connections > 0 else { throw Problem(description: "\(Variable.maxConnections.named) must be a positive number") }
             s.maxConnections = connections
         }
-        if let duration = try seconds(options.requestTimeout, "--request-timeout", .requestTimeout) { s.requestTimeout = duration }
-        s.accessTokenLifetime = try seconds(options.accessTokenLifetime, "--access-token-lifetime", .accessTokenLifetime)
-        s.refreshGracePeriod = try seconds(options.refreshGracePeriod, "--refresh-grace-period", .refreshGracePeriod)
+        if let duration = try seconds(options.requestTimeout, .requestTimeout) { s.requestTimeout = duration }
+        s.accessTokenLifetime = try seconds(options.accessTokenLifetime, .accessTokenLifetime)
+        s.refreshGracePeriod = try seconds(options.refreshGracePeriod, .refreshGracePeriod)
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")
@@ -268,7 +306,7 @@ public struct ServerSettings: Sendable {
             for name in environments {
                 guard let environment = AppStoreEnvironment(rawValue: name) else {
                     throw Problem(
-                        description: "--app-store-environment (or \(Variable.appStoreEnvironment.rawValue)) must be one of "
+                        description: "\(Variable.appStoreEnvironment.named) must be one of "
                             + AppStoreEnvironment.allCases.map(\.rawValue).joined(separator: ", ") + "; '\(name)' is not one")
                 }
                 config.environments.insert(environment)
@@ -281,7 +319,7 @@ public struct ServerSettings: Sendable {
             do throws(IdentityError) {
                 try config.addRootCertificate(data, field: "--app-store-root-certificate")
             } catch {
-                throw Problem(description: "--app-store-root-certificate (or \(Variable.appStoreRootCertificate.rawValue)) '\(file)' \(error.reason)")
+                throw Problem(description: "\(Variable.appStoreRootCertificate.named) '\(file)' \(error.reason)")
             }
         }
         return config
@@ -290,12 +328,10 @@ public struct ServerSettings: Sendable {
 
 extension RateLimit {
     /// `REQUESTS/SECONDS` (`10/60`: ten per client address per minute), as `--sign-in-limit` takes it.
-    init(
-        parsing text: String, option: String = "--sign-in-limit", variable: ServerSettings.Variable = .signInLimit
-    ) throws(ServerSettings.Problem) {
+    init(parsing text: String, variable: ServerSettings.Variable = .signInLimit) throws(ServerSettings.Problem) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let requests = Int(parts[0]), let window = Int(parts[1]), requests > 0, window > 0 else {
-            throw ServerSettings.Problem(description: "\(option) (or \(variable.rawValue)) must be REQUESTS/SECONDS, e.g. 10/60")
+            throw ServerSettings.Problem(description: "\(variable.named) must be REQUESTS/SECONDS, e.g. 10/60")
         }
         self.init(requests: requests, window: TimeInterval(window))
     }

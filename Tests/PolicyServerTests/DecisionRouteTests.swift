@@ -104,7 +104,7 @@ import Testing
         ]
         func tree(_ error: RequestError) -> JSONText {
             let problem = Problem(error)
-            var fields: [JSONText.Field] = [.init("code", .string(problem.code))]
+            var fields: [JSONText.Field] = [.init("code", .string(problem.code.rawValue))]
             if let field = problem.field, !field.isEmpty { fields.append(.init("field", .string(field))) }
             if let kind = problem.kind { fields.append(.init("kind", .string(kind))) }
             if let detail = problem.detail { fields.append(.init("detail", .string(detail))) }

@@ -1,4 +1,5 @@
 import Foundation
+import Gatehouse
 import GatehouseTestSupport
 import PolicyModel
 import PolicyServer
@@ -83,6 +84,30 @@ import Yams
         for field in ["type", "title", "status", "code", "detail", "field", "retryAfter", "kind", "offset"] {
             #expect(problem[field] != nil, "Problem does not document \(field)")
         }
+    }
+
+    /// The problem codes: `ProblemCode` in the server and the `ProblemCode` schema of the spec list the same codes, and
+    /// docs/server.md names each one. Checked to fail on a code added to the enum only.
+    @Test func problemCodesAreTheSpecsEnumAndDocumented() throws {
+        let schemas = try #require((try Self.spec()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let documented = try #require((schemas["ProblemCode"] as? [String: Any])?["enum"] as? [String])
+        let served = ProblemCode.allCases.map(\.rawValue)
+        #expect(Set(served).subtracting(documented).sorted() == [], "in ProblemCode but not in docs/openapi.yaml")
+        #expect(Set(documented).subtracting(served).sorted() == [], "in docs/openapi.yaml but not in ProblemCode")
+        #expect(documented.count == Set(documented).count, "a code listed twice")
+        let prose = try String(contentsOf: TestServer.root.appendingPathComponent("docs/server.md"), encoding: .utf8)
+        for code in served { #expect(prose.contains("`\(code)`"), "docs/server.md does not name the problem code \(code)") }
+        for code in ProblemCode.allCases {
+            #expect(code.typeURI == "urn:gatehouse:problem:\(code.rawValue)")
+            #expect((400...599).contains(code.status) && !code.title.isEmpty)
+        }
+    }
+
+    /// The server's own codes and the identity layer's never share a wire form, so a code names one problem.
+    @Test func serverAndIdentityCodesAreDistinct() {
+        let own = Set(ProblemCode.Server.allCases.map(\.rawValue))
+        #expect(own.intersection(IdentityError.Code.allCases.map(\.rawValue)).sorted() == [])
+        for code in ProblemCode.allCases { #expect(ProblemCode(rawValue: code.rawValue) == code) }
     }
 
     static let python = ExternalTool.interpreter(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"])

@@ -24,6 +24,47 @@ extension Components {
     package enum Schemas {
         /// - Remark: Generated from `#/components/schemas/Problem`.
         package typealias Problem = PolicyModel.ProblemDetails
+        /// Every problem code the API answers (docs/server.md says when each is given); the server's ProblemCode enum, checked by OpenAPISpecTests.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ProblemCode`.
+        @frozen package enum ProblemCode: String, Codable, Hashable, Sendable, CaseIterable {
+            case notFound = "not_found"
+            case methodNotAllowed = "method_not_allowed"
+            case bodyTooLarge = "body_too_large"
+            case unsupportedMediaType = "unsupported_media_type"
+            case malformedRequest = "malformed_request"
+            case invalidJson = "invalid_json"
+            case invalidRequest = "invalid_request"
+            case readTimeout = "read_timeout"
+            case throttled = "throttled"
+            case operatorCredentialRequired = "operator_credential_required"
+            case subjectWithBearer = "subject_with_bearer"
+            case callerSubjectNotTrusted = "caller_subject_not_trusted"
+            case notReady = "not_ready"
+            case storageUnavailable = "storage_unavailable"
+            case _internal = "internal"
+            case httpError = "http_error"
+            case invalidInput = "invalid_input"
+            case unauthenticated = "unauthenticated"
+            case invalidCredentials = "invalid_credentials"
+            case tokenRejected = "token_rejected"
+            case locked = "locked"
+            case forbidden = "forbidden"
+            case conflict = "conflict"
+            case storage = "storage"
+            case purchasesNotConfigured = "purchases_not_configured"
+            case invalidSignedTransaction = "invalid_signed_transaction"
+            case appStoreAlgorithmNotEs256 = "app_store_algorithm_not_es256"
+            case appStoreSignatureInvalid = "app_store_signature_invalid"
+            case appStoreUntrustedChain = "app_store_untrusted_chain"
+            case appStoreMarkerMissing = "app_store_marker_missing"
+            case appStoreCertificateExpired = "app_store_certificate_expired"
+            case appStoreWrongBundle = "app_store_wrong_bundle"
+            case appStoreEnvironmentNotAllowed = "app_store_environment_not_allowed"
+            case appAccountMismatch = "app_account_mismatch"
+            case purchaseOwnedElsewhere = "purchase_owned_elsewhere"
+            case unknownProduct = "unknown_product"
+        }
         /// - Remark: Generated from `#/components/schemas/ItemError`.
         package struct ItemError: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ItemError/error`.

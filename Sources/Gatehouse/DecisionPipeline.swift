@@ -1,0 +1,117 @@
+import Foundation
+import PolicyEngine
+import PolicyModel
+
+/// The one decision pipeline: a request as a client sends it (with or without a bearer) is resolved (the subject from
+/// the session, the resource's facts from the store, time from the identity clock), decided by the policy given,
+/// told to `observer`, and recorded in the decision log. The server's routes call these and only shape the answer.
+///
+/// The caller passes the policy (`active.policy`, read once) so that one version decides a whole body and the answer
+/// can name it.
+extension GatehouseService {
+    /// One decision: for the bearer's subject when a token is given, else for the subject the request names (only on
+    /// a facade that trusts callers to name subjects; an empty subject is a signed-out caller).
+    ///
+    /// Without a bearer and with the decision log off the store is not read: nothing is awaited on the way.
+    public func decide(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
+        if let decision = try decideWithoutStore(request, bearer: bearer, by: policy) { return decision }
+        return try await decideFromStore(request, bearer: bearer, by: policy)
+    }
+
+    /// The decision when it needs nothing from the store (no bearer, decision log off), made without an await; nil
+    /// when it does. The pipeline's first branch, a function of its own so that a batch of such requests never awaits.
+    func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy) throws -> Decision? {
+        guard bearer == nil, decisionLog == .off else { return nil }
+        let decision = decide(try unbound(request), by: policy)
+        observer.decided(decision)
+        return decision
+    }
+
+    /// The decision that reads the store: resolved, decided, observed, recorded.
+    func decideFromStore(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
+        try await decideAndRecord(try await resolve(request, bearer: bearer, by: policy), by: policy)
+    }
+
+    /// One decision with its trace (not recorded in the decision log).
+    public func explain(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> Explanation {
+        let explanation = explain(try await resolve(request, bearer: bearer, by: policy), by: policy)
+        observer.decided(explanation.decision)
+        return explanation
+    }
+
+    /// The answers of a batch, in order, every one by the same `policy`; a bad item answers its error, as does an
+    /// item naming a subject when a bearer is given.
+    public func decideBatch(_ items: [Result<Request, RequestError>], bearer: String?, by policy: CompiledPolicy) async throws
+        -> [Result<Decision, RequestError>]
+    {
+        var out: [Result<Decision, RequestError>] = []
+        out.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() {
+            switch item {
+            case .success(let request):
+                if bearer != nil, request.subject != Subject() {
+                    let refusal = DecisionRequestError(.subjectWithBearer, field: "requests[\(i)].subject")
+                    out.append(.failure(RequestError(field: refusal.field, refusal.message)))
+                    continue
+                }
+                if let decision = try decideWithoutStore(request, bearer: bearer, by: policy) {
+                    out.append(.success(decision))
+                } else {
+                    out.append(.success(try await decideFromStore(request, bearer: bearer, by: policy)))
+                }
+            case .failure(let error):
+                out.append(.failure(error))
+            }
+        }
+        return out
+    }
+
+    /// One subject and resource, many actions: the subject and the resource's facts are resolved once.
+    public func check(_ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy) async throws -> [(action: String, decision: Decision)] {
+        guard let first = check.actions.first else { return [] }
+        var request = check.request
+        request.action = first
+        var resolved = try await resolve(request, bearer: bearer, by: policy)
+        var out: [(action: String, decision: Decision)] = []
+        out.reserveCapacity(check.actions.count)
+        for action in check.actions {
+            resolved.request.action = action
+            out.append((action, try await decideAndRecord(resolved, by: policy)))
+        }
+        return out
+    }
+
+    /// Decides a resolved request, tells the observer, and records the decision when the log asks for it.
+    func decideAndRecord(_ resolved: ResolvedRequest, by policy: CompiledPolicy) async throws -> Decision {
+        let decision = decide(resolved, by: policy)
+        observer.decided(decision)
+        try await record(decision, of: resolved, by: policy)
+        return decision
+    }
+
+    /// The request the engine judges: from the bearer's session and the store, else as the request names it.
+    func resolve(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
+        guard let bearer else { return try unbound(request) }
+        guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
+        return try await observingFailure {
+            try await resolve(token: bearer, action: request.action, resource: request.resource, context: request.context, by: policy)
+        }
+    }
+
+    /// A request decided for the subject it carries, at its `context.now` or the identity clock's; a named subject
+    /// only when this facade trusts callers to name one.
+    func unbound(_ request: Request) throws(DecisionRequestError) -> ResolvedRequest {
+        guard trustsCallerSubjects || request.subject == Subject() else { throw DecisionRequestError(.callerSubjectNotTrusted) }
+        var r = request
+        if r.context.now == nil { r.context.now = identity.clock() }
+        return ResolvedRequest(request: r, tokenRejected: false)
+    }
+
+    /// Runs a store read, telling the observer when it fails.
+    func observingFailure<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch {
+            observer.resolveFailed(error)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import PolicyModel
+
+/// What `decisionFacts(accessToken:resourceId:)` read for one decision, from one snapshot of the store.
+public struct DecisionFacts: Sendable, Hashable {
+    /// A token was presented (it may still have been refused: then `subject` is nil).
+    public var tokenGiven: Bool
+    /// The live session's subject; nil without a token or for a refused one.
+    public var subject: Subject?
+    /// The stored resource's facts; nil without a resource id or for an id the store does not know.
+    public var resource: ResourceFacts?
+    /// The signed-in user's own counters, read only when `resource` is nil (app-wide limits).
+    public var userUsage: [String: Int] = [:]
+
+    /// A token was given and refused: decisions for it are `unauthenticated`.
+    public var tokenRefused: Bool { tokenGiven && subject == nil }
+}
+
+/// The facts about a resource that a decision needs.
+public struct ResourceFacts: Sendable, Hashable {
+    /// The resource's id.
+    public var id: String
+    /// The resource type, as a policy set's `resources` names it (`space`, `project`).
+    public var type: String
+    /// The user id of the resource's owner.
+    public var ownerId: String
+    /// User id to role, the owner included as `owner`.
+    public var members: [String: String]
+    /// Usage counter name to its count, as `incrementUsage` left it.
+    public var usage: [String: Int]
+}
+
+extension IdentityService {
+    /// The `Subject` of a valid session: id, stored tier and expiry (the engine applies expiry),
+    /// app roles, how and when it was verified, and privacy settings as attributes.
+    public func subject(accessToken: String) async throws -> Subject {
+        let s = try await validate(accessToken: accessToken)
+        return try await store.read { tx in try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt) }
+    }
+
+    func subject(_ tx: any IdentityTransaction, userId: String, method: String, verifiedAt: Date) async throws -> Subject {
+        let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(userId))
+        let roles = try await tx.fetchAll(AppRoleRow.self, "userId", .text(userId)).map(\.role).sorted()
+        return Subject(
+            id: userId, tier: sub?.tier, subscriptionExpiry: sub?.expiresAt, roles: roles,
+            auth: Authentication(method: method, verifiedAt: verifiedAt), attributes: try await privacy(tx, userId).attributes)
+    }
+
+    /// The owner, members and usage counters of a resource.
+    public func resourceFacts(resourceId: String) async throws -> ResourceFacts {
+        try Self.validateResourceId(resourceId, field: "resourceId")
+        return try await store.read { tx in
+            guard let facts = try await self.resourceFacts(tx, resourceId) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            return facts
+        }
+    }
+
+    func resourceFacts(_ tx: any IdentityTransaction, _ resourceId: String) async throws -> ResourceFacts? {
+        guard let r = try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { return nil }
+        var members: [String: String] = [:]
+        for m in try await tx.fetchAll(MembershipRow.self, "resourceId", .text(resourceId)) { members[m.userId] = m.role }
+        var usage: [String: Int] = [:]
+        for u in try await tx.fetchAll(UsageCounterRow.self, "resourceId", .text(resourceId)) { usage[u.name] = u.value }
+        return ResourceFacts(id: r.id, type: r.type, ownerId: r.ownerId, members: members, usage: usage)
+    }
+
+    /// Everything a decision for the holder of `accessToken` needs from the store, read in one transaction (one
+    /// snapshot): the session's subject, the resource's owner, members and usage, and, for a resource the store does
+    /// not know, the user's own counters. A token that is unknown, expired, idle or revoked gives no subject (never an
+    /// error); no token gives none either. A session not seen for `lastSeenGranularity` is marked seen afterwards,
+    /// in a write of its own, as `validate(accessToken:)` does.
+    ///
+    /// `sharedTypes`, when given, are the only resource types whose stored facts count: a stored resource of any other
+    /// type (an app-wide type such as `app`) is treated as unknown, so its counters never stand in for the user's own.
+    public func decisionFacts(accessToken: String?, resourceId: String?, sharedTypes: Set<String>? = nil) async throws -> DecisionFacts {
+        if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
+        let t = now()
+        let hash = accessToken.flatMap { TokenKind.access.hash(of: $0) }
+        let (facts, seen) = try await store.read { tx -> (DecisionFacts, Bool) in
+            var facts = DecisionFacts(tokenGiven: accessToken != nil)
+            var seen = false
+            if let hash, let s = try await self.liveSession(tx, accessTokenHash: hash, at: t) {
+                facts.subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
+                seen = self.needsSeen(s, at: t)
+            }
+            if let resourceId, let stored = try await self.resourceFacts(tx, resourceId), sharedTypes?.contains(stored.type) ?? true {
+                facts.resource = stored
+            }
+            if facts.resource == nil, let userId = facts.subject?.id { facts.userUsage = try await self.userUsage(tx, userId) }
+            return (facts, seen)
+        }
+        guard seen, let hash else { return facts }
+        do {
+            _ = try await markSeen(accessTokenHash: hash, at: t)
+            return facts
+        } catch let error as IdentityError where error.code == .unauthenticated {
+            // Revoked or expired between the read and the write: a refused token, as validate would say.
+            return DecisionFacts(tokenGiven: true, resource: facts.resource)
+        }
+    }
+}

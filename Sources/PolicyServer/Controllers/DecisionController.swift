@@ -1,0 +1,35 @@
+import Gatehouse
+import Hummingbird
+import NIOCore
+import PolicyEngine
+import PolicyModel
+
+/// The decision routes: one request, a batch, an explanation, a one-subject check. Each gets the body's bytes and the
+/// policy serving now (`RouteBuilder.decision`: one version for the whole body, named in `Gatehouse-Policy`) and hands
+/// the request to the facade's pipeline (`GatehouseService.decide`), which resolves, decides, counts and records.
+struct DecisionController {
+    let server: GatehouseServer
+    let headers = DecisionHeaders()
+    var service: GatehouseService { server.service }
+    var limit: Int { server.settings.bodyLimit }
+
+    @Sendable func decide(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+        let decision = try await service.decide(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
+        return jsonBytes(decision.jsonBytes, headers.fields(for: policy))
+    }
+
+    @Sendable func batch(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+        let answers = try await service.decideBatch(try DecisionBodies.batch(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
+        return jsonBytes(DecisionBodies.batchAnswer(answers), headers.fields(for: policy))
+    }
+
+    @Sendable func explain(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+        let explanation = try await service.explain(try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
+        return json(explanation.json, policy: policy.contentHash)
+    }
+
+    @Sendable func check(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+        let answers = try await service.check(try DecisionBodies.check(body.readableBytesView, limit: limit), bearer: bearer, by: policy)
+        return jsonBytes(DecisionBodies.checkAnswer(answers), headers.fields(for: policy))
+    }
+}

@@ -1,0 +1,76 @@
+/// Every route the server answers, by group, and the controller method that answers it: the one list of routes
+/// (`docs/openapi.yaml` lists the same ones; OpenAPIRouteTests compares them). `on` registers a route; `write` one
+/// under the write quotas (`WriteQuota`); `decision` one that decides by the policy serving now.
+func addRoutes(to routes: RouteBuilder) {
+    let server = routes.server
+    let health = HealthController(server: server)
+    let policy = PolicyController(server: server)
+    let decisions = DecisionController(server: server)
+    let sessions = SessionController(server: server)
+    let credentials = CredentialController(server: server)
+    let account = AccountController(server: server)
+    let purchases = PurchaseController(server: server)
+    let spaces = SpaceController(server: server)
+    let operators = OperatorController(server: server)
+
+    // Operations: liveness, readiness, metrics, the policy version, the playground.
+    routes.on(.get, "/healthz", health.healthz)
+    routes.on(.get, "/readyz", health.readyz)
+    routes.on(.get, "/metrics", health.metrics)
+    routes.on(.get, "/v1/policy", policy.status)
+    routes.on(.get, "/playground", policy.playground)
+
+    // Decisions.
+    routes.decision("/v1/decide", metric: "decide", decisions.decide)
+    routes.decision("/v1/decide/batch", metric: "batch", decisions.batch)
+    routes.decision("/v1/explain", metric: "explain", decisions.explain)
+    routes.decision("/v1/check", metric: "check", decisions.check)
+
+    // Signing in and out.
+    routes.on(.post, "/v1/auth/anonymous", sessions.anonymous)
+    routes.on(.post, "/v1/auth/refresh", sessions.refresh)
+    routes.on(.post, "/v1/auth/signout", sessions.signOut)
+    routes.on(.post, "/v1/auth/signout-everywhere", sessions.signOutEverywhere)
+    routes.on(.post, "/v1/auth/pin/register", sessions.registerPIN)
+    routes.on(.post, "/v1/auth/pin/signin", sessions.signInPIN)
+    routes.on(.post, "/v1/auth/apple/nonce", sessions.appleNonce)
+    routes.on(.post, "/v1/auth/apple", sessions.signInApple)
+
+    // The account's credentials: PIN, Apple id, device keys.
+    routes.on(.put, "/v1/auth/pin", credentials.setPIN)
+    routes.on(.post, "/v1/auth/pin/change", credentials.changePIN)
+    routes.on(.post, "/v1/auth/pin/verify", credentials.verifyPIN)
+    routes.on(.post, "/v1/auth/apple/link", credentials.linkApple)
+    routes.write(.delete, "/v1/auth/apple/link", credentials.unlinkApple)
+    routes.on(.post, "/v1/auth/apple/notifications", credentials.appleNotification)
+    routes.on(.post, "/v1/auth/device/enroll", credentials.enrollDevice)
+    routes.on(.post, "/v1/auth/device/challenge", credentials.deviceChallenge)
+    routes.on(.post, "/v1/auth/device/verify", credentials.verifyDevice)
+
+    // The signed-in account.
+    routes.on(.get, "/v1/me", account.profile)
+    routes.write(.put, "/v1/me/username", account.setUsername)
+    routes.on(.get, "/v1/me/privacy", account.privacy)
+    routes.write(.put, "/v1/me/privacy", account.setPrivacy)
+    routes.write(.get, "/v1/me/export", account.export)
+    routes.write(.delete, "/v1/me", account.delete)
+
+    // App Store purchases.
+    routes.write(.post, "/v1/me/purchases", purchases.purchase)
+    routes.on(.post, "/v1/app-store/notifications", purchases.notification)
+
+    // Shared spaces.
+    routes.write(.post, "/v1/spaces", spaces.create)
+    routes.write(.post, "/v1/spaces/{id}/codes", spaces.newCode)
+    routes.write(.post, "/v1/spaces/join", spaces.join)
+
+    // The operator's routes (the operator credential).
+    routes.on(.post, "/v1/operator/apple-credential-state", operators.appleCredentialState)
+    routes.on(.put, "/v1/operator/users/{id}/roles", operators.setRoles)
+    routes.on(.put, "/v1/operator/users/{id}/subscription", operators.setSubscription)
+    routes.on(.post, "/v1/operator/users/{id}/legacy-pin", operators.importLegacyPIN)
+    routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
+    routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
+    routes.on(.post, "/v1/operator/users/{id}/pin-unlock", operators.unlockPIN)
+    routes.on(.delete, "/v1/operator/users/{id}", operators.deleteUser)
+}
