@@ -198,6 +198,8 @@ _policy_serve() {
         '--retention[Days audit and decision logs are kept (default 365, at least 30).]:DAYS:'
         '--ipv6-prefix[IPv6 prefix length that keys per-client limits (default 64).]:BITS:'
         '--max-connections[Connections open at once; more are closed at once (default half the open-file limit, at most 10000).]:N:'
+        '--access-token-lifetime[Seconds an access token works before the client must refresh it (default 900).]:SECONDS:'
+        '--refresh-grace-period[Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).]:SECONDS:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

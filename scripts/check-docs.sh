@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the library's documentation: every public symbol of PolicyModel, PolicyEngine, PolicyCompiler, Identity,
-# Gatehouse and IdentityPostgres has a doc comment, and DocC builds their combined documentation (Gatehouse.docc's
+# Gatehouse, IdentityPostgres and GatehouseClient has a doc comment, and DocC builds their combined documentation (Gatehouse.docc's
 # articles as the landing page) without a warning. The check is the DocumentationTests suite
 # (Tests/GatehouseTests/DocumentationTests.swift), which every `swift test` runs too (so CI runs it through the
 # README's test command); this script only runs that suite alone, and can write the archive to browse.
@@ -23,6 +23,6 @@ swift test --skip-build --filter DocumentationTests
 
 if [ "${1:-}" = --archive ]; then
     swift package --disable-sandbox generate-documentation \
-        --target PolicyModel --target PolicyEngine --target PolicyCompiler --target Identity --target Gatehouse --target IdentityPostgres \
+        --target PolicyModel --target PolicyEngine --target PolicyCompiler --target Identity --target Gatehouse --target IdentityPostgres --target GatehouseClient \
         --enable-experimental-combined-documentation --warnings-as-errors
 fi

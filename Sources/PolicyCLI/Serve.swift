@@ -115,6 +115,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections open at once; more are closed at once (default half the open-file limit, at most 10000).", valueName: "N"))
     var maxConnections: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds an access token works before the client must refresh it (default 900).", valueName: "SECONDS"))
+    var accessTokenLifetime: Double?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).",
+            valueName: "SECONDS"))
+    var refreshGracePeriod: Double?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -141,6 +152,8 @@ struct Serve: AsyncParsableCommand {
         options.ipv6Prefix = ipv6Prefix
         options.maxConnections = maxConnections
         options.requestTimeout = requestTimeout
+        options.accessTokenLifetime = accessTokenLifetime
+        options.refreshGracePeriod = refreshGracePeriod
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

@@ -54,6 +54,8 @@ public final class GatehouseServer: Sendable {
         var configuration = identity ?? IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: Set(settings.appleClientIds)))
         if let digest = settings.operatorTokenDigest { configuration.operatorTokenDigests = [digest] }
         configuration.appStore = settings.appStore
+        if let lifetime = settings.accessTokenLifetime { configuration.accessTokenLifetime = lifetime.asTimeInterval }
+        if let grace = settings.refreshGracePeriod { configuration.refreshGracePeriod = grace.asTimeInterval }
         if settings.appStore.isConfigured, !AppleRootCertificate.matchesPin {
             logger.error("the shipped Apple Root CA - G3 does not match its pinned fingerprint: no App Store purchase will verify")
         }
@@ -151,4 +153,9 @@ public final class GatehouseServer: Sendable {
             throw error
         }
     }
+}
+
+extension Duration {
+    /// The duration in seconds, with its fraction.
+    var asTimeInterval: TimeInterval { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -56,6 +56,11 @@ public struct ServerSettings: Sendable {
     /// Connections held open at once; past it a new connection is closed at once, so the server never runs out of
     /// file descriptors (the default is half the process's limit, at most 10,000).
     public var maxConnections = ServerSettings.defaultMaxConnections
+    /// How long an access token works before the client must refresh it; nil keeps the identity layer's 15 minutes.
+    public var accessTokenLifetime: Duration?
+    /// How long after a refresh token's rotation a racing client may present it again and get the same successor; nil
+    /// keeps the identity layer's 10 seconds. Any other reuse revokes the session.
+    public var refreshGracePeriod: Duration?
 
     /// Half the soft limit on open files, between 16 and 10,000.
     public static var defaultMaxConnections: Int {
@@ -102,6 +107,8 @@ public struct ServerSettings: Sendable {
         case ipv6Prefix = "GATEHOUSE_IPV6_PREFIX"
         case maxConnections = "GATEHOUSE_MAX_CONNECTIONS"
         case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
+        case accessTokenLifetime = "GATEHOUSE_ACCESS_TOKEN_LIFETIME"
+        case refreshGracePeriod = "GATEHOUSE_REFRESH_GRACE_PERIOD"
 
         /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
         /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
@@ -133,6 +140,8 @@ public struct ServerSettings: Sendable {
             case .ipv6Prefix: "--ipv6-prefix"
             case .maxConnections: "--max-connections"
             case .requestTimeout: "--request-timeout"
+            case .accessTokenLifetime: "--access-token-lifetime"
+            case .refreshGracePeriod: "--refresh-grace-period"
             }
         }
 
@@ -176,6 +185,10 @@ public struct ServerSettings: Sendable {
         public var maxConnections: Int?
         /// Seconds (a fraction allowed).
         public var requestTimeout: Double?
+        /// Seconds (a fraction allowed).
+        public var accessTokenLifetime: Double?
+        /// Seconds (a fraction allowed).
+        public var refreshGracePeriod: Double?
         public init() {}
     }
 
@@ -267,6 +280,8 @@ public struct ServerSettings: Sendable {
             s.maxConnections = connections
         }
         if let duration = try seconds(options.requestTimeout, .requestTimeout) { s.requestTimeout = duration }
+        s.accessTokenLifetime = try seconds(options.accessTokenLifetime, .accessTokenLifetime)
+        s.refreshGracePeriod = try seconds(options.refreshGracePeriod, .refreshGracePeriod)
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")

@@ -117,6 +117,52 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
         #expect(withLocation > 0)
     }
 
+    /// `Request` and `Decision` are `Codable` with the contract's JSON: every matrix cell's request encodes to what the
+    /// server's reader reads back as the same request, and decodes from what `Request.json` writes; every decision
+    /// encodes to the value `DecisionWriter` writes.
+    @Test func everyMatrixCellsRequestAndDecisionRoundTripThroughCodable() throws {
+        var cells = 0
+        for path in shippedSets {
+            let engine = try Engine(directory: path)
+            for cell in DecisionMatrix(policy: engine.policy).tables.flatMap({ $0.cells.joined() }) {
+                let request = cell.request
+                let encoded = try JSONEncoder().encode(request)
+                #expect(try Request(json: [UInt8](encoded)) == request, "\(String(decoding: encoded, as: UTF8.self))")
+                #expect(try JSONDecoder().decode(Request.self, from: Data(request.json.rendered().utf8)) == request)
+                let decision = engine.decide(request)
+                let decisionBytes = try JSONEncoder().encode(decision)
+                #expect(try Value.parseJSON(String(decoding: decisionBytes, as: UTF8.self)) == Value.parseJSON(String(decoding: decision.jsonBytes, as: UTF8.self)))
+                #expect(try JSONDecoder().decode(Decision.self, from: decisionBytes) == decision)
+                cells += 1
+            }
+        }
+        #expect(cells > 100)
+    }
+
+    @Test func requestDecodingRefusesWhatTheContractDoesNotSayNamingTheField() throws {
+        let full = Request(
+            subject: Subject(
+                id: "u1", tier: "pro", subscriptionExpiry: Date(timeIntervalSince1970: 1_900_000_000.25), roles: ["customer", "admin"],
+                auth: Authentication(method: "pin", verifiedAt: Date(timeIntervalSince1970: 1_800_000_000)), attributes: ["analytics": .bool(true)]),
+            action: "edit", resource: Resource(type: "project", id: "p1", ownerId: "u2", members: ["u1": "editor"], usage: ["sources": 49],
+                attributes: ["tags": .list([.string("a"), .int(2)])]),
+            context: Context(now: Date(timeIntervalSince1970: 1_850_000_000), attributes: ["amount": .double(12.5)]))
+        #expect(try JSONDecoder().decode(Request.self, from: JSONEncoder().encode(full)) == full)
+        #expect(try Request(json: [UInt8](JSONEncoder().encode(full))) == full)
+        for (text, field) in [
+            (#"{"action":"a","resource":{"type":"t"},"extra":1}"#, "extra"),
+            (#"{"action":"a","resource":{"type":"t","usage":{"sources":-1}}}"#, "resource.usage.sources"),
+            (#"{"resource":{"type":"t"}}"#, "action"),
+        ] {
+            do {
+                _ = try JSONDecoder().decode(Request.self, from: Data(text.utf8))
+                Issue.record("decoded \(text)")
+            } catch let DecodingError.dataCorrupted(context) {
+                #expect((context.underlyingError as? RequestError)?.field == field, "\(text)")
+            }
+        }
+    }
+
     @Test func decisionDecodingReadsEveryFieldAndRefusesWhatTheContractDoesNotSay() throws {
         let json = #"{"decision":"deny","reason":"limit_exceeded","message":"Up to 50","limit":50,"used":50,"remaining":0,"upgradeTo":"pro","policy":"c:/sets/a.yaml:12:5"}"#
         let decision = try JSONDecoder().decode(Decision.self, from: Data(json.utf8))
@@ -196,6 +242,40 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
         #expect(Self.closure(of: "PolicyServer", in: package).contains("Hummingbird"))
     }
 
+    @Test func gatehouseClientReachesNoIdentitySQLOrNIO() throws {
+        let package = try Self.dumpPackage()
+        let products = package["products"] as? [[String: Any]] ?? []
+        let product = try #require(products.first { $0["name"] as? String == "GatehouseClient" })
+        #expect(product["targets"] as? [String] == ["GatehouseClient"])
+        let reached = Self.closure(of: "GatehouseClient", in: package)
+        #expect(reached.contains("PolicyModel"))
+        #expect(reached.filter(Self.forbidden).isEmpty, "GatehouseClient reaches \(reached.filter(Self.forbidden).sorted())")
+        // Other packages, an allow-list: the generated code's runtime and URLSession transport, HTTP types, and
+        // swift-crypto for P-256 device keys where CryptoKit is missing (Linux).
+        let local = Set((package["targets"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String })
+        #expect(
+            reached.subtracting(local) == [
+                "OpenAPIRuntime", "swift-openapi-runtime", "OpenAPIURLSession", "swift-openapi-urlsession", "HTTPTypes", "swift-http-types",
+                "Crypto", "swift-crypto",
+            ])
+        #expect(!reached.contains("PolicyCompiler") && !reached.contains("Yams"), "the client needs the contract's types, not the compiler")
+    }
+
+    /// The transport's own library target, read from its checkout's manifest: Foundation's URLSession, the runtime,
+    /// HTTP types and a deque, and no NIO (its package names swift-nio for its tests only).
+    @Test func theURLSessionTransportLinksNoNIO() throws {
+        let checkout = root.appendingPathComponent(".build/checkouts/swift-openapi-urlsession")
+        try #require(FileManager.default.fileExists(atPath: checkout.path), "resolve the package first")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-dump-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let result = try run(["swift", "package", "--scratch-path", scratch.path, "dump-package"], in: checkout)
+        #expect(result.status == 0, "\(result.err)")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: result.out) as? [String: Any])
+        let reached = Self.closure(of: "OpenAPIURLSession", in: manifest)
+        #expect(reached.filter(Self.forbidden).isEmpty, "OpenAPIURLSession reaches \(reached.filter(Self.forbidden).sorted())")
+        #expect(reached == ["OpenAPIURLSession", "DequeModule", "swift-collections", "OpenAPIRuntime", "swift-openapi-runtime", "HTTPTypes", "swift-http-types"])
+    }
+
     // MARK: Platforms and the Apple workflow
 
     @Test func packageDeclaresTheApplePlatforms() throws {
@@ -231,6 +311,7 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
         #expect(runs.contains("swift build"))
         #expect(runs.contains("swift test --filter 'PolicyEngineTests|PolicyCompilerTests|PolicyModelTests'"))
         #expect(runs.contains("xcodebuild -scheme GatehouseEngine -destination 'generic/platform=iOS Simulator' build"))
+        #expect(runs.contains("xcodebuild -scheme GatehouseClient -destination 'generic/platform=iOS Simulator' build"))
         // The filtered suites exist, so the filter runs tests rather than none.
         for suite in ["PolicyEngineTests", "PolicyCompilerTests", "PolicyModelTests"] {
             #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("Tests/\(suite)").path))

@@ -20,6 +20,8 @@ import Testing
         ("Gatehouse", ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
         // The PostgreSQL store: a library product of its own.
         ("IdentityPostgres", ["Identity"]),
+        // The HTTP client for apps: a library product of its own, with the article "Using Gatehouse from an iOS app".
+        ("GatehouseClient", ["PolicyModel"]),
     ]
 
     /// Members that implement a standard protocol requirement carry the protocol's documentation.

@@ -7,7 +7,7 @@ import Testing
     static var documents: [URL] {
         let root = CLITests.root
         var files = ["README.md", "CHANGELOG.md"].map { root.appendingPathComponent($0) }
-        for folder in ["docs", "examples", "Sources/Gatehouse/Gatehouse.docc"] {
+        for folder in ["docs", "examples", "Sources/Gatehouse/Gatehouse.docc", "Sources/GatehouseClient/GatehouseClient.docc"] {
             let walker = FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil)
             files += (walker?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "md" && !$0.path.contains("/.build") }
         }

@@ -1,0 +1,180 @@
+public import Foundation
+public import PolicyModel
+
+/// Where the client's session stands; `GatehouseClient.sessionStates()` reports each change.
+public enum SessionState: Sendable, Hashable {
+    /// No session: decisions are made for a signed-out subject.
+    case signedOut
+    /// A session of `userId` (anonymous ones too: the policy decides what an anonymous session may do).
+    case signedIn(userId: String)
+    /// The server ended the session (a refresh was refused as `unauthenticated`: revoked, signed out elsewhere, idle too
+    /// long, or a refresh token reused): the client holds no session now. Reported once per session.
+    case ended(userId: String)
+
+    /// Whether the client holds a session.
+    public var isSignedIn: Bool {
+        if case .signedIn = self { return true }
+        return false
+    }
+}
+
+/// One question of `GatehouseClient.decideBatch`: the action on the resource, decided for the session's subject.
+public struct DecisionQuery: Sendable, Hashable {
+    /// The action's name, as the policy declares it on the resource type.
+    public var action: String
+    /// What the action is taken on; the server fills in owner, members and usage from its store.
+    public var resource: Resource
+    /// Facts about the moment (`attributes`); the server's clock is `now`.
+    public var context: Context
+
+    /// A question for the session's subject.
+    public init(action: String, resource: Resource, context: Context = Context()) {
+        self.action = action
+        self.resource = resource
+        self.context = context
+    }
+}
+
+/// The signed-in account as its owner sees it (`GET /v1/me`): no secret, hash or key material.
+public struct AccountProfile: Sendable, Hashable {
+    /// The account's id.
+    public var userId: String
+    /// The username of a username + PIN account.
+    public var username: String?
+    /// The name Apple gave on the first Sign in with Apple.
+    public var displayName: String?
+    /// The email Apple gave, if any.
+    public var email: String?
+    /// Whether `email` is an Apple private relay address.
+    public var isPrivateRelayEmail: Bool
+    /// The Apple identities linked to the account.
+    public var appleUserIds: [String]
+    /// Whether the account has a PIN.
+    public var hasPIN: Bool
+    /// The devices with an enrolled key.
+    public var deviceIds: [String]
+    /// App roles (`customer`, `driver`, ...), set by the operator.
+    public var appRoles: [String]
+    /// The subscription tier, if any.
+    public var tier: String?
+    /// When the subscription lapses, if it does.
+    public var subscriptionExpiresAt: Date?
+    /// The UUID to pass to StoreKit as `Product.PurchaseOption.appAccountToken`, so a purchase names this account.
+    public var appAccountToken: String
+}
+
+/// What the user allows to leave the device (`GET`/`PUT /v1/me/privacy`); policies read it as subject attributes.
+public struct PrivacySettings: Sendable, Hashable {
+    /// Analytics may be sent.
+    public var analytics: Bool
+    /// Crash reports may be sent.
+    public var crashReporting: Bool
+    /// AI suggestions may use the user's sources.
+    public var aiSuggestions: Bool
+    /// `none`, `minimal` or `standard`.
+    public var dataSharing: String
+
+    /// Settings with every field given.
+    public init(analytics: Bool, crashReporting: Bool, aiSuggestions: Bool, dataSharing: String) {
+        self.analytics = analytics
+        self.crashReporting = crashReporting
+        self.aiSuggestions = aiSuggestions
+        self.dataSharing = dataSharing
+    }
+}
+
+/// A change to the privacy settings: each field given is set, each nil one kept.
+public struct PrivacyChange: Sendable, Hashable {
+    /// Analytics may be sent; nil keeps the setting.
+    public var analytics: Bool?
+    /// Crash reports may be sent; nil keeps the setting.
+    public var crashReporting: Bool?
+    /// AI suggestions may use the user's sources; nil keeps the setting.
+    public var aiSuggestions: Bool?
+    /// `none`, `minimal` or `standard`; nil keeps the setting.
+    public var dataSharing: String?
+
+    /// A change of the fields given.
+    public init(analytics: Bool? = nil, crashReporting: Bool? = nil, aiSuggestions: Bool? = nil, dataSharing: String? = nil) {
+        self.analytics = analytics
+        self.crashReporting = crashReporting
+        self.aiSuggestions = aiSuggestions
+        self.dataSharing = dataSharing
+    }
+}
+
+/// A shared space just created: its resource id and the code a partner joins with.
+public struct Space: Sendable, Hashable {
+    /// The space's resource id, for decisions on it (`Resource(type: "space", id: resourceId)`).
+    public var resourceId: String
+    /// The code a partner joins with (`joinSpace(shareCode:)`); it expires.
+    public var shareCode: String
+}
+
+/// What a StoreKit 2 signed transaction did to the account (`POST /v1/me/purchases`).
+public struct PurchaseResult: Sendable, Hashable {
+    /// `applied`, `replayed`, `stale` or `revoked`.
+    public var outcome: String
+    /// The tier the account holds now, if any.
+    public var tier: String?
+    /// When that tier lapses, if it does.
+    public var expiresAt: Date?
+}
+
+/// The nonce of one Sign in with Apple attempt: put `sha256` in `ASAuthorizationAppleIDRequest.nonce`, then hand
+/// `raw` back with the identity token (`GatehouseClient.signInWithApple`).
+public struct AppleSignInNonce: Sendable, Hashable, CustomStringConvertible {
+    /// The server's single-use nonce.
+    public let raw: String
+    /// Its SHA-256, lower-case hex, for the authorization request.
+    public var sha256: String { sha256Hex(raw) }
+
+    public var description: String { "AppleSignInNonce(<single use>)" }
+}
+
+/// A decision with the trace of every check the policy made on the way to it (`POST /v1/explain`): for a settings
+/// screen that says why, or for a developer.
+public struct DecisionExplanation: Codable, Sendable, Hashable {
+    /// The decision, as `decide` gives it.
+    public var decision: Decision
+    /// Every check and rule considered, in order.
+    public var trace: [ExplanationStep]
+
+    /// An explanation of `decision`.
+    public init(decision: Decision, trace: [ExplanationStep]) {
+        self.decision = decision
+        self.trace = trace
+    }
+
+    private enum Keys: String, CodingKey { case trace }
+
+    /// The contract's decision object with a `trace` array added.
+    public init(from decoder: any Decoder) throws {
+        trace = try decoder.container(keyedBy: Keys.self).decode([ExplanationStep].self, forKey: .trace)
+        // The decision is the object less its trace, read by `Decision`'s own (strict) decoder.
+        guard case .map(var fields) = try Value(from: decoder) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "an explanation is an object"))
+        }
+        fields["trace"] = nil
+        decision = try JSONDecoder().decode(Decision.self, from: JSONEncoder().encode(Value.map(fields)))
+    }
+
+    /// The decision's fields and `trace`.
+    public func encode(to encoder: any Encoder) throws {
+        try decision.encode(to: encoder)
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(trace, forKey: .trace)
+    }
+}
+
+/// One check of an explanation: what was checked, how it came out, and where the policy says it.
+public struct ExplanationStep: Codable, Sendable, Hashable {
+    /// What was checked (`sign-in`, `feature ai_suggestions`, `deny rule NAME`, ...).
+    public var check: String
+    /// `pass`, `fail`, `skip` or `info`.
+    public var outcome: String
+    /// The check's outcome in words.
+    public var detail: String
+    /// `file:line:column` of the policy text that made the check, when there is one.
+    public var policy: String?
+}

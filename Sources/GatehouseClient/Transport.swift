@@ -1,0 +1,64 @@
+package import Foundation
+package import HTTPTypes
+package import OpenAPIRuntime
+internal import PolicyModel
+
+/// The bearer of the call in progress: set around each generated call by `GatehouseClient`, read by `GatehouseMiddleware`.
+package enum Bearer {
+    @TaskLocal package static var token: String?
+}
+
+/// Adds `Authorization: Bearer` from `Bearer.token`, and turns every answer of status 400 or more into a
+/// `GatehouseClientError` carrying the problem, before the generated code parses it.
+package struct GatehouseMiddleware: ClientMiddleware {
+    /// Largest problem body read (the server's are a few hundred bytes).
+    static let problemLimit = 64 * 1024
+
+    package init() {}
+
+    package func intercept(
+        _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
+        let (response, responseBody) = try await next(request, body, baseURL)
+        guard response.status.code >= 400 else { return (response, responseBody) }
+        var bytes = Data()
+        if let responseBody { bytes = (try? await Data(collecting: responseBody, upTo: Self.problemLimit)) ?? Data() }
+        if let problem = try? JSONDecoder().decode(ProblemDetails.self, from: bytes) {
+            var error = GatehouseClientError(problem)
+            if error.retryAfter == nil, let header = response.headerFields[.retryAfter], let seconds = Int(header) { error.retryAfter = seconds }
+            throw error
+        }
+        var error = GatehouseClientError(code: GatehouseClientError.unexpectedResponse, detail: "HTTP \(response.status.code) without a problem body")
+        error.status = response.status.code
+        throw error
+    }
+}
+
+/// RFC 3339 dates as the server writes and reads them (`Timestamp`): with or without a fraction.
+struct ContractDateTranscoder: DateTranscoder {
+    func encode(_ date: Date) throws -> String { Timestamp.format(date) }
+    func decode(_ text: String) throws -> Date {
+        guard let date = Timestamp.parse(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an RFC 3339 timestamp"))
+        }
+        return date
+    }
+}
+
+/// The client's own error for anything a generated call throws: the middleware's `GatehouseClientError` as it is,
+/// anything else as `transport` (never the runtime's `ClientError`, whose description shows the request's headers).
+func clientError(_ error: any Error) -> GatehouseClientError {
+    if let error = error as? GatehouseClientError { return error }
+    if let error = error as? ClientError {
+        if let inner = error.underlyingError as? GatehouseClientError { return inner }
+        if error.underlyingError is DecodingError {
+            return GatehouseClientError(code: GatehouseClientError.unexpectedResponse, detail: "the answer of \(error.operationID) did not decode")
+        }
+        return .transportFailure(error.underlyingError)
+    }
+    if error is CancellationError { return GatehouseClientError(code: "cancelled") }
+    return .transportFailure(error)
+}
