@@ -18,8 +18,10 @@ internal import OpenAPIURLSession
 /// once. A refresh refused with `unauthenticated` ends the session: the client forgets it, reports `.ended` once on
 /// `sessionStates()`, and every waiting call fails with `not_signed_in`. A 429 is never retried: the error carries
 /// `retryAfter`.
-public actor GatehouseClient {
+public actor GatehouseClient: CustomReflectable {
     let api: Client
+    /// The server's base URL.
+    public nonisolated let serverURL: URL
     private let store: any TokenStore
     private let clock: @Sendable () -> Date
     private let refreshMargin: TimeInterval
@@ -44,12 +46,20 @@ public actor GatehouseClient {
         api = Client(
             serverURL: serverURL, configuration: Configuration(dateTranscoder: ContractDateTranscoder()),
             transport: URLSessionTransport(configuration: .init(session: session)), middlewares: [GatehouseMiddleware()])
+        self.serverURL = serverURL
         store = tokenStore
         self.clock = clock
         self.refreshMargin = refreshMargin
         let restored = (try? tokenStore.load()) ?? nil
         tokens = restored
         state = restored.map { .signedIn(userId: $0.userId) } ?? .signedOut
+    }
+
+    /// The server and the token store only: reflecting the generated client would walk the URL session's
+    /// Foundation objects, which Swift's runtime cannot always reflect on Linux (`dump` crashed on them), and the
+    /// session's tokens are shown only as the store shows them (redacted).
+    public nonisolated var customMirror: Mirror {
+        Mirror(self, children: ["serverURL": serverURL, "tokenStore": store], displayStyle: .class)
     }
 
     // MARK: - Session state

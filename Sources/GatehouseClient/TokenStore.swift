@@ -15,7 +15,7 @@ public protocol TokenStore: Sendable {
 }
 
 /// A token store in memory: for tests, previews and command-line tools; the session ends with the process.
-public final class InMemoryTokenStore: TokenStore, CustomStringConvertible {
+public final class InMemoryTokenStore: TokenStore, CustomStringConvertible, CustomReflectable {
     private let stored: Mutex<TokenPair?>
 
     /// A store holding `tokens` (none by default).
@@ -27,6 +27,9 @@ public final class InMemoryTokenStore: TokenStore, CustomStringConvertible {
 
     /// Whether a pair is held; never the tokens.
     public var description: String { "InMemoryTokenStore(\(load() == nil ? "empty" : "holding a session"))" }
+
+    /// The held pair as its own mirror shows it (tokens redacted), not the lock around it.
+    public var customMirror: Mirror { Mirror(self, children: ["tokens": load() as Any], displayStyle: .class) }
 }
 
 /// A Keychain operation that did not succeed, with its `OSStatus`.
