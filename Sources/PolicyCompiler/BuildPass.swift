@@ -133,34 +133,20 @@ struct BuildPass {
             let signInLocation = needsSignIn ? (action.signIn?.location ?? action.id.location) : nil
             let applicable = ruleIndex.rules(type: type.id.value, action: name)
 
-            // The reasons this action can give, each with the message it will show.
-            var reasons: [Reason] = []
-            if applicable.contains(where: { rules[$0].effect == .deny }) { reasons.append(.deniedByRule) }
-            if signInLocation != nil { reasons.append(.unauthenticated) }
-            if auth != nil { reasons.append(.stepUpRequired) }
-            if appRoles != nil { reasons.append(.roleRequired) }
-            if let membership {
-                reasons.append(.notMember)
-                if !membership.openToMembers { reasons.append(membership.ownerOnly ? .ownerOnly : .accessDenied) }
-            }
-            if feature != nil { reasons.append(.requiresUpgrade) }
-            if limit != nil { reasons.append(.limitExceeded) }
-            if consent != nil { reasons.append(.consentRequired) }
+            // The action without its messages, for the requirement kinds to read.
+            let draft = ActionPlan(
+                name: name, resourceType: type.id.value, location: action.id.location, signIn: signInLocation, auth: auth,
+                appRoles: appRoles, membership: membership, feature: feature, limit: limit, consent: consent,
+                denyRules: applicable.filter { rules[$0].effect == .deny },
+                allowRules: applicable.filter { rules[$0].effect == .allow }, messages: [:])
+            // The reasons this action can give (its deny rules', then its requirements'), each with the message it will show.
+            let reasons = (draft.denyRules.isEmpty ? [] : [Reason.deniedByRule]) + Requirement.reasons(in: draft)
             let actionMessages = templates(Dictionary(action.messages.compactMap { m in Reason(rawValue: m.reason.value).map { ($0, m) } }, uniquingKeysWith: { a, _ in a }))
             var messages: [Reason: MessageTemplate] = [:]
             for reason in reasons {
                 guard let template = actionMessages[reason] ?? typeMessages[reason] ?? setMessages[reason] ?? DefaultMessages.template(for: reason) else { continue }
                 var available = Placeholder.available(for: reason)
-                if reason == .limitExceeded, let limit {
-                    let capped = limit.caps.indices.filter { limit.caps[$0] != nil }
-                    if capped.contains(where: { limit.upgrades[$0] == nil }) { available.subtract([.tier, .price]) }
-                    if capped.contains(where: { limit.upgrades[$0].map { tiers[$0].price == nil } ?? true }) { available.remove(.price) }
-                }
-                if reason == .requiresUpgrade, let feature, tiers[feature.upgradeTo].price == nil { available.remove(.price) }
-                if reason == .stepUpRequired {
-                    if auth?.methods.isEmpty ?? true { available.remove(.methods) }
-                    if auth?.maxAge == nil { available.remove(.maxAge) }
-                }
+                if let kind = Requirement(denyingWith: reason) { available.subtract(kind.unfillable(in: draft, tiers: tiers)) }
                 for placeholder in template.placeholders
                 where !available.contains(placeholder) && Placeholder.available(for: reason).contains(placeholder)
                     && reportedPlaceholders.insert("\(template.location?.description ?? name)|\(placeholder)").inserted
@@ -176,8 +162,7 @@ struct BuildPass {
             actions[name] = ActionPlan(
                 name: name, resourceType: type.id.value, location: action.id.location, signIn: signInLocation, auth: auth,
                 appRoles: appRoles, membership: membership, feature: feature, limit: limit, consent: consent,
-                denyRules: applicable.filter { rules[$0].effect == .deny },
-                allowRules: applicable.filter { rules[$0].effect == .allow }, messages: messages)
+                denyRules: draft.denyRules, allowRules: draft.allowRules, messages: messages)
         }
         let owner: OwnerField? = type.owner.map {
             $0.value.hasPrefix("attributes.") ? .attribute(String($0.value.dropFirst("attributes.".count))) : .ownerId

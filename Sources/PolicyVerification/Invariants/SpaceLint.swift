@@ -199,7 +199,7 @@ struct SpaceLint {
         for (q, entry) in activePairs.enumerated() { pairStats[entry.pair, default: PairStats()].add(actionPairStats[q]) }
         // A consent that can never be given (`when: false`) is the set saying nobody may: not a mistake.
         // So is an action every request of which a deny rule refuses.
-        let deliberate = action.consent.map { $0.condition == nil || $0.condition?.constantValue == false } ?? false
+        let deliberate = (action.consent != nil && !Requirement.consent.canEnd(in: action, passed: true))
             || (denyReasons.keys.allSatisfy { $0 == .deniedByRule } && !denyReasons.isEmpty)
         if total > 0, allowed == 0, !deliberate {
             let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
