@@ -129,6 +129,15 @@ package enum Requirement: Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Whether the action states this requirement so that nobody can pass it, on purpose: a consent written
+    /// `when: false` (or a condition that folds to false). The lints do not call such an action a mistake.
+    package func refusesEveryone(in action: ActionPlan) -> Bool {
+        switch self {
+        case .consent: action.consent != nil && !canEnd(in: action, passed: true)
+        case .signIn, .auth, .appRole, .membership, .feature, .limit: false
+        }
+    }
+
     /// The conditions the requirement evaluates (what the request space and the lints read beside the rules).
     package func conditions(in action: ActionPlan) -> [CompiledCondition] {
         switch self {
@@ -254,24 +263,35 @@ package struct ActionPlan: Sendable {
     package let messages: [Reason: MessageTemplate]
 
     package init(
-        name: String, resourceType: String, location: SourceLocation, signIn: SourceLocation?, auth: AuthPlan?,
-        appRoles: AppRolePlan?, membership: MembershipPlan?, feature: FeaturePlan?, limit: LimitPlan?,
-        consent: ConsentPlan?, denyRules: [Int], allowRules: [Int], messages: [Reason: MessageTemplate]
+        name: String, resourceType: String, location: SourceLocation, requirements: RequirementPlans, denyRules: [Int], allowRules: [Int],
+        messages: [Reason: MessageTemplate]
     ) {
         self.name = name
         self.resourceType = resourceType
         self.location = location
-        self.signIn = signIn
-        self.auth = auth
-        self.appRoles = appRoles
-        self.membership = membership
-        self.feature = feature
-        self.limit = limit
-        self.consent = consent
+        self.signIn = requirements.signIn
+        self.auth = requirements.auth
+        self.appRoles = requirements.appRoles
+        self.membership = requirements.membership
+        self.feature = requirements.feature
+        self.limit = requirements.limit
+        self.consent = requirements.consent
         self.denyRules = denyRules
         self.allowRules = allowRules
         self.messages = messages
     }
+}
+
+/// What the compiler builds for each kind an action states (nil: not stated), before the action's rules and messages.
+package struct RequirementPlans: Sendable {
+    package var signIn: SourceLocation?
+    package var auth: AuthPlan?
+    package var appRoles: AppRolePlan?
+    package var membership: MembershipPlan?
+    package var feature: FeaturePlan?
+    package var limit: LimitPlan?
+    package var consent: ConsentPlan?
+    package init() {}
 }
 
 /// An auth requirement: any of `methods` (any method when empty), verified within `maxAge` seconds when set.

@@ -9,7 +9,7 @@ public struct CoverageItem: Sendable, Hashable {
         case rule
         /// One branch (true or false) of a rule's condition.
         case condition
-        /// One outcome (pass or fail) of an action's sign-in, auth, app role, membership, feature, limit or consent check.
+        /// One outcome (pass or fail) of one of an action's requirements (a `Requirement` kind).
         case requirement
     }
 
