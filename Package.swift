@@ -158,10 +158,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "GatehouseEngineTests",
-            dependencies: ["GatehouseEngine", "PolicyVerification", .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["GatehouseEngine", "PolicyVerification", "GatehouseTestSupport", .product(name: "Yams", package: "Yams")]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "GatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
-            "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", "GatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
