@@ -183,11 +183,11 @@ let package = Package(
             ]),
         .testTarget(
             name: "GatehouseEngineTests",
-            dependencies: ["GatehouseEngine", "PolicyVerification", .product(name: "Yams", package: "Yams")]),
+            dependencies: ["GatehouseEngine", "PolicyVerification", "GatehouseTestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(
             name: "GatehouseClientTests",
             dependencies: [
-                "GatehouseClient", "PolicyModel", "PolicyServer", "Identity", "policy", "gatehouse-client-example",
+                "GatehouseClient", "PolicyModel", "PolicyServer", "Identity", "policy", "gatehouse-client-example", "GatehouseTestSupport",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -195,9 +195,9 @@ let package = Package(
                 // Sign in with Apple's RS256 identity tokens, signed by a key of the tests' own.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
-        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "GatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
-            "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", "GatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),

@@ -66,7 +66,7 @@ struct BuildPass {
         return schema
     }
 
-    private mutating func condition(_ text: Located<String>, continuationColumn: Int?, resourceRoles: [String]) -> CompiledCondition? {
+    mutating func condition(_ text: Located<String>, continuationColumn: Int?, resourceRoles: [String]) -> CompiledCondition? {
         switch ExpressionChecker.compile(
             text.value, origin: text.location, continuationColumn: continuationColumn, schema: schema(resourceRoles: resourceRoles))
         {
@@ -98,69 +98,27 @@ struct BuildPass {
         _ type: ResourceTypeDecl, tiers: [TierPlan], rules: [RulePlan], ruleIndex: RuleIndex, setMessages: [Reason: MessageTemplate]
     ) -> ResourceTypePlan {
         let typeMessages = templates(Dictionary(type.messages.compactMap { m in Reason(rawValue: m.reason.value).map { ($0, m) } }, uniquingKeysWith: { a, _ in a }))
-        let grants = symbols.roleGrants[type.id.value] ?? [:]
         let ownerRole = type.ownerRole?.value
-        let hasMembership = !type.roles.isEmpty || type.owner != nil
         let roleNames = type.roles.map(\.id.value)
         var actions: [String: ActionPlan] = [:]
         for action in type.actions where actions[action.id.value] == nil {
             let name = action.id.value
-            var membership: MembershipPlan?
-            if hasMembership {
-                let granting = Set(grants.filter { $0.key != ownerRole && $0.value.contains(name) }.keys)
-                let open = type.memberActions.contains { $0.value == name }
-                membership = MembershipPlan(
-                    grantingRoles: granting, openToMembers: open, ownerOnly: granting.isEmpty && !open,
-                    location: type.rolesLocation ?? type.id.location)
-            }
-            let feature = action.feature.flatMap { buildFeature($0, tiers: tiers) }
-            let limit = action.limit.flatMap { buildLimit($0, tiers: tiers) }
-            var consent: ConsentPlan?
-            if let c = action.consent {
-                let compiled = c.when.flatMap { condition($0, continuationColumn: c.continuationColumn, resourceRoles: roleNames) }
-                if c.when == nil || compiled != nil {
-                    consent = ConsentPlan(name: c.name ?? name, condition: compiled, location: c.location)
-                }
-            }
-            let auth = action.auth.map { AuthPlan(methods: $0.methods.map(\.value), maxAge: $0.maxAge?.value, location: $0.location) }
-            let appRoles = action.appRoles.map { roles in
-                AppRolePlan(
-                    roles: roles.map(\.value),
-                    displayNames: roles.map { symbols.appRoles[$0.value]?.name ?? $0.value },
-                    location: action.appRolesLocation ?? action.id.location)
-            }
-            let needsSignIn = action.signIn?.value == true || auth != nil || appRoles != nil || membership != nil
-            let signInLocation = needsSignIn ? (action.signIn?.location ?? action.id.location) : nil
+            let requirements = requirements(of: action, in: type, tiers: tiers)
             let applicable = ruleIndex.rules(type: type.id.value, action: name)
 
-            // The reasons this action can give, each with the message it will show.
-            var reasons: [Reason] = []
-            if applicable.contains(where: { rules[$0].effect == .deny }) { reasons.append(.deniedByRule) }
-            if signInLocation != nil { reasons.append(.unauthenticated) }
-            if auth != nil { reasons.append(.stepUpRequired) }
-            if appRoles != nil { reasons.append(.roleRequired) }
-            if let membership {
-                reasons.append(.notMember)
-                if !membership.openToMembers { reasons.append(membership.ownerOnly ? .ownerOnly : .accessDenied) }
-            }
-            if feature != nil { reasons.append(.requiresUpgrade) }
-            if limit != nil { reasons.append(.limitExceeded) }
-            if consent != nil { reasons.append(.consentRequired) }
+            // The action without its messages, for the requirement kinds to read.
+            let draft = ActionPlan(
+                name: name, resourceType: type.id.value, location: action.id.location, requirements: requirements,
+                denyRules: applicable.filter { rules[$0].effect == .deny },
+                allowRules: applicable.filter { rules[$0].effect == .allow }, messages: [:])
+            // The reasons this action can give (its deny rules', then its requirements'), each with the message it will show.
+            let reasons = (draft.denyRules.isEmpty ? [] : [Reason.deniedByRule]) + Requirement.reasons(in: draft)
             let actionMessages = templates(Dictionary(action.messages.compactMap { m in Reason(rawValue: m.reason.value).map { ($0, m) } }, uniquingKeysWith: { a, _ in a }))
             var messages: [Reason: MessageTemplate] = [:]
             for reason in reasons {
                 guard let template = actionMessages[reason] ?? typeMessages[reason] ?? setMessages[reason] ?? DefaultMessages.template(for: reason) else { continue }
                 var available = Placeholder.available(for: reason)
-                if reason == .limitExceeded, let limit {
-                    let capped = limit.caps.indices.filter { limit.caps[$0] != nil }
-                    if capped.contains(where: { limit.upgrades[$0] == nil }) { available.subtract([.tier, .price]) }
-                    if capped.contains(where: { limit.upgrades[$0].map { tiers[$0].price == nil } ?? true }) { available.remove(.price) }
-                }
-                if reason == .requiresUpgrade, let feature, tiers[feature.upgradeTo].price == nil { available.remove(.price) }
-                if reason == .stepUpRequired {
-                    if auth?.methods.isEmpty ?? true { available.remove(.methods) }
-                    if auth?.maxAge == nil { available.remove(.maxAge) }
-                }
+                if let kind = Requirement(denyingWith: reason) { available.subtract(kind.unfillable(in: draft, tiers: tiers)) }
                 for placeholder in template.placeholders
                 where !available.contains(placeholder) && Placeholder.available(for: reason).contains(placeholder)
                     && reportedPlaceholders.insert("\(template.location?.description ?? name)|\(placeholder)").inserted
@@ -174,44 +132,13 @@ struct BuildPass {
                 messages[reason] = template
             }
             actions[name] = ActionPlan(
-                name: name, resourceType: type.id.value, location: action.id.location, signIn: signInLocation, auth: auth,
-                appRoles: appRoles, membership: membership, feature: feature, limit: limit, consent: consent,
-                denyRules: applicable.filter { rules[$0].effect == .deny },
-                allowRules: applicable.filter { rules[$0].effect == .allow }, messages: messages)
+                name: name, resourceType: type.id.value, location: action.id.location, requirements: requirements,
+                denyRules: draft.denyRules, allowRules: draft.allowRules, messages: messages)
         }
         let owner: OwnerField? = type.owner.map {
             $0.value.hasPrefix("attributes.") ? .attribute(String($0.value.dropFirst("attributes.".count))) : .ownerId
         }
         return ResourceTypePlan(name: type.id.value, actions: actions, owner: owner, ownerRole: ownerRole, roleNames: roleNames)
-    }
-
-    private func buildFeature(_ name: Located<String>, tiers: [TierPlan]) -> FeaturePlan? {
-        guard let decl = symbols.features[name.value] else { return nil }
-        let has = Set(decl.tiers.map(\.value))
-        let tierHas = tiers.map { has.contains($0.id) }
-        let upgrade = decl.upgradeTo.flatMap { u in tiers.firstIndex { $0.id == u.value } } ?? tierHas.firstIndex(of: true) ?? 0
-        return FeaturePlan(id: decl.id.value, name: decl.name, tierHas: tierHas, upgradeTo: upgrade, location: decl.id.location)
-    }
-
-    private func buildLimit(_ name: Located<String>, tiers: [TierPlan]) -> LimitPlan? {
-        guard let decl = symbols.limits[name.value] else { return nil }
-        var caps = [Int?](repeating: nil, count: tiers.count)
-        var locations = [SourceLocation?](repeating: nil, count: tiers.count)
-        for (tier, cap) in decl.caps {
-            if let i = tiers.firstIndex(where: { $0.id == tier.value }) {
-                caps[i] = cap.value
-                locations[i] = tier.location
-            }
-        }
-        let explicit = decl.upgradeTo.flatMap { u in tiers.firstIndex { $0.id == u.value } }
-        let upgrades: [Int?] = caps.indices.map { i in
-            guard let cap = caps[i] else { return nil }
-            if let explicit, explicit != i, caps[explicit].map({ $0 > cap }) ?? true { return explicit }
-            return caps.indices.first { j in j > i && (caps[j].map { $0 > cap } ?? true) }
-        }
-        return LimitPlan(
-            id: decl.id.value, name: decl.name, counter: decl.counter, caps: caps, upgrades: upgrades, capLocations: locations,
-            location: decl.id.location)
     }
 
     // MARK: Messages

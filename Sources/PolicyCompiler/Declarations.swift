@@ -79,32 +79,6 @@ package struct RoleDecl: Sendable {
     package var grants: [Located<String>]
 }
 
-package struct ActionDecl: Sendable {
-    package var id: Located<String>
-    package var signIn: Located<Bool>?
-    package var auth: AuthDecl?
-    package var appRoles: [Located<String>]?
-    package var appRolesLocation: SourceLocation?
-    package var feature: Located<String>?
-    package var limit: Located<String>?
-    package var consent: ConsentDecl?
-    package var messages: [MessageDecl]
-}
-
-package struct AuthDecl: Sendable {
-    package var location: SourceLocation
-    package var methods: [Located<String>]
-    package var maxAge: Located<Double>?
-}
-
-package struct ConsentDecl: Sendable {
-    package var location: SourceLocation
-    package var name: String?
-    /// The condition under which the subject has consented; `nil` means consent can never be given.
-    package var when: Located<String>?
-    package var continuationColumn: Int?
-}
-
 package struct RuleDecl: Sendable {
     package var location: SourceLocation
     package var name: String?

@@ -177,56 +177,10 @@ struct DecodePass {
         let what = "action '\(id.value)'"
         let fields = body.flatMap { reader.mapping($0, what) } ?? []
         reader.rejectUnknownKeys(fields, allowed: PolicyKeys.action.keys, in: what)
-        var action = ActionDecl(
-            id: id,
-            signIn: fields.value("signIn").flatMap { reader.bool($0, "signIn") },
-            appRoles: fields.value("appRoles").flatMap { reader.names($0, "appRoles") },
-            appRolesLocation: fields.keyNode("appRoles")?.location,
-            feature: fields.value("feature").flatMap { reader.name($0, "feature") },
-            limit: fields.value("limit").flatMap { reader.name($0, "limit") },
-            messages: fields.value("messages").map { decodeMessages($0, "messages of \(what)") } ?? [])
+        var action = ActionDecl(id: id, messages: fields.value("messages").map { decodeMessages($0, "messages of \(what)") } ?? [])
         _ = fields.value("description").flatMap { reader.string($0, "description") }
-        if let authNode = fields.value("auth"), let authFields = reader.mapping(authNode, "auth of \(what)") {
-            reader.rejectUnknownKeys(authFields, allowed: PolicyKeys.auth.keys, in: "auth of \(what)")
-            action.auth = AuthDecl(
-                location: fields.keyNode("auth")!.location,
-                methods: authFields.value("methods").flatMap { reader.names($0, "methods") } ?? [],
-                maxAge: authFields.value("maxAge").flatMap { reader.duration($0, "maxAge") }.flatMap { checkedMaxAge($0) })
-        }
-        if let consentNode = fields.value("consent"), let consentFields = reader.mapping(consentNode, "consent of \(what)") {
-            reader.rejectUnknownKeys(consentFields, allowed: PolicyKeys.consent.keys, in: "consent of \(what)")
-            var consent = ConsentDecl(
-                location: fields.keyNode("consent")!.location,
-                name: consentFields.value("name").flatMap { reader.string($0, "name") }?.value)
-            if let whenNode = consentFields.value("when") {
-                if case .scalar(let text, false) = whenNode.kind, case .bool(false) = PlainScalar(text) {
-                    consent.when = nil  // `when: false`: consent can never be given
-                } else {
-                    consent.when = condition(whenNode, "when")
-                    consent.continuationColumn = whenNode.continuationColumn
-                }
-            } else {
-                reader.diagnostics.error(
-                    .missingKey, "consent of \(what) needs 'when': a condition, or false for never",
-                    at: consent.location)
-            }
-            action.consent = consent
-        }
+        decodeRequirements(fields, of: what, into: &action)
         return action
-    }
-
-    /// The longest `maxAge` accepted: a century, far beyond any real freshness need and well inside
-    /// what messages can print.
-    static let longestMaxAge = 100 * 366 * 86_400.0
-
-    /// A `maxAge` that is negative or absurdly long is refused: the first can never be met, and the
-    /// second once made the engine trap printing it in a step-up message.
-    private mutating func checkedMaxAge(_ maxAge: Located<Double>) -> Located<Double>? {
-        guard maxAge.value < 0 || maxAge.value > Self.longestMaxAge else { return maxAge }
-        reader.diagnostics.error(
-            .invalidDuration, maxAge.value < 0 ? "maxAge must not be negative" : "maxAge is longer than 100 years",
-            at: maxAge.location, length: maxAge.length, help: ["a verification's age is a matter of minutes or hours: 5m, 15m, 1h"])
-        return nil
     }
 
     private mutating func decodeRules(_ node: SyntaxNode) {
@@ -373,7 +327,7 @@ struct DecodePass {
         }
     }
 
-    private mutating func condition(_ node: SyntaxNode, _ what: String) -> Located<String>? {
+    mutating func condition(_ node: SyntaxNode, _ what: String) -> Located<String>? {
         guard case .scalar(let text, let quoted) = node.kind else {
             reader.typeError(node, expected: "a condition string", what)
             return nil

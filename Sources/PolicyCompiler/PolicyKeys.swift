@@ -80,16 +80,8 @@ package enum PolicyKeys {
         "attributes", "Attribute types by scope", AttributeScope.allCases.map { ($0.rawValue, Shape.named(attributeType)) })
     package static let role = Table(
         "role", "A resource role", [("inherits", .names), ("grants", .names)])
-    package static let auth = Table(
-        "auth", "An authentication requirement", [("methods", .names), ("maxAge", .duration)])
-    package static let consent = Table(
-        "consent", "A consent requirement", [("name", .text), ("when", .condition)], required: ["when"])
     package static let action = Table(
-        "action", "An action",
-        [
-            ("signIn", .bool), ("auth", .object(auth)), ("appRoles", .names), ("feature", .name), ("limit", .name),
-            ("consent", .object(consent)), ("messages", messages), ("description", .text),
-        ])
+        "action", "An action", requirementKeys + [("messages", messages), ("description", .text)])
     package static let resource = Table(
         "resource", "A resource type",
         [

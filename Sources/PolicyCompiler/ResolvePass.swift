@@ -26,9 +26,9 @@ struct ResolvePass {
 
     /// Declared names in declaration order (for did-you-mean) with a set beside each (for the check itself),
     /// built once so checking a reference costs a hash lookup, not a scan of every declaration.
-    private var featureNames = NameList()
-    private var limitNames = NameList()
-    private var appRoleNames = NameList()
+    var featureNames = NameList()
+    var limitNames = NameList()
+    var appRoleNames = NameList()
     private var typeNames = NameList()
     /// Per resource type name, the indexes of its declarations (two when it is declared twice).
     private var typeDeclarations: [String: [Int]] = [:]
@@ -191,28 +191,7 @@ struct ResolvePass {
     }
 
     private mutating func resolveAction(_ action: ActionDecl, in type: ResourceTypeDecl) {
-        if let feature = action.feature { check(feature, in: featureNames, code: .unknownFeature, kind: "features") }
-        if let limit = action.limit { check(limit, in: limitNames, code: .unknownLimit, kind: "limits") }
-        for role in action.appRoles ?? [] {
-            check(role, in: appRoleNames, code: .unknownAppRole, kind: "app roles")
-        }
-        if action.appRoles?.isEmpty == true, let location = action.appRolesLocation {
-            diagnostics.error(.emptyAppRoles, "appRoles is empty, so no one could take '\(action.id.value)'", at: location)
-        }
-        for method in action.auth?.methods ?? [] {
-            check(method, in: AuthMethod.all, code: .unknownMethod, kind: "auth methods")
-        }
-        if let signIn = action.signIn, signIn.value == false {
-            let implied = [
-                action.auth != nil ? "auth" : nil, action.appRoles != nil ? "appRoles" : nil,
-                (!type.roles.isEmpty || type.owner != nil) ? "membership of '\(type.id.value)'" : nil,
-            ].compactMap { $0 }
-            if !implied.isEmpty {
-                diagnostics.error(
-                    .conflictingRequirements, "signIn: false conflicts with \(implied.joined(separator: " and ")), which need a signed-in subject",
-                    at: signIn.location, length: signIn.length)
-            }
-        }
+        resolveRequirements(action, in: type)
         _ = messages(action.messages)
     }
 
@@ -286,13 +265,13 @@ struct ResolvePass {
     }
 
     @discardableResult
-    private mutating func check(_ name: Located<String>, in known: NameList, code: DiagnosticCode, kind: String) -> Bool {
+    mutating func check(_ name: Located<String>, in known: NameList, code: DiagnosticCode, kind: String) -> Bool {
         if known.set.contains(name.value) { return true }
         return report(name, in: known.ordered, code: code, kind: kind)
     }
 
     @discardableResult
-    private mutating func check(_ name: Located<String>, in known: [String], code: DiagnosticCode, kind: String) -> Bool {
+    mutating func check(_ name: Located<String>, in known: [String], code: DiagnosticCode, kind: String) -> Bool {
         if known.contains(name.value) { return true }
         return report(name, in: known, code: code, kind: kind)
     }
@@ -323,7 +302,7 @@ struct ResolvePass {
 }
 
 /// Names in declaration order, for did-you-mean help, and as a set, for membership.
-private struct NameList {
+struct NameList {
     var ordered: [String] = []
     var set: Set<String> = []
     init() {}

@@ -180,7 +180,7 @@ extension DecisionTable {
     }
 
     /// The deny for a failed requirement, message included, built in one go.
-    private func decision(for failure: Failure, entry: ActionEntry, tier: Int, useIndex: Bool) -> Decision {
+    private func decision(for failure: RequirementFailure, entry: ActionEntry, tier: Int, useIndex: Bool) -> Decision {
         let reason = failure.reason
         // The pre-built decisions first: reading `entry.plan` copies the whole plan struct (~90 instructions of memcpy
         // and its retains), which only the fallback below needs.
@@ -199,19 +199,9 @@ extension DecisionTable {
             let facts = MessageBuilder.facts(reason, plan: plan, typeName: entry.typeName, tiers: tiers, tier: tier, used: failure.used)
             message = MessageBuilder.template(reason, plan: plan, defaultDenyMessage: defaultDenyMessage).render(facts)
         }
-        guard reason == .limitExceeded, let limit = plan.limit else {
-            return ActionEntry.deny(reason, message: message, plan: plan, tiers: tiers)
-        }
-        return Decision(
-            effect: .deny, reason: reason, message: message, limit: limit.caps[tier], used: failure.used, remaining: 0,
-            upgradeTo: limit.upgrades[tier].map { tiers[$0].id }, policy: limit.capLocations[tier] ?? limit.location)
-    }
-
-    /// Which requirement failed: plain values, so nothing is copied until the decision is built.
-    private struct Failure {
-        var reason: Reason
-        /// The count used, for `limit_exceeded`.
-        var used: Int = 0
+        var decision = ActionEntry.deny(reason, message: message, plan: plan, tiers: tiers, tier: tier)
+        if reason == .limitExceeded, let cap = plan.limit?.caps[tier] { decision.setFigures(limit: cap, used: failure.used, remaining: 0) }
+        return decision
     }
 
     /// The value of a rule's condition: true when it has none, nil when it fails to evaluate (what the rule then
@@ -240,83 +230,5 @@ extension DecisionTable {
         }
         guard let role = request.resource.members.value(forSmall: id) else { return (false, nil) }
         return (entry.ownerRole.map { SmallName.equal(role, $0) } ?? false, role)
-    }
-
-    /// The first requirement of the action the request fails, as a deny without its message yet; nil when all pass.
-    @inline(__always)
-    private func firstFailedRequirement<Input: DecideInput, T: Tracer>(
-        _ request: Input, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: Input.Role?, tracer: inout T,
-        evaluate: (ConditionNode) -> ConditionValue?
-    ) -> Failure? {
-        let action = entry.plan
-        func fail(_ outcome: @autoclosure () -> RequirementOutcome, _ reason: Reason, at location: @autoclosure () -> SourceLocation?) -> Failure {
-            tracer.record(.requirement(outcome(), at: location()))
-            return Failure(reason: reason)
-        }
-
-        // Requirement data comes from the entry's flat fields; the plan's structs are read only for traces.
-        if entry.needsSignIn {
-            guard signedIn else { return fail(.signedOut, .unauthenticated, at: action.signIn) }
-            tracer.record(.requirement(.signedIn, at: action.signIn))
-        }
-
-        if entry.hasAuth {
-            if !entry.authMethods.isEmpty, !request.authMethodSatisfies(entry) {
-                return fail(.authMethodRefused(verifiedBy: request.authMethodName), .stepUpRequired, at: action.auth?.location)
-            }
-            if let maxAge = entry.authMaxAge {
-                guard let at = request.verifiedAt, now.timeIntervalSince(at) <= maxAge else {
-                    return fail(.authStale, .stepUpRequired, at: action.auth?.location)
-                }
-            }
-            tracer.record(.requirement(.authSatisfied, at: action.auth?.location))
-        }
-
-        if entry.appRoles != nil {
-            guard request.holdsAppRole(entry) else { return fail(.appRoleMissing, .roleRequired, at: action.appRoles?.location) }
-            tracer.record(.requirement(.appRoleHeld, at: action.appRoles?.location))
-        }
-
-        if entry.hasMembership {
-            if isOwner {
-                tracer.record(.requirement(.owner, at: action.membership?.location))
-            } else if let role {
-                guard entry.openToMembers || request.grants(entry, role) else {
-                    let reason: Reason = entry.ownerOnly ? .ownerOnly : .accessDenied
-                    return fail(.roleRefused(request.name(of: role, self), reason), reason, at: action.membership?.location)
-                }
-                tracer.record(.requirement(.roleGrants(request.name(of: role, self)), at: action.membership?.location))
-            } else {
-                return fail(.notMember, .notMember, at: action.membership?.location)
-            }
-        }
-
-        if let tierHas = entry.featureTierHas {
-            guard tierHas[tier] else { return fail(.featureMissing(tier: tier), .requiresUpgrade, at: action.feature?.location) }
-            tracer.record(.requirement(.featureHeld(tier: tier), at: action.feature?.location))
-        }
-
-        if let caps = entry.limitCaps {
-            if let cap = caps[tier] {
-                let used = request.usedCount(entry)
-                if used >= cap {
-                    var failure = fail(
-                        .limitReached(used: used, cap: cap), .limitExceeded, at: action.limit.flatMap { $0.capLocations[tier] ?? $0.location })
-                    failure.used = used
-                    return failure
-                }
-                tracer.record(.requirement(.withinLimit(used: used, cap: cap), at: action.limit?.location))
-            } else {
-                tracer.record(.requirement(.unlimited(tier: tier), at: action.limit?.location))
-            }
-        }
-
-        if entry.hasConsent {
-            guard let root = entry.consentCondition, case .bool(true)? = evaluate(root) else {
-                return fail(entry.consentCondition == nil ? .consentNeverGiven : .consentRefused, .consentRequired, at: action.consent?.location)
-            }
-            tracer.record(.requirement(.consented, at: action.consent?.location))
-        }
-        return nil
     }
 }

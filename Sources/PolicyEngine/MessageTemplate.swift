@@ -13,15 +13,8 @@ package enum Placeholder: String, Sendable, CaseIterable {
     /// The placeholders a decision with this reason can always fill.
     package static func available(for reason: Reason) -> Set<Placeholder> {
         var set: Set<Placeholder> = [.action, .resource]
-        switch reason {
-        case .requiresUpgrade: set.formUnion([.feature, .tier, .price])
-        case .limitExceeded: set.formUnion([.limit, .limitName, .used, .remaining, .tier, .price])
-        case .roleRequired: set.formUnion([.role, .roles])
-        case .stepUpRequired: set.formUnion([.methods, .maxAge])
-        case .consentRequired: set.insert(.consent)
-        case .deniedByRule: set.insert(.rule)
-        default: break
-        }
+        if reason == .deniedByRule { set.insert(.rule) }
+        if let kind = Requirement(denyingWith: reason) { set.formUnion(kind.placeholders) }
         return set
     }
 }
@@ -140,17 +133,8 @@ package enum DefaultMessages {
     package static func text(for reason: Reason) -> String? {
         switch reason {
         case .allowed: nil
-        case .defaultDeny: "This action is not allowed."
-        case .deniedByRule: "This action is not allowed."
-        case .unauthenticated: "Sign in to continue."
-        case .stepUpRequired: "Verify your identity to continue."
-        case .roleRequired: "This requires the {roles} role."
-        case .notMember: "You're not a member of this {resource}."
-        case .accessDenied: "You don't have permission for this action."
-        case .ownerOnly: "Only the owner can perform this action."
-        case .requiresUpgrade: "{feature} requires {tier}. Upgrade to unlock."
-        case .limitExceeded: "You've reached the limit of {limit} {limitName}."
-        case .consentRequired: "Your privacy settings don't allow sharing {consent}."
+        case .defaultDeny, .deniedByRule: "This action is not allowed."
+        default: Requirement(denyingWith: reason)?.defaultMessage(reason)
         }
     }
 

@@ -52,11 +52,6 @@ public struct TraceStep: Sendable, Hashable {
     }
 }
 
-/// One requirement an action can state, in the order `decide` checks them.
-package enum Requirement: Sendable, Hashable, CaseIterable {
-    case signIn, auth, appRole, membership, feature, limit, consent
-}
-
 /// One thing the engine did while deciding, as a value: which rule or requirement, how it came out, and the
 /// request facts the explain text shows. `TraceEvent.render` turns events into today's `TraceStep`s; coverage,
 /// the space lints and the prover read the events themselves, never the words.
@@ -83,66 +78,6 @@ package enum TraceEvent: Sendable, Hashable {
         }
         return nil
     }
-}
-
-/// How one requirement came out, with the request facts its explain line shows.
-package enum RequirementOutcome: Sendable, Hashable {
-    case signedIn
-    case signedOut
-    case authSatisfied
-    /// The subject verified by another method (its name), or not at all.
-    case authMethodRefused(verifiedBy: String?)
-    /// Verification older than the action's `maxAge`, or missing.
-    case authStale
-    case appRoleHeld
-    case appRoleMissing
-    case owner
-    /// A member whose role (by name) grants the action.
-    case roleGrants(String)
-    /// A member whose role does not grant it: `owner_only` or `access_denied`.
-    case roleRefused(String, Reason)
-    case notMember
-    /// The effective tier (index) has the feature, or lacks it.
-    case featureHeld(tier: Int)
-    case featureMissing(tier: Int)
-    case withinLimit(used: Int, cap: Int)
-    /// The effective tier (index) has no cap.
-    case unlimited(tier: Int)
-    case limitReached(used: Int, cap: Int)
-    case consented
-    /// A consent written `when: false`.
-    case consentNeverGiven
-    case consentRefused
-
-    /// Which requirement this is an outcome of.
-    package var requirement: Requirement {
-        switch self {
-        case .signedIn, .signedOut: .signIn
-        case .authSatisfied, .authMethodRefused, .authStale: .auth
-        case .appRoleHeld, .appRoleMissing: .appRole
-        case .owner, .roleGrants, .roleRefused, .notMember: .membership
-        case .featureHeld, .featureMissing: .feature
-        case .withinLimit, .unlimited, .limitReached: .limit
-        case .consented, .consentNeverGiven, .consentRefused: .consent
-        }
-    }
-
-    /// The deny reason when the requirement failed; nil when it passed.
-    package var failure: Reason? {
-        switch self {
-        case .signedIn, .authSatisfied, .appRoleHeld, .owner, .roleGrants, .featureHeld, .withinLimit, .unlimited, .consented: nil
-        case .signedOut: .unauthenticated
-        case .authMethodRefused, .authStale: .stepUpRequired
-        case .appRoleMissing: .roleRequired
-        case .roleRefused(_, let reason): reason
-        case .notMember: .notMember
-        case .featureMissing: .requiresUpgrade
-        case .limitReached: .limitExceeded
-        case .consentNeverGiven, .consentRefused: .consentRequired
-        }
-    }
-
-    package var passed: Bool { failure == nil }
 }
 
 /// Receives trace events; `NoTracer` compiles away so `decide` pays nothing for `explain`.
@@ -183,48 +118,10 @@ extension DecisionTable {
             case .requirement(let outcome, let location):
                 // Every requirement event follows the action event.
                 guard let entry else { preconditionFailure("a requirement traced before its action") }
-                let check = outcome.failure?.rawValue ?? Self.passedCheck(outcome, entry.plan)
                 return TraceStep(
-                    check: check, outcome: outcome.passed ? .pass : .fail, detail: detail(outcome, entry), location: location)
+                    check: outcome.check(in: entry.plan), outcome: outcome.passed ? .pass : .fail,
+                    detail: outcome.detail(entry, tiers: tiers), location: location)
             }
-        }
-    }
-
-    /// The check name of a requirement that passed (a failed one is named by its reason).
-    private static func passedCheck(_ outcome: RequirementOutcome, _ action: ActionPlan) -> String {
-        switch outcome.requirement {
-        case .signIn: "sign-in"
-        case .auth: "auth"
-        case .appRole: "app role"
-        case .membership: "membership"
-        case .feature: "feature \(action.feature?.id ?? "")"
-        case .limit: "limit \(action.limit?.id ?? "")"
-        case .consent: "consent"
-        }
-    }
-
-    private func detail(_ outcome: RequirementOutcome, _ entry: ActionEntry) -> String {
-        let action = entry.plan
-        switch outcome {
-        case .signedIn: return "signed in"
-        case .signedOut: return "sign-in required, subject is signed out"
-        case .authSatisfied: return "method and freshness satisfied"
-        case .authMethodRefused(let method): return "needs \(entry.authMethods.joined(separator: " or ")), verified by \(method ?? "nothing")"
-        case .authStale: return "verification older than \(CompiledPolicy.formatDuration(entry.authMaxAge ?? 0)) or missing"
-        case .appRoleHeld: return "has \((entry.appRoles ?? []).joined(separator: " or "))"
-        case .appRoleMissing: return "needs app role \((entry.appRoles ?? []).joined(separator: " or "))"
-        case .owner: return "owner"
-        case .roleGrants(let role): return "role '\(role)' grants '\(action.name)'"
-        case .roleRefused(let role, _): return "role '\(role)' does not grant '\(action.name)'"
-        case .notMember: return "subject is not a member"
-        case .featureHeld(let tier): return "tier '\(tiers[tier].id)' has it"
-        case .featureMissing(let tier): return "tier '\(tiers[tier].id)' lacks feature '\(action.feature?.id ?? "")'"
-        case .withinLimit(let used, let cap): return "\(used) of \(cap) used"
-        case .unlimited(let tier): return "unlimited on '\(tiers[tier].id)'"
-        case .limitReached(let used, let cap): return "\(used) of \(cap) \(entry.limitCounter) used"
-        case .consented: return action.consent?.condition?.source ?? ""
-        case .consentNeverGiven: return "consent can never be given"
-        case .consentRefused: return "privacy settings do not consent"
         }
     }
 }

@@ -37,3 +37,5 @@ public struct SourceFile: Sendable, Hashable {
         SourceLocation(file: path, line: line, column: column)
     }
 }
+
+extension SourceFile: SourceLines {}

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseTestSupport
 @testable import GatehouseClient
 import OpenAPIRuntime
 import OpenAPIURLSession
@@ -10,7 +11,7 @@ import _CryptoExtras
 import FoundationNetworking
 #endif
 
-let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let packageRoot = Repository.root
 
 /// A real `policy serve` on a free loopback port over a copy of a shipped policy set, a fresh SQLite database, an
 /// operator credential and a Sign in with Apple key of the test's own; stopped by `stop()`.

@@ -3,8 +3,9 @@ import GatehouseEngine
 import PolicyVerification
 import Testing
 import Yams
+import GatehouseTestSupport
 
-let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let root = Repository.root
 
 /// The shipped policy sets: every folder under policies/.
 let shippedSets = PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// The documentation check of issue 16: every public symbol of the documented modules has a doc comment, and
 /// DocC builds their combined documentation (Gatehouse.docc's articles as the landing page) without a warning.
@@ -104,7 +105,7 @@ import Testing
 
 /// The toolchain's documentation tools and the build this test run uses.
 struct DocTools {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
     static let isCI = ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true"
 
     let extractor: URL

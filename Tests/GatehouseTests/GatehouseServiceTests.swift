@@ -4,6 +4,7 @@ import GRDB
 import Gatehouse
 import Synchronization
 import Testing
+import GatehouseTestSupport
 
 /// A clock tests move by hand.
 final class ManualClock: Sendable {
@@ -13,7 +14,7 @@ final class ManualClock: Sendable {
 }
 
 struct Facade {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
     let dir: URL
     let database: AppDatabase
     let identity: IdentityService

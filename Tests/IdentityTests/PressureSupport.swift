@@ -6,12 +6,12 @@ import Testing
 
 @testable import Identity
 @testable import IdentityPostgres
+import GatehouseTestSupport
 
 /// A PostgreSQL cluster of one test's own (`scripts/postgres-test-cluster.sh` with a state file of its own),
 /// for what must not touch the shared one: stopping the server, TLS.
 final class PrivateCluster: Sendable {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("scripts/postgres-test-cluster.sh").path
+    static let script = Repository.url("scripts/postgres-test-cluster.sh").path
     let state: String
     let url: String
 

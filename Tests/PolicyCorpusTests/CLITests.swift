@@ -1,10 +1,11 @@
 import Foundation
 import PolicyVerification
 import Testing
+import GatehouseTestSupport
 
 /// The `policy` executable end to end: exit codes and the JSON Lines co-process protocol.
 @Suite struct CLITests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
 
     static var binary: URL {
         // Test bundles and executables are built into the same folder.

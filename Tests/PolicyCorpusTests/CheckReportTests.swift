@@ -139,7 +139,7 @@ import FoundationXML
             reports.append(CheckRunner.check(directories: [golden.appendingPathComponent("check-passing/policy").path], options: options))
             reports.append(CheckRunner.check(directories: [golden.appendingPathComponent("check-failing/sets").path], options: options))
         }
-        let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let shipped = Repository.root
             .appendingPathComponent("policies")
         reports.append(CheckRunner.check(directories: [shipped.path], options: CheckOptions(minCoverage: 10)))
         for report in reports {

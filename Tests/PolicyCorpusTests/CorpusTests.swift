@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func shippedPolicySetsDrawNoLintWarnings() {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         for set in PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path) {
             let result = PolicyCompiler.load(directory: set)
             let lints = PolicyLinter.lint(result) + InvariantProver.prove(result).diagnostics
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func shippedPolicySetsLoadCleanAndPassTheirTests() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         let sets = PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path)
         #expect(sets.count == 3)
         for set in sets {

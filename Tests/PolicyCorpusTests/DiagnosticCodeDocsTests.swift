@@ -14,8 +14,7 @@ import Testing
     }
 
     @Test func docsListEveryCodeWithItsSummary() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/cli.md")
+        let url = Repository.url("docs/cli.md")
         let doc = try String(contentsOf: url, encoding: .utf8)
         let start = try #require(doc.range(of: Self.begin)), stop = try #require(doc.range(of: Self.end))
         let generated = doc[..<start.upperBound] + Self.table + doc[stop.lowerBound...]

@@ -9,7 +9,7 @@ import Testing
 
 /// Shipped policy sets, compiled once, with the requests their own tests ask.
 enum Shipped {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
 
     static let sets: [(policy: CompiledPolicy, requests: [Request])] = PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path)
         .map { PolicyCompiler.load(directory: $0) }

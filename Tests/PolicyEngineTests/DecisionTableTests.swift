@@ -3,10 +3,11 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import Testing
+import GatehouseTestSupport
 
 /// The engine's flat action table, pre-rendered messages and prepared handles decide exactly as the plain path.
 @Suite struct DecisionTableTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
     static let now = Date(timeIntervalSince1970: 1_795_348_800)
 
     static func compile(_ yaml: String) throws -> CompiledPolicy {

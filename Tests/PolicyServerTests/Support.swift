@@ -6,10 +6,11 @@ import Logging
 import NIOCore
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// A server over a copy of a shipped policy set and a fresh database, in a temporary folder.
 struct TestServer {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
     let dir: URL
     let policies: URL
     let server: GatehouseServer

@@ -3,6 +3,7 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 @testable import PolicyVerification
+import GatehouseTestSupport
 
 /// Compiles an in-memory policy set from (file name, YAML) pairs; fails the test on any error.
 func load(_ files: [(String, String)], name: String = "test") -> PolicyLoadResult {
@@ -12,7 +13,7 @@ func load(_ files: [(String, String)], name: String = "test") -> PolicyLoadResul
 func load(_ yaml: String) -> PolicyLoadResult { load([("policy.yaml", yaml)]) }
 
 /// The shipped policy sets, found from this file's place in the repository.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let repositoryRoot = Repository.root.path
 
 func shipped(_ name: String) -> PolicyLoadResult { PolicyCompiler.load(directory: repositoryRoot + "/policies/" + name) }
 

@@ -9,7 +9,7 @@ public struct CoverageItem: Sendable, Hashable {
         case rule
         /// One branch (true or false) of a rule's condition.
         case condition
-        /// One outcome (pass or fail) of an action's sign-in, auth, app role, membership, feature, limit or consent check.
+        /// One outcome (pass or fail) of one of an action's requirements (a `Requirement` kind).
         case requirement
     }
 
@@ -108,47 +108,15 @@ package struct CoverageCollector {
             for actionName in type.actions.keys.sorted() {
                 let action = type.actions[actionName]!
                 for requirement in Requirement.allCases {
-                    guard let (label, location) = Self.describe(requirement, of: action) else { continue }
-                    for passed in [true, false] where Self.canEnd(requirement, of: action, passed: passed) {
+                    guard let location = requirement.statedAt(in: action) else { continue }
+                    let label = requirement.label(in: action)
+                    for passed in [true, false] where requirement.canEnd(in: action, passed: passed) {
                         add(
                             .requirement(type: typeName, action: actionName, requirement, passed: passed), .requirement,
                             "\(typeName).\(actionName): \(label) \(passed ? "passes" : "fails")", at: location)
                     }
                 }
             }
-        }
-    }
-
-    /// The label and location of one requirement of an action, nil when the action does not have it.
-    private static func describe(_ requirement: Requirement, of action: ActionPlan) -> (String, SourceLocation)? {
-        switch requirement {
-        case .signIn: return action.signIn.map { ("sign-in", $0) }
-        case .auth: return action.auth.map { ("auth", $0.location) }
-        case .appRole: return action.appRoles.map { ("app role", $0.location) }
-        case .membership: return action.membership.map { ("membership", $0.location) }
-        // Feature and limit checks are written on the action; the trace points at their declarations.
-        case .feature: return action.feature.map { ("feature \($0.id)", action.location) }
-        case .limit: return action.limit.map { ("limit \($0.id)", action.location) }
-        case .consent: return action.consent.map { ("consent", $0.location) }
-        }
-    }
-
-    /// False for an outcome no request can reach: a feature every tier has never fails, consent that can never be
-    /// given never passes. Counting those would hold coverage below 100% whatever the tests do.
-    private static func canEnd(_ requirement: Requirement, of action: ActionPlan, passed: Bool) -> Bool {
-        switch requirement {
-        case .feature:
-            guard let feature = action.feature else { return false }
-            return feature.tierHas.contains(passed)
-        case .limit:
-            guard let limit = action.limit else { return false }
-            return passed ? limit.caps.contains { $0 != 0 } : limit.caps.contains { $0 != nil }
-        case .consent:
-            guard let consent = action.consent else { return false }
-            guard let condition = consent.condition else { return !passed }
-            return condition.constantValue.map { $0 == passed } ?? true
-        case .signIn, .auth, .appRole, .membership:
-            return true
         }
     }
 

@@ -197,9 +197,9 @@ struct SpaceLint {
         guard let action, let space else { return }
         for (position, index) in activeIndex.enumerated() { rules[index, default: RuleStats()].add(actionStats[position]) }
         for (q, entry) in activePairs.enumerated() { pairStats[entry.pair, default: PairStats()].add(actionPairStats[q]) }
-        // A consent that can never be given (`when: false`) is the set saying nobody may: not a mistake.
-        // So is an action every request of which a deny rule refuses.
-        let deliberate = action.consent.map { $0.condition == nil || $0.condition?.constantValue == false } ?? false
+        // A requirement written to refuse everyone (consent `when: false`) is the set saying nobody may: not a
+        // mistake. So is an action every request of which a deny rule refuses.
+        let deliberate = Requirement.allCases.contains { $0.refusesEveryone(in: action) }
             || (denyReasons.keys.allSatisfy { $0 == .deniedByRule } && !denyReasons.isEmpty)
         if total > 0, allowed == 0, !deliberate {
             let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key

@@ -12,21 +12,28 @@ enum DeclarationLints {
     ]
 
     static let unusedFeature = LintRule(code: .unusedFeature) { input in
-        let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap(\.feature?.value) })
-        return input.declarations.features.filter { !used.contains($0.id.value) }.map { feature in
+        unused(input.declarations.features.map(\.id), usedBy: \.feature, in: input) { id in
             warning(
-                .unusedFeature, "feature '\(feature.id.value)' is declared but no action needs it", at: feature.id,
-                help: "gate an action with `feature: \(feature.id.value)`, or remove the feature")
+                .unusedFeature, "feature '\(id.value)' is declared but no action needs it", at: id,
+                help: "gate an action with `feature: \(id.value)`, or remove the feature")
         }
     }
 
     static let unusedLimit = LintRule(code: .unusedLimit) { input in
-        let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap(\.limit?.value) })
-        return input.declarations.limits.filter { !used.contains($0.id.value) }.map { limit in
+        unused(input.declarations.limits.map(\.id), usedBy: \.limit, in: input) { id in
             warning(
-                .unusedLimit, "limit '\(limit.id.value)' is declared but no action consumes it", at: limit.id,
-                help: "add `limit: \(limit.id.value)` to the action that uses it up, or remove the limit")
+                .unusedLimit, "limit '\(id.value)' is declared but no action consumes it", at: id,
+                help: "add `limit: \(id.value)` to the action that uses it up, or remove the limit")
         }
+    }
+
+    /// The warnings for declared names (`declared`) that no action names in its `field`.
+    private static func unused(
+        _ declared: [Located<String>], usedBy field: KeyPath<ActionDecl, Located<String>?>, in input: LintInput,
+        _ report: (Located<String>) -> Diagnostic
+    ) -> [Diagnostic] {
+        let used = Set(input.declarations.resourceTypes.flatMap { $0.actions.compactMap { $0[keyPath: field]?.value } })
+        return declared.filter { !used.contains($0.value) }.map(report)
     }
 
     static let unusedAppRole = LintRule(code: .unusedAppRole) { input in

@@ -19,13 +19,15 @@ enum SpaceSource: Hashable {
 }
 
 extension CompiledPolicy {
-    /// Every condition of the policy: each rule's, in source order, then each action's consent, by type and action.
+    /// Every condition of the policy: each rule's, in source order, then each action's requirements' (its consent),
+    /// by type and action.
     var conditions: [CompiledCondition] {
         var conditions = rules.compactMap(\.condition)
         for typeName in resourceTypeNames {
             guard let type = resourceTypes[typeName] else { continue }
             for actionName in type.actions.keys.sorted() {
-                if let condition = type.actions[actionName]?.consent?.condition { conditions.append(condition) }
+                guard let action = type.actions[actionName] else { continue }
+                for requirement in Requirement.allCases { conditions += requirement.conditions(in: action) }
             }
         }
         return conditions

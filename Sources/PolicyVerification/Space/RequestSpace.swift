@@ -76,7 +76,7 @@ enum RequestSpace {
             for index in action.denyRules + action.allowRules {
                 if let condition = policy.rules[index].condition { facts.add(condition) }
             }
-            if let condition = action.consent?.condition { facts.add(condition) }
+            for requirement in Requirement.allCases { for condition in requirement.conditions(in: action) { facts.add(condition) } }
         }
         space.gaps = facts.gaps
         appRoles.formUnion(facts.appRoles)

@@ -3,6 +3,7 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import Testing
+import GatehouseTestSupport
 
 /// What the differential tests compare: everything a decision says except where it points.
 struct Observed: Equatable, CustomStringConvertible {
@@ -56,8 +57,7 @@ struct DifferentialRun {
 }
 
 @Suite struct PolicySetDifferentialTests {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Repository.root
 
     static func shippedFiles(_ set: String) throws -> [PolicyFileInput] {
         let folder = root.appendingPathComponent("policies/\(set)").path

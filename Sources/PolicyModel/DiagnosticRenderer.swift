@@ -1,12 +1,20 @@
-import PolicyModel
-import PolicySyntax
+/// The lines of a source file, for quoting under a diagnostic (`PolicySyntax.SourceFile` is one).
+public protocol SourceLines: Sendable {
+    /// Line `n` (1-based) without its line break, or nil past the end.
+    func line(_ n: Int) -> String?
+}
 
 /// Renders diagnostics for people (with the source line and a caret), for tools (JSON) and for CI annotations.
+///
+/// It lives beside `Diagnostic` so every front door (the CLI, the server's reload log) renders findings the same
+/// way without importing the verification tools.
 public struct DiagnosticRenderer: Sendable {
-    public let sources: [String: SourceFile]
+    /// The files quoted, by path.
+    public let sources: [String: any SourceLines]
 
-    public init(sources: [String: SourceFile]) {
-        self.sources = sources
+    /// A renderer quoting lines of `sources`.
+    public init(sources: [String: some SourceLines]) {
+        self.sources = sources.mapValues { $0 as any SourceLines }
     }
 
     /// `path:line:col: error: message [code]`, the quoted line, a caret, and help lines.

@@ -1,0 +1,96 @@
+import Foundation
+
+/// Timestamps in requests and policies: RFC 3339, `2026-11-22T12:00:00Z`, with an optional fraction of 1 to 9
+/// digits and a `Z` or `±HH:MM` offset.
+public enum Timestamp {
+    /// The instant an RFC 3339 timestamp names, or nil when `text` is not one.
+    public static func parse(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// Parses RFC 3339 (section 5.6, `date-time`) by hand: upper-case `T` and `Z`, a real calendar date (no
+    /// February 30) from 1583 on (before the Gregorian calendar, Foundation's calendar is Julian, so readers
+    /// would disagree), hours 00-23, no leap second (`:60`), offsets up to ±23:59. Every text accepted is one
+    /// Foundation's `ISO8601FormatStyle` accepts too, and reads as the same `Date` (tested).
+    public static func parse(utf8 p: UnsafeBufferPointer<UInt8>) -> Date? {
+        let n = p.count
+        guard n >= 20, n <= 40 else { return nil }
+        @inline(__always) func digits(_ at: Int, _ count: Int) -> Int? {
+            var value = 0
+            for i in at..<(at + count) {
+                let d = Int(p[i]) &- 0x30
+                guard d >= 0, d <= 9 else { return nil }
+                value = value * 10 + d
+            }
+            return value
+        }
+        guard let year = digits(0, 4), p[4] == 0x2D, let month = digits(5, 2), p[7] == 0x2D, let day = digits(8, 2),
+            p[10] == UInt8(ascii: "T"), let hour = digits(11, 2), p[13] == 0x3A, let minute = digits(14, 2), p[16] == 0x3A,
+            let second = digits(17, 2)
+        else { return nil }
+        guard year >= 1583, month >= 1, month <= 12, day >= 1, day <= daysIn(month: month, year: year), hour <= 23, minute <= 59,
+            second <= 59
+        else { return nil }
+        var at = 19
+        var fraction = 0.0
+        if p[at] == UInt8(ascii: ".") {
+            at += 1
+            var value: UInt64 = 0
+            var count = 0
+            while at < n, p[at] >= 0x30, p[at] <= 0x39 {
+                guard count < 9 else { return nil }
+                value = value * 10 + UInt64(p[at] - 0x30)
+                count += 1
+                at += 1
+            }
+            guard count > 0 else { return nil }
+            // Both operands are exact, so the quotient is the correctly rounded decimal fraction.
+            fraction = Double(value) / powersOfTen[count]
+        }
+        guard at < n else { return nil }
+        var offset = 0
+        if p[at] == UInt8(ascii: "Z") {
+            at += 1
+        } else if p[at] == UInt8(ascii: "+") || p[at] == UInt8(ascii: "-") {
+            guard n - at == 6, let h = digits(at + 1, 2), p[at + 3] == 0x3A, let m = digits(at + 4, 2), h <= 23, m <= 59 else { return nil }
+            offset = (h * 60 + m) * 60
+            if p[at] == UInt8(ascii: "-") { offset = -offset }
+            at += 6
+        } else {
+            return nil
+        }
+        guard at == n else { return nil }
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200) + fraction)
+    }
+
+    private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The RFC 3339 form of `date` in UTC, with a fraction only when it has one.
+    public static func format(_ date: Date) -> String {
+        let whole = date.timeIntervalSince1970.rounded(.down)
+        if whole == date.timeIntervalSince1970 {
+            return date.formatted(Date.ISO8601FormatStyle())
+        }
+        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
