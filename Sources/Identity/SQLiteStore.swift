@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The SQLite form of `IdentityStore`, on an `AppDatabase`'s pool.
 ///
@@ -240,4 +241,44 @@ struct RowBox<R: StoredRow>: Codable, FetchableRecord, PersistableRecord {
 
     init(from decoder: any Decoder) throws { value = try R(from: decoder) }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+extension SQLiteStore: FactChangeRelay {
+    /// Several servers on one machine may share the file (WAL), and SQLite tells no one of a commit: the cache looks
+    /// at `PRAGMA data_version` on a connection of its own before it trusts an entry, and any commit by another
+    /// connection (another process's, or this one's writer) drops every cached fact. So a decision that starts after
+    /// another process acknowledged a write never sees what it replaced; this process's own writes also drop facts
+    /// exactly, before they return.
+    package func relay(into changes: FactChanges) {
+        guard let probe = try? SQLiteCommitProbe(path: database.pool.path) else {
+            // Without a probe nothing is trusted past the staleness bound.
+            changes.relay(up: false)
+            return
+        }
+        changes.watch { probe.changedSinceLastLook() }
+    }
+}
+
+/// A connection of its own on a SQLite file, asking `PRAGMA data_version`: a number that changes whenever another
+/// connection (of any process) commits. Reading it touches only the WAL index in shared memory.
+final class SQLiteCommitProbe: Sendable {
+    private let queue: DatabaseQueue
+    private let last = Mutex<Int?>(nil)
+
+    init(path: String) throws {
+        var config = Configuration()
+        config.readonly = true
+        config.publicStatementArguments = false
+        queue = try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// Whether another connection committed since the last call (the first call only takes the baseline); a probe
+    /// that fails says yes, so nothing stale is trusted.
+    func changedSinceLastLook() -> Bool {
+        guard let version = try? queue.read({ db in try Int.fetchOne(db, sql: "PRAGMA data_version") }) else { return true }
+        return last.withLock { seen in
+            defer { seen = version }
+            return seen != nil && seen != version
+        }
+    }
 }

@@ -115,6 +115,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections open at once; more are closed at once (default half the open-file limit, at most 10000).", valueName: "N"))
     var maxConnections: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0: none).",
+            valueName: "N"))
+    var decisionCacheEntries: Int?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -141,6 +147,7 @@ struct Serve: AsyncParsableCommand {
         options.ipv6Prefix = ipv6Prefix
         options.maxConnections = maxConnections
         options.requestTimeout = requestTimeout
+        options.decisionCacheEntries = decisionCacheEntries
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

@@ -56,6 +56,8 @@ public struct ServerSettings: Sendable {
     /// Connections held open at once; past it a new connection is closed at once, so the server never runs out of
     /// file descriptors (the default is half the process's limit, at most 10,000).
     public var maxConnections = ServerSettings.defaultMaxConnections
+    /// Live sessions (and as many resources) the decision cache keeps; 0 turns it off.
+    public var decisionCacheEntries = GatehouseService.defaultCacheCapacity
 
     /// Half the soft limit on open files, between 16 and 10,000.
     public static var defaultMaxConnections: Int {
@@ -102,6 +104,7 @@ public struct ServerSettings: Sendable {
         case ipv6Prefix = "GATEHOUSE_IPV6_PREFIX"
         case maxConnections = "GATEHOUSE_MAX_CONNECTIONS"
         case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
+        case decisionCacheEntries = "GATEHOUSE_DECISION_CACHE_ENTRIES"
 
         /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
         /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
@@ -133,6 +136,7 @@ public struct ServerSettings: Sendable {
             case .ipv6Prefix: "--ipv6-prefix"
             case .maxConnections: "--max-connections"
             case .requestTimeout: "--request-timeout"
+            case .decisionCacheEntries: "--decision-cache-entries"
             }
         }
 
@@ -176,6 +180,7 @@ public struct ServerSettings: Sendable {
         public var maxConnections: Int?
         /// Seconds (a fraction allowed).
         public var requestTimeout: Double?
+        public var decisionCacheEntries: Int?
         public init() {}
     }
 
@@ -267,6 +272,10 @@ public struct ServerSettings: Sendable {
             s.maxConnections = connections
         }
         if let duration = try seconds(options.requestTimeout, .requestTimeout) { s.requestTimeout = duration }
+        if let entries = options.decisionCacheEntries ?? env(.decisionCacheEntries).map({ Int($0) ?? -1 }) {
+            guard entries >= 0 else { throw Problem(description: "\(Variable.decisionCacheEntries.named) must be a number of entries, 0 or more") }
+            s.decisionCacheEntries = entries
+        }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")
