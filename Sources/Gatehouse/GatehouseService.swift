@@ -138,13 +138,14 @@ public final class GatehouseService: Sendable {
     func resolve(_ request: Request, token: String?, at t: Date, by policy: CompiledPolicy) async throws -> ResolvedRequest {
         let resourceId = sharedResourceId(request.resource, by: policy)
         var bearer = BearerFacts.none
+        // The token's key (its hash), computed once; `sessionKey` only when the session must be read.
+        let tokenKey = token.map { identity.cacheKey(accessToken: $0) }
         var sessionKey: Data?
-        if let token {
-            if let key = identity.cacheKey(accessToken: token) {
-                if let cached = cache.session(key), identity.isLive(cached, at: t) { bearer = .live(cached) } else { sessionKey = key }
-            } else {
-                bearer = .refused
-            }
+        switch tokenKey {
+        case nil: break
+        case .some(nil): bearer = .refused
+        case .some(let key?):
+            if let cached = cache.session(key), identity.isLive(cached, at: t) { bearer = .live(cached) } else { sessionKey = key }
         }
         var stored = resourceId.flatMap { cache.resource($0) }
         let missingResource = stored == nil ? resourceId : nil
@@ -164,9 +165,7 @@ public final class GatehouseService: Sendable {
                 stored = .some(read.resource)
             }
         }
-        if let token, let session = bearer.session, let key = identity.cacheKey(accessToken: token),
-            try await !identity.markSeenIfDue(session, accessTokenKey: key, at: t)
-        {
+        if let key = tokenKey ?? nil, let session = bearer.session, try await !identity.markSeenIfDue(session, accessTokenKey: key, at: t) {
             bearer = .refused
         }
         return resolved(request, bearer: bearer, stored: stored ?? nil, at: t, by: policy)
