@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Synchronization
 
 /// The SQLite form of `IdentityStore`, on an `AppDatabase`'s pool.
@@ -260,26 +261,47 @@ extension SQLiteStore: FactChangeRelay {
 }
 
 /// A connection of its own on a SQLite file, asking `PRAGMA data_version`: a number that changes whenever another
-/// connection (of any process) commits. Reading it touches only the WAL index in shared memory.
+/// connection (of any process) commits. Reading it touches only the WAL index in shared memory. The connection is
+/// SQLite's own C handle behind a mutex, not a GRDB queue: it is asked before every cached decision, and a dispatch
+/// queue's `sync` would park the caller's thread whenever two decisions asked at once.
 final class SQLiteCommitProbe: Sendable {
-    private let queue: DatabaseQueue
-    private let last = Mutex<Int?>(nil)
+    private struct Handle: @unchecked Sendable {
+        var connection: OpaquePointer?
+        var statement: OpaquePointer?
+        var last: Int64?
+    }
+    private let handle: Mutex<Handle>
 
     init(path: String) throws {
-        var config = Configuration()
-        config.readonly = true
-        config.publicStatementArguments = false
-        queue = try DatabaseQueue(path: path, configuration: config)
+        var connection: OpaquePointer?
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            sqlite3_close(connection)
+            throw IdentityError.unavailable("cannot open the database to watch for other processes' commits")
+        }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK else {
+            sqlite3_close(connection)
+            throw IdentityError.unavailable("cannot prepare PRAGMA data_version")
+        }
+        handle = Mutex(Handle(connection: connection, statement: statement, last: nil))
+    }
+
+    deinit {
+        handle.withLock { h in
+            sqlite3_finalize(h.statement)
+            sqlite3_close(h.connection)
+        }
     }
 
     /// Whether another connection committed since the last call (the first call only takes the baseline); a probe
     /// that fails says yes, so nothing stale is trusted.
     func changedSinceLastLook() -> Bool {
-        // Outside a transaction, with the statement prepared once: the cheapest way to ask.
-        guard let version = try? queue.inDatabase({ db in try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) }) else { return true }
-        return last.withLock { seen in
-            defer { seen = version }
-            return seen != nil && seen != version
+        handle.withLock { h in
+            defer { sqlite3_reset(h.statement) }
+            guard sqlite3_step(h.statement) == SQLITE_ROW else { return true }
+            let version = sqlite3_column_int64(h.statement, 0)
+            defer { h.last = version }
+            return h.last != nil && h.last != version
         }
     }
 }
