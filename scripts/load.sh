@@ -35,7 +35,7 @@ DATABASE="${DATABASE:-$WORK/identity.sqlite}"
 SERVER_B=""
 trap 'kill "$SERVER" $SERVER_B 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 start_server() {  # $1 name: prints the URL once it listens; the pid goes to $WORK/$1.pid
-  "$BIN" serve --policies policies/research-crawler --database "$DATABASE" --trust-caller-subjects --host 127.0.0.1 --port 0 \
+  "$BIN" serve --policies policies/research-crawler --database "$DATABASE" --trust-caller-subjects --sign-in-limit 1000000/60 --host 127.0.0.1 --port 0 \
     > "$WORK/$1.out" 2> "$WORK/$1.log" &
   echo $! > "$WORK/$1.pid"
   for _ in $(seq 1 100); do grep -q '^listening on ' "$WORK/$1.out" 2>/dev/null && break; sleep 0.1; done
@@ -98,8 +98,11 @@ def call(base, path, body=None, token=None):
         with urllib.request.urlopen(req, timeout=10) as r: return r.status, r.read()
     except urllib.error.HTTPError as e: return e.code, e.read()
 delays = []
+# One PIN account signed in afresh for every trial (anonymous sign-ups from one address are limited).
+credentials = {"username": "revocation_trials", "pin": "5820"}
+call(a, "/v1/auth/pin/register", credentials)
 for _ in range(100):
-    token = json.loads(call(a, "/v1/auth/anonymous")[1])["accessToken"]
+    token = json.loads(call(a, "/v1/auth/pin/signin", credentials)[1])["accessToken"]
     decide = {"action": "ai_suggestions", "resource": {"type": "app"}}
     for _ in range(2): call(b, "/v1/decide", decide, token)
     call(a, "/v1/auth/signout", None, token)
