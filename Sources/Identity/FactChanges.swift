@@ -36,18 +36,24 @@ public final class FactChanges: Sendable {
 
     /// For a store other processes may write without telling (a SQLite file several servers share): whether any
     /// commit happened since the last look. Nil for a store that tells (PostgreSQL) or none.
-    private let probe = Mutex<(@Sendable () -> Bool)?>(nil)
+    private let probe = Mutex<Probe?>(nil)
+
+    /// The probe in a struct: a bare closure kept in a `Mutex` is re-thunked on every `withLock` (its `inout` value is
+    /// reabstracted on the way in and written back wrapped on the way out), so each look grew a longer chain of thunks.
+    private struct Probe {
+        let changedSinceLastLook: @Sendable () -> Bool
+    }
 
     /// Looks for other processes' writes this process can only see by looking (SQLite), telling subscribers
     /// `.everything` when there were any; then answers `heardFromOthers`. A cache calls it before it trusts an entry.
     public func catchUp() -> Bool {
-        if let probe = probe.withLock({ $0 }), probe() { publish([.everything]) }
+        if let probe = probe.withLock({ $0 }), probe.changedSinceLastLook() { publish([.everything]) }
         return heardFromOthers
     }
 
     /// Watches a store other processes may write through `changedSinceLastLook` (`catchUp` calls it).
     package func watch(_ changedSinceLastLook: @escaping @Sendable () -> Bool) {
-        probe.withLock { $0 = changedSinceLastLook }
+        probe.withLock { $0 = Probe(changedSinceLastLook: changedSinceLastLook) }
     }
 
     /// Whether other processes write this store at all (a relay was attached).
