@@ -85,9 +85,7 @@ final class DecisionCache: Sendable {
 
     /// Keeps a session read in `epoch`, unless a write has changed a fact since.
     func keep(_ facts: SessionFacts, key: Data, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
-        guard capacity > 0 else { return }
-        let evicted = state.withLock { s -> Int in
-            guard s.epoch == epoch else { return 0 }
+        keep(readIn: epoch) { s in
             var evicted = 0
             while s.sessions.count >= capacity, let victim = s.sessions.first {
                 s.sessions.removeValue(forKey: victim.key)
@@ -100,22 +98,23 @@ final class DecisionCache: Sendable {
             s.sessionKeysByUser[facts.userId, default: []].insert(key)
             return evicted
         }
-        for _ in 0..<evicted { observer.cache(.eviction) }
     }
 
     /// Keeps a resource's facts (nil: not stored) read in `epoch`, unless a write has changed a fact since.
     func keep(_ facts: ResourceFacts?, resource id: String, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
-        guard capacity > 0 else { return }
-        let evicted = state.withLock { s -> Int in
-            guard s.epoch == epoch else { return 0 }
-            var evicted = 0
-            while s.resources.count >= capacity, let victim = s.resources.first {
-                s.resources.removeValue(forKey: victim.key)
-                evicted += 1
-            }
+        keep(readIn: epoch) { s in
+            let evicted = max(0, s.resources.count - capacity + 1)
+            for victim in Array(s.resources.keys.prefix(evicted)) { s.resources.removeValue(forKey: victim) }
             s.resources[id] = (facts, read)
             return evicted
         }
+    }
+
+    /// Runs `insert` (which returns how many entries it evicted) if the cache is on and no write has moved the epoch
+    /// since the read began; counts the evictions.
+    private func keep(readIn epoch: UInt64, _ insert: (inout State) -> Int) {
+        guard capacity > 0 else { return }
+        let evicted = state.withLock { s in s.epoch == epoch ? insert(&s) : 0 }
         for _ in 0..<evicted { observer.cache(.eviction) }
     }
 

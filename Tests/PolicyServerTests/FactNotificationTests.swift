@@ -24,7 +24,10 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("facts-\(UUID().uuidString)")
         let database = try SharedDatabase.make(.postgres, in: dir)
         defer { database.drop() }
-        guard case .postgres(let location) = try IdentityStoreLocation.parse(database.location) else { throw HarnessError("not a postgres URL") }
+        // A pool and a wait for it that a whole test run's load does not exhaust (the assertions are about facts, not speed).
+        guard case .postgres(let location) = try IdentityStoreLocation.parse(database.location + "?max_connections=8&pool_timeout=30000") else {
+            throw HarnessError("not a postgres URL")
+        }
         guard case .success(let (policy, _)) = PolicyReloader.initialPolicy(
             directory: TestServer.root.appendingPathComponent("policies/research-crawler").path, strict: false)
         else { throw HarnessError("the policy does not load") }
