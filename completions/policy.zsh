@@ -200,6 +200,7 @@ _policy_serve() {
         '--max-connections[Connections open at once; more are closed at once (default half the open-file limit, at most 10000).]:N:'
         '--access-token-lifetime[Seconds an access token works before the client must refresh it (default 900).]:SECONDS:'
         '--refresh-grace-period[Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).]:SECONDS:'
+        '--decision-cache-entries[Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0\: none).]:N:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -10,11 +10,14 @@ public protocol DecisionObserver: Sendable {
     func decided(_ decision: Decision)
     /// The store could not resolve a request (it did not answer, or failed); the error is thrown on to the caller.
     func resolveFailed(_ error: any Error)
+    /// What the decision cache did (a hit, a miss, an eviction, an invalidation by a write).
+    func cache(_ event: DecisionCacheEvent)
 }
 
 extension DecisionObserver {
     public func decided(_ decision: Decision) {}
     public func resolveFailed(_ error: any Error) {}
+    public func cache(_ event: DecisionCacheEvent) {}
 }
 
 /// An observer that observes nothing: the facade's default.

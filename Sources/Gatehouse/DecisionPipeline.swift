@@ -40,24 +40,31 @@ extension GatehouseService {
     }
 
     /// The answers of a batch, in order, every one by the same `policy`; a bad item answers its error, as does an
-    /// item naming a subject when a bearer is given.
+    /// item naming a subject when a bearer is given. A bearer is resolved once for the whole batch.
     public func decideBatch(_ items: [Result<Request, RequestError>], bearer: String?, by policy: CompiledPolicy) async throws
         -> [Result<Decision, RequestError>]
     {
         var out: [Result<Decision, RequestError>] = []
         out.reserveCapacity(items.count)
+        // The bearer is resolved once for the whole batch, at one time.
+        let t = identity.clock()
+        var facts: BearerFacts?
+        if let bearer { facts = try await observingFailure { try await bearerFacts(token: bearer, at: t) } }
         for (i, item) in items.enumerated() {
             switch item {
             case .success(let request):
-                if bearer != nil, request.subject != Subject() {
-                    let refusal = DecisionRequestError(.subjectWithBearer, field: "requests[\(i)].subject")
-                    out.append(.failure(RequestError(field: refusal.field, refusal.message)))
-                    continue
-                }
-                if let decision = try decideWithoutStore(request, bearer: bearer, by: policy) {
+                if let facts {
+                    guard request.subject == Subject() else {
+                        let refusal = DecisionRequestError(.subjectWithBearer, field: "requests[\(i)].subject")
+                        out.append(.failure(RequestError(field: refusal.field, refusal.message)))
+                        continue
+                    }
+                    let resolved = try await observingFailure { try await resolve(request, bearer: facts, at: t, by: policy) }
+                    out.append(.success(try await decideAndRecord(resolved, by: policy)))
+                } else if let decision = try decideWithoutStore(request, bearer: nil, by: policy) {
                     out.append(.success(decision))
                 } else {
-                    out.append(.success(try await decideFromStore(request, bearer: bearer, by: policy)))
+                    out.append(.success(try await decideFromStore(request, bearer: nil, by: policy)))
                 }
             case .failure(let error):
                 out.append(.failure(error))
@@ -93,9 +100,8 @@ extension GatehouseService {
     func resolve(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
         guard let bearer else { return try unbound(request) }
         guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
-        return try await observingFailure {
-            try await resolve(token: bearer, action: request.action, resource: request.resource, context: request.context, by: policy)
-        }
+        let t = identity.clock()
+        return try await observingFailure { try await resolve(request, token: bearer, at: t, by: policy) }
     }
 
     /// A request decided for the subject it carries, at its `context.now` or the identity clock's; a named subject

@@ -99,3 +99,69 @@ extension IdentityService {
         }
     }
 }
+
+/// A live session and its user's decision facts, as a cache of decision facts keeps them under the access token's
+/// hash: the subject, the user's own usage counters, and what says how long the session stays live.
+public struct SessionFacts: Sendable, Hashable {
+    /// The session's user.
+    public let userId: String
+    /// The subject the engine judges: tier and expiry, app roles, how and when verified, privacy settings.
+    public let subject: Subject
+    /// The user's own usage counters (what app-wide limits consume).
+    public let userUsage: [String: Int]
+    let expiresAt: Date
+    let accessExpiresAt: Date
+    let lastSeenAt: Date
+}
+
+extension IdentityService {
+    /// The key a cache keeps an access token's facts under: the token's hash, never the token. Nil for a string that
+    /// cannot be an access token (such a token is refused).
+    public func cacheKey(accessToken: String) -> Data? { TokenKind.access.hash(of: accessToken) }
+
+    /// The live session whose access token hashes to `key` (with its user's facts) and the stored facts of
+    /// `resourceId`, each only when asked, read in one transaction (one snapshot) at `t`. The session is nil when
+    /// there is none or it is not live (unknown, expired, idle, revoked); the resource nil for an id the store does
+    /// not know. A malformed resource id is `invalid_input` on `resource.id`.
+    public func readDecisionFacts(accessTokenKey key: Data?, resourceId: String?, at t: Date) async throws
+        -> (session: SessionFacts?, resource: ResourceFacts?)
+    {
+        if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
+        return try await store.read { tx in
+            var session: SessionFacts?
+            if let key, let s = try await self.liveSession(tx, accessTokenHash: key, at: t) {
+                let subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
+                session = SessionFacts(
+                    userId: s.userId, subject: subject, userUsage: try await self.userUsage(tx, s.userId), expiresAt: s.expiresAt,
+                    accessExpiresAt: s.accessExpiresAt, lastSeenAt: s.lastSeenAt)
+            }
+            return (session, try await resourceId.asyncMap { try await self.resourceFacts(tx, $0) } ?? nil)
+        }
+    }
+
+    /// Whether a session read earlier is still live at `t` by the clock alone (its lifetime, its access token's, the
+    /// idle timeout), as the store would judge it: what makes a cached session expire without a write.
+    public func isLive(_ facts: SessionFacts, at t: Date) -> Bool {
+        t < facts.expiresAt && t < facts.accessExpiresAt && t.timeIntervalSince(facts.lastSeenAt) <= configuration.idleTimeout
+    }
+
+    /// Marks the session seen when its last mark is older than `lastSeenGranularity` (a write at most once a minute
+    /// per session, as `validate` does). False when the session is no longer live.
+    public func markSeenIfDue(_ facts: SessionFacts, accessTokenKey key: Data, at t: Date) async throws -> Bool {
+        guard t.timeIntervalSince(facts.lastSeenAt) >= configuration.lastSeenGranularity else { return true }
+        do {
+            _ = try await markSeen(accessTokenHash: key, at: t)
+            return true
+        } catch let error as IdentityError where error.code == .unauthenticated {
+            return false
+        }
+    }
+}
+
+extension Optional {
+    /// The value mapped by an async `transform`, nil when there is none.
+    func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -19,13 +19,19 @@ public final class IdentityService: Sendable {
     let random: any RandomSource
     /// Security event counters since start, for the server's metrics.
     public let counters = SecurityCounters()
+    /// Every committed write that changed a decision fact (a session, a subject's tier, roles or privacy, a usage
+    /// counter, a resource's members), told before the write returns: what a cache of decision facts invalidates by.
+    public let factChanges: FactChanges
 
     /// A service over any store of this package (SQLite, PostgreSQL, or a test double).
     package init(
         store: any IdentityStore, configuration: IdentityConfiguration, jwksFetcher: any JWKSFetcher,
         now: @escaping Now = { Date() }, random: any RandomSource = SystemRandomSource()
     ) {
-        self.store = store
+        let changes = FactChanges()
+        self.factChanges = changes
+        self.store = FactRecordingStore(base: store, changes: changes)
+        (store as? any FactChangeRelay)?.relay(into: changes)
         self.configuration = configuration
         self.now = now
         self.random = random

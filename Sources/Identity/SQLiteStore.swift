@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import GRDBSQLite
+import Synchronization
 
 /// The SQLite form of `IdentityStore`, on an `AppDatabase`'s pool.
 ///
@@ -240,4 +242,66 @@ struct RowBox<R: StoredRow>: Codable, FetchableRecord, PersistableRecord {
 
     init(from decoder: any Decoder) throws { value = try R(from: decoder) }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+extension SQLiteStore: FactChangeRelay {
+    /// Several servers on one machine may share the file (WAL), and SQLite tells no one of a commit: the cache looks
+    /// at `PRAGMA data_version` on a connection of its own before it trusts an entry, and any commit by another
+    /// connection (another process's, or this one's writer) drops every cached fact. So a decision that starts after
+    /// another process acknowledged a write never sees what it replaced; this process's own writes also drop facts
+    /// exactly, before they return.
+    package func relay(into changes: FactChanges) {
+        guard let probe = try? SQLiteCommitProbe(path: database.pool.path) else {
+            // Without a probe nothing is trusted past the staleness bound.
+            changes.relay(up: false)
+            return
+        }
+        changes.watch { probe.changedSinceLastLook() }
+    }
+}
+
+/// A connection of its own on a SQLite file, asking `PRAGMA data_version`: a number that changes whenever another
+/// connection (of any process) commits. Reading it touches only the WAL index in shared memory. The connection is
+/// SQLite's own C handle behind a mutex, not a GRDB queue: it is asked before every cached decision, and a dispatch
+/// queue's `sync` would park the caller's thread whenever two decisions asked at once.
+final class SQLiteCommitProbe: Sendable {
+    private struct Handle: @unchecked Sendable {
+        var connection: OpaquePointer?
+        var statement: OpaquePointer?
+        var last: Int64?
+    }
+    private let handle: Mutex<Handle>
+
+    init(path: String) throws {
+        var connection: OpaquePointer?
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            sqlite3_close(connection)
+            throw IdentityError.unavailable("cannot open the database to watch for other processes' commits")
+        }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK else {
+            sqlite3_close(connection)
+            throw IdentityError.unavailable("cannot prepare PRAGMA data_version")
+        }
+        handle = Mutex(Handle(connection: connection, statement: statement, last: nil))
+    }
+
+    deinit {
+        handle.withLock { h in
+            sqlite3_finalize(h.statement)
+            sqlite3_close(h.connection)
+        }
+    }
+
+    /// Whether another connection committed since the last call (the first call only takes the baseline); a probe
+    /// that fails says yes, so nothing stale is trusted.
+    func changedSinceLastLook() -> Bool {
+        handle.withLock { h in
+            defer { sqlite3_reset(h.statement) }
+            guard sqlite3_step(h.statement) == SQLITE_ROW else { return true }
+            let version = sqlite3_column_int64(h.statement, 0)
+            defer { h.last = version }
+            return h.last != nil && h.last != version
+        }
+    }
 }

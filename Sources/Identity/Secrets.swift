@@ -37,23 +37,36 @@ enum SecretCoding {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    /// Strict base64url without padding: rejects any other character and impossible lengths.
+    /// Strict base64url without padding: rejects any other character, impossible lengths and non-canonical
+    /// encodings (stray bits in the last character). Decoded byte by byte: it runs on every bearer token presented,
+    /// and Foundation's string replacements cost more than the rest of a cached decision.
     static func fromBase64URL(_ text: some StringProtocol) -> Data? {
-        guard text.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 3 / 4)
+        var accumulated: UInt32 = 0
+        var bits = 0
+        var count = 0
         for c in text.utf8 {
+            let value: UInt8
             switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                continue
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = c - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = c - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = c - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
             default: return nil
             }
+            count += 1
+            accumulated = (accumulated << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulated >> UInt32(bits)))
+                accumulated &= (1 << UInt32(bits)) - 1
+            }
         }
-        var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        b64 += String(repeating: "=", count: (4 - b64.count % 4) % 4)
-        guard let data = Data(base64Encoded: b64) else { return nil }
-        // Reject non-canonical encodings (stray bits in the last character).
-        guard base64URL(data) == text else { return nil }
-        return data
+        guard count % 4 != 1, accumulated == 0 else { return nil }
+        return Data(out)
     }
 
     /// Compares two byte strings in time that depends only on their lengths.

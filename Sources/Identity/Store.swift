@@ -94,6 +94,13 @@ package protocol IdentityTransaction: Sendable {
     /// body that a serialization failure ended (PostgreSQL runs the body again with a new transaction).
     /// For effects outside the database: a body must not change in-memory state directly.
     func afterCommit(_ action: @escaping @Sendable () -> Void)
+    /// Tells other processes sharing the store, inside this transaction, which decision facts it changes (PostgreSQL:
+    /// `NOTIFY`, delivered only if the transaction commits). SQLite has one writing process: nothing to tell.
+    func announce(_ changes: Set<FactChange>) async throws
+}
+
+extension IdentityTransaction {
+    package func announce(_ changes: Set<FactChange>) async throws {}
 }
 
 /// The actions a transaction's body deferred to its commit (`IdentityTransaction.afterCommit`):

@@ -18,11 +18,17 @@ import Synchronization
 ///
 /// The client is a `Service`: queries wait for a connection only while `run()` runs (in the
 /// server's `ServiceGroup`, or through `withStore`). Call `migrate()` once it runs.
-public final class PostgresStore: IdentityStore, Service {
+public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
     /// Where the store connects and how many connections its pool may open.
     public let configuration: PostgresLocation
     let client: PostgresClient
     let logger: Logger
+    /// The channel writes `NOTIFY` their decision-fact changes on and the relay `LISTEN`s to: one per schema, so
+    /// stores in other schemas of the same database do not hear each other.
+    let factChannel: String
+    /// The identity services told of other replicas' writes (`relay(into:)`), and the signal that one was added.
+    private let relayTargets = Mutex<[FactChanges]>([])
+    private let relayAdded = AsyncStream<Void>.makeStream()
 
     /// How many times a write body runs before a serialization failure is returned as a storage error.
     public static let maxWriteAttempts = 12
@@ -79,6 +85,68 @@ public final class PostgresStore: IdentityStore, Service {
         if let schema = configuration.schema { parameters.append(("search_path", schema)) }
         config.options.additionalStartupParameters = parameters
         client = PostgresClient(configuration: config, backgroundLogger: logger)
+        factChannel = "gatehouse_facts" + (configuration.schema.map { "_" + $0 } ?? "")
+    }
+
+    /// Tells `changes` of every fact change other replicas' writes announce, from when the relay's `LISTEN` is up; until
+    /// then, and whenever its connection is lost, `changes` knows others are not heard (cached facts are trusted for
+    /// `FactChanges.stalenessBound` only), and on every reconnect it is told `.everything`.
+    package func relay(into changes: FactChanges) {
+        changes.relay(up: false)
+        relayTargets.withLock { $0.append(changes) }
+        relayAdded.continuation.yield()
+    }
+
+    /// Listens on `factChannel` while the store runs, once a service asked to be told: on a connection of its own,
+    /// outside the pool (so a small pool keeps all its connections for requests), reconnected after a loss (every
+    /// 100 ms at first, at most every second).
+    private func relayFactChanges() async {
+        for await _ in relayAdded.stream { break }
+        var pause: Duration = .milliseconds(100)
+        var attempt = 0
+        while !Task.isCancelled {
+            let listened = Mutex(false)
+            attempt += 1
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: try listenerConfiguration(), id: attempt, logger: logger)
+                do {
+                    try await connection.listen(on: factChannel) { notifications in
+                        for target in self.relayTargets.withLock({ $0 }) { target.relay(up: true) }
+                        listened.withLock { $0 = true }
+                        for try await notification in notifications {
+                            let changes = FactChange.decode(notification.payload)
+                            for target in self.relayTargets.withLock({ $0 }) { target.publish(changes) }
+                        }
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                if !Task.isCancelled { logger.warning("the fact-change listener lost its connection; reconnecting") }
+            }
+            for target in relayTargets.withLock({ $0 }) { target.relay(up: false) }
+            if listened.withLock({ $0 }) { pause = .milliseconds(100) }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .seconds(1))
+        }
+    }
+
+    /// The listener's connection: the pool's server, credentials, TLS and search path, with its connect deadline.
+    private func listenerConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch configuration.connectionTLS {
+            case .none: .disable
+            case .some((let tls, let required)): required ? .require(try NIOSSLContext(configuration: tls)) : .prefer(try NIOSSLContext(configuration: tls))
+            }
+        var config = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username, password: configuration.password,
+            database: configuration.database, tls: tls)
+        config.options.connectTimeout = .milliseconds(Int64(configuration.deadlines.connect.components.seconds * 1000))
+        if let schema = configuration.schema { config.options.additionalStartupParameters = [("search_path", schema)] }
+        return config
     }
 
     static func milliseconds(_ d: Duration) -> String {
@@ -117,7 +185,12 @@ public final class PostgresStore: IdentityStore, Service {
 
     /// Runs the connection pool until the task is cancelled or the service group shuts down gracefully.
     public func run() async throws {
-        await client.run()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.relayFactChanges() }
+            // The pool stops at shutdown; the listener goes with it.
+            await client.run()
+            group.cancelAll()
+        }
     }
 
     /// Runs `body` with a migrated store whose client runs only for the body's duration.
@@ -292,7 +365,7 @@ public final class PostgresStore: IdentityStore, Service {
             let actions = AfterCommitActions()
             let value: T
             do {
-                value = try await body(PostgresTransaction(connection: connection, logger: logger, actions: actions))
+                value = try await body(PostgresTransaction(connection: connection, logger: logger, factChannel: self.factChannel, actions: actions))
             } catch {
                 // A broken connection cannot roll back; the server ends its transaction with it.
                 _ = try? await connection.query("ROLLBACK", logger: logger)
@@ -360,15 +433,21 @@ extension PostgresLocation {
     /// The TLS the URL asks for. `require`, `verify-ca` and `verify-full` all check the chain (to the
     /// system's roots, or to `sslrootcert` alone); only `verify-ca` skips the host name.
     var clientTLS: PostgresClient.Configuration.TLS {
+        guard let (tls, required) = connectionTLS else { return .disable }
+        return required ? .require(tls) : .prefer(tls)
+    }
+
+    /// The TLS configuration and whether it is required; nil for `disable`.
+    var connectionTLS: (TLSConfiguration, required: Bool)? {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let sslRootCert { tls.trustRoots = .file(sslRootCert) }
         switch sslMode {
-        case .disable: return .disable
-        case .prefer: return .prefer(tls)
-        case .require, .verifyFull: return .require(tls)
+        case .disable: return nil
+        case .prefer: return (tls, false)
+        case .require, .verifyFull: return (tls, true)
         case .verifyCA:
             tls.certificateVerification = .noHostnameVerification
-            return .require(tls)
+            return (tls, true)
         }
     }
 }

@@ -8,6 +8,8 @@ import PostgresNIO
 struct PostgresTransaction: IdentityTransaction {
     let connection: PostgresConnection
     let logger: Logger
+    /// The channel the store's fact changes go out on (`PostgresStore.factChannel`).
+    let factChannel: String
     /// This run's deferred actions; a run that a serialization failure ends drops them with it.
     let actions: AfterCommitActions
 
@@ -124,5 +126,14 @@ struct PostgresTransaction: IdentityTransaction {
 
     func afterCommit(_ action: @escaping @Sendable () -> Void) {
         actions.add(action)
+    }
+
+    /// `NOTIFY` the store's channel, in this transaction, with the facts it changes: delivered to every listening
+    /// replica when (and only if) the transaction commits.
+    func announce(_ changes: Set<FactChange>) async throws {
+        var binds = PostgresBindings()
+        binds.append(factChannel)
+        binds.append(FactChange.encode(changes))
+        _ = try await rows("SELECT pg_notify($1, $2)", binds)
     }
 }

@@ -126,6 +126,12 @@ struct Serve: AsyncParsableCommand {
             valueName: "SECONDS"))
     var refreshGracePeriod: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0: none).",
+            valueName: "N"))
+    var decisionCacheEntries: Int?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -154,6 +160,7 @@ struct Serve: AsyncParsableCommand {
         options.requestTimeout = requestTimeout
         options.accessTokenLifetime = accessTokenLifetime
         options.refreshGracePeriod = refreshGracePeriod
+        options.decisionCacheEntries = decisionCacheEntries
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

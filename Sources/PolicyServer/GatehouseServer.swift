@@ -70,7 +70,7 @@ public final class GatehouseServer: Sendable {
         let identityService = IdentityService(store: store.store, configuration: configuration, jwksFetcher: fetcher, now: now)
         service = GatehouseService(
             policy: policy, version: version, identity: identityService, decisionLog: settings.decisionLog,
-            trustCallerSubjects: settings.trustCallerSubjects, observer: metrics)
+            trustCallerSubjects: settings.trustCallerSubjects, observer: metrics, cacheCapacity: settings.decisionCacheEntries)
         reloader = PolicyReloader(directory: settings.policies, strict: settings.strictReload, service: service, logger: logger, metrics: metrics)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
@@ -105,6 +105,13 @@ public final class GatehouseServer: Sendable {
         case .readOnly: .readOnly
         case .unavailable: .unavailable
         }
+    }
+
+    /// Whether this replica shares its store with others (PostgreSQL) and does not hear their writes now (the
+    /// `LISTEN` connection is down): `/readyz` and `/metrics` say so.
+    public var notificationsDown: Bool {
+        let changes = service.identity.factChanges
+        return changes.sharedWithOthers && !changes.heardFromOthers
     }
 
     /// `GET /v1/policy`: the active version and the last refused one.

@@ -21,6 +21,7 @@ public final class ServerMetrics: DecisionObserver, Sendable {
     private let expiredLogRows: Prometheus.Counter
     private let refusedConnections: Prometheus.Counter
     private let requestDeadlines: Prometheus.Counter
+    private let cacheEvents: [DecisionCacheEvent: Prometheus.Counter]
     /// The identity layer's event totals as last exported, so the counters move by the difference.
     private let exportedSecurity = Mutex<[String: Int]>([:])
 
@@ -39,6 +40,12 @@ public final class ServerMetrics: DecisionObserver, Sendable {
         static let expiredLogRows = ("gatehouse_maintenance_expired_log_rows_total", "Audit and decision log rows past the retention the maintenance task deleted.")
         static let refusedConnections = ("gatehouse_connections_refused_total", "Connections closed at once because --max-connections were open.")
         static let requestDeadlines = ("gatehouse_request_deadlines_total", "Requests answered 503 storage_unavailable at the request deadline (--request-timeout).")
+        static let cache = (
+            "gatehouse_decision_cache_total",
+            "Decision cache lookups and drops, by event: hit, miss (read from the store), eviction (past the bound), invalidation (a write changed the fact).")
+        static let notifications = (
+            "gatehouse_fact_notifications_up",
+            "1 while this replica hears other replicas' writes (PostgreSQL LISTEN), 0 while it does not (cached facts trusted for 1 s only); absent on SQLite.")
         static let security = ("gatehouse_security_events_total", "Security events counted by the identity layer (PIN failures, refusals, alarms, Apple token rejections), by event.")
     }
 
@@ -82,6 +89,10 @@ public final class ServerMetrics: DecisionObserver, Sendable {
         expiredLogRows = registry.makeCounter(name: Help.expiredLogRows.0, help: Help.expiredLogRows.1)
         refusedConnections = registry.makeCounter(name: Help.refusedConnections.0, help: Help.refusedConnections.1)
         requestDeadlines = registry.makeCounter(name: Help.requestDeadlines.0, help: Help.requestDeadlines.1)
+        cacheEvents = Dictionary(
+            uniqueKeysWithValues: DecisionCacheEvent.allCases.map {
+                ($0, registry.makeCounter(name: Help.cache.0, labels: [("event", $0.rawValue)], help: Help.cache.1))
+            })
     }
 
     /// A maintenance pass that finished: how many expired rows it purged and how many log rows it expired.
@@ -99,6 +110,9 @@ public final class ServerMetrics: DecisionObserver, Sendable {
 
     /// A decision the facade's pipeline made (`DecisionObserver`): counted by reason.
     public func decided(_ decision: Decision) { decisions[decision.reason]?.increment() }
+
+    /// What the decision cache did (`DecisionObserver`): counted by event.
+    public func cache(_ event: DecisionCacheEvent) { cacheEvents[event]?.increment() }
 
     public func decisionRoute(_ route: String, took nanoseconds: UInt64) {
         decideLatency[route]?.recordNanoseconds(Int64(clamping: nanoseconds))
@@ -129,7 +143,10 @@ public final class ServerMetrics: DecisionObserver, Sendable {
 
     /// The Prometheus text exposition; `security` is the identity layer's event totals since start (PIN failures,
     /// refusals, alarms, Apple token rejections), exported as counters moved by what they grew since the last call.
-    public func exposition(security: [String: Int] = [:]) -> [UInt8] {
+    public func exposition(security: [String: Int] = [:], notificationsUp: Bool? = nil) -> [UInt8] {
+        if let notificationsUp {
+            registry.makeGauge(name: Help.notifications.0, help: Help.notifications.1).set(to: notificationsUp ? 1.0 : 0.0)
+        }
         exportedSecurity.withLock { exported in
             for (name, value) in security.sorted(by: { $0.key < $1.key }) {
                 let counter = registry.makeCounter(name: Help.security.0, labels: [("event", name)], help: Help.security.1)

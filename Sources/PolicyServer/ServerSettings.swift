@@ -61,6 +61,8 @@ public struct ServerSettings: Sendable {
     /// How long after a refresh token's rotation a racing client may present it again and get the same successor; nil
     /// keeps the identity layer's 10 seconds. Any other reuse revokes the session.
     public var refreshGracePeriod: Duration?
+    /// Live sessions (and as many resources) the decision cache keeps; 0 turns it off.
+    public var decisionCacheEntries = GatehouseService.defaultCacheCapacity
 
     /// Half the soft limit on open files, between 16 and 10,000.
     public static var defaultMaxConnections: Int {
@@ -109,6 +111,7 @@ public struct ServerSettings: Sendable {
         case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
         case accessTokenLifetime = "GATEHOUSE_ACCESS_TOKEN_LIFETIME"
         case refreshGracePeriod = "GATEHOUSE_REFRESH_GRACE_PERIOD"
+        case decisionCacheEntries = "GATEHOUSE_DECISION_CACHE_ENTRIES"
 
         /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
         /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
@@ -142,6 +145,7 @@ public struct ServerSettings: Sendable {
             case .requestTimeout: "--request-timeout"
             case .accessTokenLifetime: "--access-token-lifetime"
             case .refreshGracePeriod: "--refresh-grace-period"
+            case .decisionCacheEntries: "--decision-cache-entries"
             }
         }
 
@@ -189,6 +193,7 @@ public struct ServerSettings: Sendable {
         public var accessTokenLifetime: Double?
         /// Seconds (a fraction allowed).
         public var refreshGracePeriod: Double?
+        public var decisionCacheEntries: Int?
         public init() {}
     }
 
@@ -282,6 +287,10 @@ public struct ServerSettings: Sendable {
         if let duration = try seconds(options.requestTimeout, .requestTimeout) { s.requestTimeout = duration }
         s.accessTokenLifetime = try seconds(options.accessTokenLifetime, .accessTokenLifetime)
         s.refreshGracePeriod = try seconds(options.refreshGracePeriod, .refreshGracePeriod)
+        if let entries = options.decisionCacheEntries ?? env(.decisionCacheEntries).map({ Int($0) ?? -1 }) {
+            guard entries >= 0 else { throw Problem(description: "\(Variable.decisionCacheEntries.named) must be a number of entries, 0 or more") }
+            s.decisionCacheEntries = entries
+        }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Problem(description: "cannot read the operator token file '\(file)'")

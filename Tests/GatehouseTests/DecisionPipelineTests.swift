@@ -7,8 +7,11 @@ import Testing
 final class RecordingObserver: DecisionObserver {
     let decisions = Mutex<[Reason]>([])
     let failures = Mutex(0)
+    let cacheEvents = Mutex<[DecisionCacheEvent: Int]>([:])
     func decided(_ decision: Decision) { decisions.withLock { $0.append(decision.reason) } }
     func resolveFailed(_ error: any Error) { failures.withLock { $0 += 1 } }
+    func cache(_ event: DecisionCacheEvent) { cacheEvents.withLock { $0[event, default: 0] += 1 } }
+    func count(_ event: DecisionCacheEvent) -> Int { cacheEvents.withLock { $0[event] ?? 0 } }
 }
 
 /// The facade's one pipeline (resolve, decide, observe, record) and its one policy holder.

@@ -9,6 +9,8 @@ struct HealthController {
 
     @Sendable func readyz(_ request: Request, _ context: ServerContext) async throws -> Response {
         switch await server.databaseState() {
+        case .ready where server.notificationsDown:
+            text("ready; fact notifications down: cached decision facts are trusted for at most 1 s\n")
         case .ready: text("ready\n")
         case .readOnly: problemResponse(.notReady("the database answers reads but refuses writes"))
         case .unavailable: problemResponse(.notReady("the database does not answer, or a table requests use is missing"))
@@ -16,7 +18,9 @@ struct HealthController {
     }
 
     @Sendable func metrics(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let exposition = server.metrics.exposition(security: server.service.identity.counters.snapshot)
+        let changes = server.service.identity.factChanges
+        let exposition = server.metrics.exposition(
+            security: server.service.identity.counters.snapshot, notificationsUp: changes.sharedWithOthers ? changes.heardFromOthers : nil)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: exposition)))
     }
 }

@@ -1,0 +1,146 @@
+import Foundation
+import PolicyModel
+import Synchronization
+
+/// What the decision cache did with one lookup, for an observer's metrics.
+public enum DecisionCacheEvent: String, Sendable, CaseIterable {
+    /// A fact was served from memory.
+    case hit
+    /// A fact was read from the store (and kept, unless a write raced the read).
+    case miss
+    /// A fact was dropped to stay within the bound.
+    case eviction
+    /// A fact was dropped because a write changed it.
+    case invalidation
+}
+
+/// The live sessions (with their subjects and the user's own counters) and stored resources' facts a bearer's
+/// decisions need, kept in memory so that a decision by access token reads nothing from the store.
+///
+/// - Keys: a session by its access token's hash (never the token); a resource by its id (an id the store does not
+///   know is kept too, as unknown).
+/// - Bounded: at most `capacity` sessions and `capacity` resources; past it an entry is dropped (`eviction`).
+/// - Exact: every committed write that changes a fact (`IdentityService.factChanges`, told after `COMMIT` and before
+///   the write returns) drops it, so a decision that starts after a write is acknowledged never sees the old fact.
+///   A read that started before such a write keeps nothing: each invalidation moves an epoch, and a read's result is
+///   kept only if the epoch has not moved since the read began.
+/// - Time: a cached session is judged live by the clock at every hit (`IdentityService.isLive`), so it expires,
+///   idles out and ends with its access token without a write.
+/// - Other replicas: on PostgreSQL their writes arrive through the store's relay (`LISTEN`/`NOTIFY`); while the relay
+///   is down an entry is trusted for `FactChanges.stalenessBound` (1 s) after its read only, and when it comes back
+///   every entry is dropped. On a SQLite file several servers share, any commit by another connection (seen by
+///   `PRAGMA data_version` before an entry is trusted) drops every entry.
+final class DecisionCache: Sendable {
+    private struct State {
+        var epoch: UInt64 = 0
+        var sessions: [Data: (facts: SessionFacts, at: ContinuousClock.Instant)] = [:]
+        var sessionKeysByUser: [String: Set<Data>] = [:]
+        /// A resource's facts (nil for an id the store does not know) and when they were read.
+        var resources: [String: (facts: ResourceFacts?, at: ContinuousClock.Instant)] = [:]
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+    private let observer: any DecisionObserver
+    /// Whether other processes' writes are heard; while they are not, an entry is trusted for the staleness bound.
+    private let changes: FactChanges
+
+    init(capacity: Int, observer: any DecisionObserver, changes: FactChanges) {
+        self.capacity = capacity
+        self.observer = observer
+        self.changes = changes
+    }
+
+    /// The oldest read an entry may come from to be trusted now: nil (any) while every write is heard, else
+    /// `FactChanges.stalenessBound` ago.
+    private var trustedSince: ContinuousClock.Instant? {
+        changes.catchUp() ? nil : ContinuousClock.now - FactChanges.stalenessBound
+    }
+
+    /// The epoch a read starts in, and when: pass both back to `keep`, so that a read a write raced is not kept and an
+    /// entry's age (what the staleness bound judges) counts from before the read.
+    var start: (epoch: UInt64, at: ContinuousClock.Instant) { (state.withLock { $0.epoch }, ContinuousClock.now) }
+
+    /// The cached session of `key`, counted as a hit or a miss.
+    func session(_ key: Data) -> SessionFacts? {
+        let since = trustedSince
+        let found = state.withLock { s -> SessionFacts? in
+            guard let entry = s.sessions[key], since.map({ entry.at >= $0 }) ?? true else { return nil }
+            return entry.facts
+        }
+        observer.cache(found == nil ? .miss : .hit)
+        return found
+    }
+
+    /// The cached facts of resource `id`: nil for a miss, `.some(nil)` for an id known not to be stored.
+    func resource(_ id: String) -> ResourceFacts?? {
+        let since = trustedSince
+        let found = state.withLock { s -> ResourceFacts?? in
+            guard let entry = s.resources[id], since.map({ entry.at >= $0 }) ?? true else { return nil }
+            return .some(entry.facts)
+        }
+        observer.cache(found == nil ? .miss : .hit)
+        return found
+    }
+
+    /// Keeps a session read in `epoch`, unless a write has changed a fact since.
+    func keep(_ facts: SessionFacts, key: Data, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
+        keep(readIn: epoch) { s in
+            var evicted = 0
+            while s.sessions.count >= capacity, let victim = s.sessions.first {
+                s.sessions.removeValue(forKey: victim.key)
+                let user = victim.value.facts.userId
+                s.sessionKeysByUser[user]?.remove(victim.key)
+                if s.sessionKeysByUser[user]?.isEmpty == true { s.sessionKeysByUser.removeValue(forKey: user) }
+                evicted += 1
+            }
+            s.sessions[key] = (facts, read)
+            s.sessionKeysByUser[facts.userId, default: []].insert(key)
+            return evicted
+        }
+    }
+
+    /// Keeps a resource's facts (nil: not stored) read in `epoch`, unless a write has changed a fact since.
+    func keep(_ facts: ResourceFacts?, resource id: String, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
+        keep(readIn: epoch) { s in
+            let evicted = max(0, s.resources.count - capacity + 1)
+            for victim in Array(s.resources.keys.prefix(evicted)) { s.resources.removeValue(forKey: victim) }
+            s.resources[id] = (facts, read)
+            return evicted
+        }
+    }
+
+    /// Runs `insert` (which returns how many entries it evicted) if the cache is on and no write has moved the epoch
+    /// since the read began; counts the evictions.
+    private func keep(readIn epoch: UInt64, _ insert: (inout State) -> Int) {
+        guard capacity > 0 else { return }
+        let evicted = state.withLock { s in s.epoch == epoch ? insert(&s) : 0 }
+        for _ in 0..<evicted { observer.cache(.eviction) }
+    }
+
+    /// Drops every fact `changes` names and moves the epoch (so reads in flight are not kept).
+    func invalidate(_ changes: Set<FactChange>) {
+        let dropped = state.withLock { s -> Int in
+            s.epoch &+= 1
+            var dropped = 0
+            for change in changes {
+                switch change {
+                case .user(let user):
+                    for key in s.sessionKeysByUser.removeValue(forKey: user) ?? [] where s.sessions.removeValue(forKey: key) != nil { dropped += 1 }
+                case .resource(let id):
+                    if s.resources.removeValue(forKey: id) != nil { dropped += 1 }
+                case .everything:
+                    dropped += s.sessions.count + s.resources.count
+                    s.sessions = [:]
+                    s.sessionKeysByUser = [:]
+                    s.resources = [:]
+                }
+            }
+            return dropped
+        }
+        for _ in 0..<dropped { observer.cache(.invalidation) }
+    }
+
+    /// How many sessions and resources are cached now.
+    var count: (sessions: Int, resources: Int) { state.withLock { ($0.sessions.count, $0.resources.count) } }
+}

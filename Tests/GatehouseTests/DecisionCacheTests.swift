@@ -1,0 +1,186 @@
+import Foundation
+import Gatehouse
+import Synchronization
+import Testing
+
+/// The facade's cache of live sessions and stored resources (issue 26): a bearer's decision reads nothing from the
+/// store once its facts are cached, and every write that changes a cached fact drops it before it is acknowledged.
+@Suite struct DecisionCacheTests {
+    static let app = Resource(type: "app")
+
+    static func facade(capacity: Int = GatehouseService.defaultCacheCapacity) throws -> (Facade, GatehouseService, RecordingObserver) {
+        let f = try Facade(policySet: "research-crawler")
+        let observer = RecordingObserver()
+        let gate = GatehouseService(policy: f.gate.policy, identity: f.identity, observer: observer, cacheCapacity: capacity)
+        return (f, gate, observer)
+    }
+
+    /// Once cached, a bearer's decision needs no store at all: it still answers with the database closed.
+    @Test func aCachedBearerDecisionReadsNothingFromTheStore() async throws {
+        let (f, gate, observer) = try Self.facade()
+        let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+        let first = try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app)
+        #expect(observer.count(.miss) == 1 && observer.count(.hit) == 0)
+        try f.database.pool.close()
+        let second = try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app)
+        #expect(observer.count(.hit) == 1)
+        #expect(second.request.subject == first.request.subject && !second.tokenRejected)
+    }
+
+    /// The bound holds: past `capacity` sessions an entry is evicted (and counted), never more are kept.
+    @Test func theCacheIsBounded() async throws {
+        let (f, gate, observer) = try Self.facade(capacity: 2)
+        var users: [SessionTokens] = []
+        for _ in 0..<5 { users.append(try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))) }
+        // No write between the decisions: on SQLite any commit drops every entry, which would leave nothing to evict.
+        for user in users { _ = try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app) }
+        #expect(observer.count(.eviction) == 3)
+    }
+
+    /// A session ends by the clock without a write: a cached token is refused once its access token expires.
+    @Test func aCachedSessionExpiresByTheClock() async throws {
+        let (f, gate, _) = try Self.facade()
+        let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+        #expect(try await !gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
+        f.clock.advance(f.identity.configuration.accessTokenLifetime + 1)
+        #expect(try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
+    }
+
+    /// One invalidating write: what it changes, and how a decision after it shows the new fact.
+    struct Write: Sendable, CustomTestStringConvertible {
+        var name: String
+        /// Makes the change for `user` (on `space` when it needs a shared resource); returns the token to decide with.
+        var change: @Sendable (Facade, Account) async throws -> String
+        /// Whether the resolved request shows the new fact.
+        var shows: @Sendable (ResolvedRequest, Account) -> Bool
+        var testDescription: String { name }
+    }
+
+    /// A signed-in user with a PIN (so it may create spaces) and a project it owns, with the resource to decide on.
+    struct Account: Sendable {
+        var userId: String
+        var token: String
+        var refreshToken: String
+        var space: NewSpace
+        /// The clock when it was made (a later verification is after it).
+        var createdAt: Date
+        var resource: Resource { Resource(type: "project", id: space.resourceId) }
+    }
+
+    static func account(_ f: Facade) async throws -> Account {
+        let signedIn = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+        _ = try await f.identity.setPIN(accessToken: signedIn.accessToken, pin: "4172")
+        let refreshed = try await f.identity.refresh(refreshToken: signedIn.refreshToken)
+        let space = try await f.identity.createSpace(accessToken: refreshed.accessToken, name: "P", type: "project", inviteRole: "editor")
+        return Account(userId: signedIn.userId, token: refreshed.accessToken, refreshToken: refreshed.refreshToken, space: space, createdAt: f.clock.now)
+    }
+
+    static let writes: [Write] = [
+        Write(name: "sign-out", change: { f, a in try await f.identity.signOut(accessToken: a.token); return a.token }, shows: { r, _ in r.tokenRejected }),
+        Write(
+            name: "sign-out everywhere", change: { f, a in try await f.identity.signOutEverywhere(accessToken: a.token); return a.token },
+            shows: { r, _ in r.tokenRejected }),
+        Write(name: "refresh", change: { f, a in _ = try await f.identity.refresh(refreshToken: a.refreshToken); return a.token }, shows: { r, _ in r.tokenRejected }),
+        Write(
+            name: "PIN verification (a step-up)",
+            change: { f, a in
+                f.clock.advance(1)
+                _ = try await f.identity.verifyPIN(accessToken: a.token, pin: "4172")
+                return a.token
+            },
+            shows: { r, a in r.tokenRejected || (r.request.subject.auth?.verifiedAt ?? .distantPast) > a.createdAt }),
+        Write(
+            name: "subscription",
+            change: { f, a in
+                try await f.identity.recordSubscription(userId: a.userId, productId: "p", expiresAt: nil, productTiers: ["p": "pro"])
+                return a.token
+            }, shows: { r, _ in r.request.subject.tier == "pro" }),
+        Write(
+            name: "app roles", change: { f, a in try await f.identity.setAppRoles(userId: a.userId, roles: ["admin"]); return a.token },
+            shows: { r, _ in r.request.subject.roles == ["admin"] }),
+        Write(
+            name: "privacy settings",
+            change: { f, a in
+                try await f.identity.setPrivacySettings(accessToken: a.token, PrivacySettings(analytics: true, crashReporting: true, aiSuggestions: true))
+                return a.token
+            }, shows: { r, _ in r.request.subject.attributes == PrivacySettings(analytics: true, crashReporting: true, aiSuggestions: true).attributes }),
+        Write(
+            name: "membership",
+            change: { f, a in
+                let other = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+                let pinned = try await f.identity.setPIN(accessToken: other.accessToken, pin: "5817").accessToken
+                _ = try await f.identity.joinSpace(accessToken: pinned, shareCode: a.space.shareCode, source: ClientSource(UUID().uuidString))
+                return a.token
+            }, shows: { r, _ in r.request.resource.members.count == 2 }),
+        Write(
+            name: "resource usage", change: { f, a in _ = try await f.identity.incrementUsage(resourceId: a.space.resourceId, counter: "sources"); return a.token },
+            shows: { r, _ in r.request.resource.usage["sources"] == 1 }),
+        Write(
+            name: "account deletion", change: { f, a in try await f.identity.deleteAccount(accessToken: a.token); return a.token },
+            shows: { r, _ in r.tokenRejected }),
+    ]
+
+    /// For every invalidating write, 100 times: with decisions for the same token running meanwhile (filling the cache
+    /// from reads the write may race), a decision that starts after the write returned sees the new fact.
+    @Test(.serialized, arguments: writes) func aDecisionAfterAWriteNeverSeesTheOldFact(_ write: Write) async throws {
+        let (f, gate, _) = try Self.facade()
+        for repetition in 0..<100 {
+            let account = try await Self.account(f)
+            let resource = account.resource
+            #expect(try await !write.shows(gate.resolve(token: account.token, action: "view", resource: resource), account), "\(repetition): shown before")
+            // Decisions for the same token while the write runs: some read the store before its commit and finish after
+            // (their result must not be kept), some hit the cache.
+            let racing = Task {
+                for _ in 0..<20 {
+                    _ = try? await gate.resolve(token: account.token, action: "view", resource: resource)
+                    await Task.yield()
+                }
+            }
+            let token = try await write.change(f, account)
+            let after = try await gate.resolve(token: token, action: "view", resource: resource)
+            _ = await racing.value
+            #expect(write.shows(after, account), "\(write.name), repetition \(repetition): the old fact was seen after the write")
+            if !write.shows(after, account) { break }
+        }
+    }
+
+    /// A batch resolves its bearer once, whatever its length: one session lookup for fifty decisions.
+    @Test func aBatchResolvesItsBearerOnce() async throws {
+        let (f, gate, observer) = try Self.facade()
+        let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+        let items = Array(repeating: Result<Request, RequestError>.success(Request(action: "ai_suggestions", resource: Self.app)), count: 50)
+        let answers = try await gate.decideBatch(items, bearer: user.accessToken, by: gate.policy)
+        #expect(answers.count == 50 && answers.allSatisfy { (try? $0.get()) != nil })
+        #expect(observer.count(.miss) + observer.count(.hit) == 1)
+        #expect(observer.decisions.withLock { $0 }.count == 50)
+    }
+
+    /// Several servers may share one SQLite file: a write through another connection to the file (another process's)
+    /// is seen by the next decision, though no one told this process (`PRAGMA data_version`), 100 times.
+    @Test func aWriteByAnotherProcessOnTheSameFileIsSeen() async throws {
+        let (f, gate, _) = try Self.facade()
+        let other = IdentityService(
+            store: SQLiteStore(try AppDatabase(path: f.dir.appendingPathComponent("identity.sqlite").path)), configuration: f.identity.configuration,
+            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { f.clock.now })
+        for repetition in 0..<100 {
+            let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+            #expect(try await !gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
+            try await other.signOut(accessToken: user.accessToken)
+            let after = try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app)
+            #expect(after.tokenRejected, "repetition \(repetition): a token signed out by another process was accepted")
+        }
+    }
+
+    /// The user's own counters (what app-wide limits consume) are cached with the session and dropped by a change.
+    @Test func userUsageIsInvalidatedByItsWrite() async throws {
+        let (f, gate, _) = try Self.facade()
+        for _ in 0..<100 {
+            let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+            let before = try await gate.resolve(token: user.accessToken, action: "add_source", resource: Self.app)
+            let count = before.request.resource.usage["sources"] ?? 0
+            _ = try await f.identity.incrementUserUsage(userId: user.userId, counter: "sources")
+            let after = try await gate.resolve(token: user.accessToken, action: "add_source", resource: Self.app)
+            #expect(after.request.resource.usage["sources"] == count + 1)
+        }
+    }
+}
