@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "GatehouseClient",
             dependencies: [
-                "PolicyModel",
+                "PolicyModel", "GatehouseEngine",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -94,8 +94,8 @@ public enum BundleBuildError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// An Ed25519 key a bundle is signed with, and its public half.
-public struct BundleSigningKey: Sendable {
+/// An Ed25519 key a bundle is signed with, and its public half. Printed or dumped, it shows its key id only.
+public struct BundleSigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     package let key: Curve25519.Signing.PrivateKey
 
     /// A new random key.
@@ -114,6 +114,10 @@ public struct BundleSigningKey: Sendable {
 
     /// The text of the key's file. It holds the secret: write it with mode 0600.
     public var fileText: String { Self.filePrefix + key.rawRepresentation.base64EncodedString() + "\n" }
+
+    public var description: String { "BundleSigningKey(key id \(publicKey.keyID))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["keyID": publicKey.keyID]) }
 
     /// The public half, to pin on devices.
     public var publicKey: BundlePublicKey { BundlePublicKey(key: key.publicKey) }
@@ -299,12 +303,25 @@ public struct PolicyBundle: Sendable {
         let manifest = bundle.manifest
         guard let key = keys.first(where: { $0.keyID == manifest.keyID }) else { throw .unknownKey(keyID: manifest.keyID) }
         guard key.key.isValidSignature(signature, for: bytes[0..<signedCount]) else { throw .badSignature(keyID: manifest.keyID) }
+        try checkHashes(bundle, bytes: bytes, section: section)
+        if let heldRevision, manifest.revision < heldRevision { throw .downgrade(revision: manifest.revision, held: heldRevision) }
+        return bundle
+    }
+
+    /// Reads a bundle and checks its hashes, not its signature: for tools that read a bundle without a key
+    /// (`policy check`, `policy matrix`). An app decides only from a bundle `verify` accepted.
+    public static func open(_ bytes: [UInt8]) throws(BundleVerificationError) -> PolicyBundle {
+        let (bundle, _, _, section) = try parse(bytes)
+        try checkHashes(bundle, bytes: bytes, section: section)
+        return bundle
+    }
+
+    static func checkHashes(_ bundle: PolicyBundle, bytes: [UInt8], section: Range<Int>) throws(BundleVerificationError) {
+        let manifest = bundle.manifest
         let actual = hex(SHA256.hash(data: bytes[section]))
         guard constantTimeEqual(actual, manifest.contentHash) else { throw .contentHashMismatch(expected: manifest.contentHash, actual: actual) }
         let policyHash = PolicyCompiler.contentHash(of: bundle.files.map { PolicyFileInput(path: $0.key, bytes: $0.value) }.sorted { $0.path < $1.path })
         guard constantTimeEqual(policyHash, manifest.policyHash) else { throw .policyHashMismatch(expected: manifest.policyHash, actual: policyHash) }
-        if let heldRevision, manifest.revision < heldRevision { throw .downgrade(revision: manifest.revision, held: heldRevision) }
-        return bundle
     }
 
     /// Compiles the bundle's files (as the server compiles its folder: same name, same relative paths, same hash).
@@ -324,6 +341,10 @@ public struct PolicyBundle: Sendable {
             try Data(content).write(to: url)
         }
     }
+
+    /// The strong HTTP entity tag `GET /v1/bundle` gives these bytes: SHA-256 in hex, quoted. A device computes it
+    /// from the bundle it holds, so its `If-None-Match` survives a relaunch.
+    public static func entityTag(of bytes: [UInt8]) -> String { "\"" + hex(SHA256.hash(data: bytes)) + "\"" }
 
     /// The total size of the files the bundle holds.
     public var payloadSize: Int { files.values.reduce(0) { $0 + $1.count } }
