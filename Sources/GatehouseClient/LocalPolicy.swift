@@ -50,6 +50,8 @@ extension GatehouseClient {
                 let body = try ok.body.applicationVnd_gatehouse_bundle
                 bytes = Array(try await Data(collecting: body, upTo: 64 * 1024 * 1024))
             } catch { throw clientError(error) }
+            // A URL cache between the client and the server may answer its own revalidation with the cached 200.
+            if let held, PolicyBundle.entityTag(of: bytes) == held { return .unchanged }
             do {
                 return .updated(try store.install(bytes).manifest)
             } catch {

@@ -206,14 +206,18 @@ func isBundleFile(_ path: String) -> Bool {
 /// A bundle's files unpacked into a new temporary folder named after its set, for the folder-based tools; the caller
 /// removes `cleanup`. The bundle's hashes are checked (not its signature: no key is given).
 func unpackBundle(_ path: String) throws -> (folder: String, cleanup: URL) {
-    let bundle: PolicyBundle
-    do { bundle = try PolicyBundle.open(try readBundleFile(path)) } catch let error as BundleVerificationError {
-        writeError("error: \(path): \(error)")
-        throw Exit.policyErrors
-    }
+    let bundle = try openBundle(path)
     let base = FileManager.default.temporaryDirectory.appendingPathComponent("policy-bundle-\(UUID().uuidString)", isDirectory: true)
     let folder = base.appendingPathComponent(bundle.manifest.name, isDirectory: true)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     try bundle.extract(to: folder)
     return (folder.path, base)
+}
+
+/// A bundle file read and its hashes checked (not its signature); exit 1 naming what failed.
+func openBundle(_ path: String) throws -> PolicyBundle {
+    do { return try PolicyBundle.open(try readBundleFile(path)) } catch let error as BundleVerificationError {
+        writeError("error: \(path): \(error)")
+        throw Exit.policyErrors
+    }
 }

@@ -38,9 +38,8 @@ struct Matrix: ParsableCommand {
         var title = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
         let policy: CompiledPolicy
         if isBundleFile(directory) {
-            let unpacked = try unpackBundle(directory)
-            defer { try? FileManager.default.removeItem(at: unpacked.cleanup) }
-            policy = try loadOrExit(unpacked.folder)
+            // Locations name the bundle's files by their paths in it, as the server names them.
+            policy = try loadedOrExit(try openBundle(directory).compile())
             title = policy.name
         } else {
             policy = try loadOrExit(directory)
