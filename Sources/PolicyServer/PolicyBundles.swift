@@ -1,5 +1,6 @@
 import Foundation
 import PolicyBundle
+import PolicyCompiler
 import Synchronization
 
 /// The signed bundle of the policy version serving now (`GET /v1/bundle`), rebuilt after each successful reload
@@ -24,13 +25,20 @@ public final class PolicyBundles: Sendable {
 
     /// Builds the bundle of `directory` if its files still compile to `policyHash` (the version just installed); when
     /// the folder moved on since the reload read it, the bundle is left as it is and the next reload builds it.
-    /// Revisions only go up: the time in seconds, or one more than the last.
+    ///
+    /// The creation time and revision come from the files, not the clock: the newest file's modification time, in
+    /// seconds. So replicas serving the same folder (the same image, or one volume) with the same key serve the same
+    /// bytes and ETag, and a device moving between them never sees a lower revision for the same version. Revisions
+    /// only go up: one more than the last when the files' time did not move.
     @discardableResult
-    public func rebuild(directory: String, policyHash: String, now: Date = Date()) -> Current? {
+    public func rebuild(directory: String, policyHash: String) -> Current? {
         let last = current
         if let last, last.manifest.policyHash == policyHash { return last }
-        let revision = max(UInt64(max(0, now.timeIntervalSince1970)), (last?.manifest.revision ?? 0) + 1)
-        guard let bundle = try? PolicyBundle.build(directory: directory, key: key, createdAt: now, revision: revision),
+        let modified = PolicyCompiler.policyFiles(in: directory)
+            .compactMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.modificationDate] as? Date }.max() ?? Date()
+        let seconds = UInt64(max(0, modified.timeIntervalSince1970))
+        let revision = max(seconds, (last?.manifest.revision ?? 0) + 1)
+        guard let bundle = try? PolicyBundle.build(directory: directory, key: key, createdAt: modified, revision: revision),
             bundle.manifest.policyHash == policyHash
         else { return last }
         let built = Current(

@@ -71,9 +71,10 @@ public actor PolicyReloader {
             if version.hash == previous.hash {
                 return .unchanged(previous)
             }
-            service.install(policy, version: version)
-            // Only an installed version is bundled; a refused one never reaches here.
+            // Only a version about to be installed is bundled (a refused one never reaches here), and before it
+            // decides: once the new version answers, `GET /v1/bundle` serves it too.
             bundles?.rebuild(directory: directory, policyHash: version.hash)
+            service.install(policy, version: version)
             metrics?.reloaded(.installed)
             logger.info("policy reloaded", metadata: ["policy.hash": "\(version.hash)", "policy.previous": "\(previous.hash)"])
             return .installed(version)

@@ -125,3 +125,19 @@ import Testing
         #expect(!dump.contains(Self.key.fileText.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last!))
     }
 }
+
+extension BundleRouteTests {
+    /// Two servers (replicas) over the same folder and key serve the same bytes: a device moving between them sees one
+    /// ETag and one revision, never a downgrade.
+    @Test func replicasOverTheSameFolderServeTheSameBundle() throws {
+        let a = try server()
+        let b = try TestServer {
+            $0.policies = a.policies.path
+            $0.bundleKey = Self.key
+        }
+        let first = try #require(a.server.bundles?.current)
+        let second = try #require(b.server.bundles?.current)
+        #expect(first.etag == second.etag)
+        #expect(first.bytes == second.bytes)
+    }
+}
