@@ -57,6 +57,11 @@ let package = Package(
         .target(
             name: "PolicyCompiler",
             dependencies: ["PolicyModel", "PolicySyntax", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
+        // Signed policy bundles: one file with a set's YAML files, a manifest and an Ed25519 signature; build, verify,
+        // compile (docs/bundles.md). Foundation and swift-crypto only: apps link it through GatehouseEngine.
+        .target(
+            name: "PolicyBundle",
+            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", .product(name: "Crypto", package: "swift-crypto")]),
         // The JSON edge: the JSON Lines decision stream behind `policy decide --jsonl` (block reads, one write per block).
         .target(name: "PolicyEdge", dependencies: ["PolicyModel", "PolicyEngine"]),
         // Policy tests, diagnostics rendering; later invariants and diffs.
@@ -85,7 +90,7 @@ let package = Package(
         // The engine-only facade an app embeds: PolicyModel, PolicyCompiler and PolicyEngine, and loading from a
         // folder, a Bundle or bytes. Its closure must stay free of Identity, GRDB, PostgresNIO, NIO and Hummingbird
         // (GatehouseEngineTests checks).
-        .target(name: "GatehouseEngine", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine"]),
+        .target(name: "GatehouseEngine", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyBundle"]),
         // The HTTP client of `policy serve` an app embeds: the generated typed layer (Generated/, from docs/openapi.yaml)
         // under a hand-written actor with sign-in, single-flight refresh and a token store. Its closure must stay free
         // of Identity, GRDB, PostgresNIO, NIO and Hummingbird (GatehouseEngineTests checks). P-256 device keys come
@@ -93,7 +98,7 @@ let package = Package(
         .target(
             name: "GatehouseClient",
             dependencies: [
-                "PolicyModel",
+                "PolicyModel", "GatehouseEngine",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -111,7 +116,7 @@ let package = Package(
         .target(
             name: "PolicyServer",
             dependencies: [
-                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification",
+                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyBundle",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -130,7 +135,7 @@ let package = Package(
         .target(
             name: "PolicyCLI",
             dependencies: [
-                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge", "PolicyServer",
+                "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge", "PolicyServer", "PolicyBundle",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

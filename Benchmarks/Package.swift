@@ -27,6 +27,10 @@ let package = Package(
                 "BenchFixtures", "PolicySynth", "HandWrittenBaseline",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]),
+        // `swift run -c release bundle-bench`: signed bundles' build, verify and compile time as ratios to compiling the folder.
+        .executableTarget(
+            name: "bundle-bench",
+            dependencies: ["BenchFixtures", "PolicySynth", .product(name: "GatehouseEngine", package: "Gatehouse")]),
         // ordo-one/benchmark suite: `swift package benchmark`.
         .executableTarget(
             name: "GatehouseBenchmarks",

@@ -173,13 +173,13 @@ _policy() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    check|decide|explain|diff|matrix|serve|schema|version|help)
+    check|decide|explain|diff|matrix|serve|schema|version|keygen|bundle|help)
         # Offer subcommand argument completions
         "_policy_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'check decide explain diff matrix serve schema version help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'check decide explain diff matrix serve schema version keygen bundle help' -- "${cur}"))
         ;;
     esac
 }
@@ -339,7 +339,7 @@ _policy_serve() {
     repeating_flags=()
     non_repeating_flags=(--strict-reload --trust-caller-subjects --version -h --help)
     repeating_options=(--apple-client-id --trusted-proxy --app-store-bundle-id --app-store-environment --app-store-root-certificate)
-    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --access-token-lifetime --refresh-grace-period --decision-cache-entries)
+    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --access-token-lifetime --refresh-grace-period --decision-cache-entries)
     __policy_offer_flags_options 0
 
     # Offer option value completions
@@ -363,6 +363,9 @@ _policy_serve() {
         return
         ;;
     '--operator-token-file')
+        return
+        ;;
+    '--bundle-key')
         return
         ;;
     '--body-limit')
@@ -436,6 +439,102 @@ _policy_version() {
     repeating_options=()
     non_repeating_options=(--format)
     __policy_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--format')
+        __policy_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+}
+
+_policy_keygen() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--out)
+    __policy_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--out')
+        return
+        ;;
+    esac
+}
+
+_policy_bundle() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __policy_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    build|verify|inspect)
+        # Offer subcommand argument completions
+        "_policy_bundle_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'build verify inspect' -- "${cur}"))
+        ;;
+    esac
+}
+
+_policy_bundle_build() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--key -o --revision --created)
+    __policy_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--key')
+        return
+        ;;
+    '-o')
+        return
+        ;;
+    '--revision')
+        return
+        ;;
+    '--created')
+        return
+        ;;
+    esac
+}
+
+_policy_bundle_verify() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--public-key --held-revision)
+    __policy_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--public-key')
+        return
+        ;;
+    '--held-revision')
+        return
+        ;;
+    esac
+}
+
+_policy_bundle_inspect() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--format)
+    __policy_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in

@@ -58,13 +58,15 @@ _policy() {
             'serve:Serve decisions and sign-in over HTTP, reloading the policy folder as it changes.'
             'schema:Print the JSON Schema of a policy file (what schemas/policy.schema.json holds).'
             'version:Print the Gatehouse version, the git commit it was built from and the build date.'
+            'keygen:Make an Ed25519 key to sign policy bundles with; print its public key.'
+            'bundle:Build, verify and inspect signed policy bundles (one file an app decides from offline).'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        check|decide|explain|diff|matrix|serve|schema|version|help)
+        check|decide|explain|diff|matrix|serve|schema|version|keygen|bundle|help)
             "_policy_${words[1]}" && ret=0
             ;;
         esac
@@ -181,6 +183,7 @@ _policy_serve() {
         '*--apple-client-id[A Sign in with Apple client id (repeatable).]:apple-client-id:'
         '--apple-jwks[Apple'\''s JWKS\: a file or a URL (default Apple'\''s).]:FILE_OR_URL:'
         '--operator-token-file[A file holding the operator credential (16+ characters).]:FILE:'
+        '--bundle-key[Sign and serve the active version'\''s bundle at /v1/bundle with this key (policy keygen).]:KEYFILE:'
         '--strict-reload[Refuse reloads whose policy tests fail, not only ones that do not load.]'
         '--body-limit[Largest request body in bytes (default 1 MiB).]:body-limit:'
         '--sign-in-limit[Sign-in, PIN and device requests per client address per window (default 10/60).]:REQUESTS/SECONDS:'
@@ -225,6 +228,92 @@ _policy_version() {
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
         '--format[text or json]:format:{__policy_complete "${___format[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_keygen() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--out[Where to write the private key.]:KEYFILE:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_bundle() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'build:Build a signed bundle of a policy set folder.'
+            'verify:Verify a bundle'\''s signature, hashes, format version and (with --held-revision) revision.'
+            'inspect:Print a bundle'\''s manifest and files (read, not verified: use policy bundle verify).'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        build|verify|inspect)
+            "_policy_bundle_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_policy_bundle_build() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':directory:'
+        '--key[The private key file policy keygen wrote.]:KEYFILE:'
+        '-o[Where to write the bundle.]:FILE:'
+        '--revision[The bundle'\''s revision; devices refuse a lower one than they hold.]:N:'
+        '--created[The creation time, ISO 8601 (2026-11-25T12\:00\:00Z).]:TIME:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_bundle_verify() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':file:'
+        '--public-key[The pinned public key (base64), or a file holding it.]:KEY:'
+        '--held-revision[Refuse a bundle whose revision is lower than N (a downgrade).]:N:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_bundle_inspect() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        ':file:'
+        '--format[Output format\: text or json.]:format:{__policy_complete "${___format[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -30,6 +30,9 @@ public actor GatehouseClient: CustomReflectable {
     /// The session's state now; `sessionStates()` streams its changes.
     public private(set) var state: SessionState
     private var observers: [UUID: AsyncStream<SessionState>.Continuation] = [:]
+    /// The device's copy of the policy (`decideLocally`), refreshed from `GET /v1/bundle`; nil when not configured.
+    public nonisolated let policyBundles: PolicyBundleStore?
+    var bundleRefresh: Task<Void, Never>?
 
     /// A client of the server at `serverURL` (`http://127.0.0.1:8080`), restoring the session `tokenStore` holds.
     ///
@@ -39,10 +42,13 @@ public actor GatehouseClient: CustomReflectable {
     ///   - session: the `URLSession` requests go through.
     ///   - refreshMargin: how long before its expiry an access token is refreshed (covers clock skew and latency).
     ///   - clock: the time expiry is judged by (tests move it).
+    ///   - policyBundles: the store of signed policy bundles `decideLocally` answers from (its pinned key and its
+    ///     directory); it loads the last good bundle now, before any network.
     public init(
         serverURL: URL, tokenStore: any TokenStore = InMemoryTokenStore(), session: URLSession = .shared,
-        refreshMargin: TimeInterval = 30, clock: @escaping @Sendable () -> Date = { Date() }
+        refreshMargin: TimeInterval = 30, clock: @escaping @Sendable () -> Date = { Date() }, policyBundles: PolicyBundleStore? = nil
     ) {
+        self.policyBundles = policyBundles
         api = Client(
             serverURL: serverURL, configuration: Configuration(dateTranscoder: ContractDateTranscoder()),
             transport: URLSessionTransport(configuration: .init(session: session)), middlewares: [GatehouseMiddleware()])

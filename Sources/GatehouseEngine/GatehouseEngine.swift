@@ -1,5 +1,6 @@
 // The engine-only library an app embeds: the decision contract's types, the compiler and the engine, with no
 // identity, SQL or NIO in its dependency closure (GatehouseEngineTests walks the package graph to keep it so).
+@_exported import PolicyBundle
 @_exported import PolicyCompiler
 @_exported import PolicyEngine
 @_exported import PolicyModel

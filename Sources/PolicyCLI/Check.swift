@@ -6,7 +6,8 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load and validate policy sets, lint them, run their tests and prove their invariants.",
         discussion: """
-            Each DIR is a policy set (a folder holding .yaml files) or a folder of policy sets.
+            Each DIR is a policy set (a folder holding .yaml files), a folder of policy sets, or a policy bundle \
+            file (policy bundle build; its hashes are checked, its signature is policy bundle verify's job).
 
             Formats (--format):
               text      diagnostics with the source line and a caret, failures, a
@@ -32,7 +33,7 @@ struct Check: ParsableCommand {
             tests. See docs/cli.md.
             """)
 
-    @Argument(help: "Policy set folders, or folders holding policy sets.")
+    @Argument(help: "Policy set folders, folders holding policy sets, or bundle files.")
     var directories: [String] = ["policies"]
 
     @Option(help: "Output format: text, json, github, junit or markdown.")
@@ -56,19 +57,33 @@ struct Check: ParsableCommand {
         }
         for directory in directories {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("'\(directory)' is not a folder")
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+                throw ValidationError("'\(directory)' is not a folder or a bundle file")
             }
         }
     }
 
     func run() throws {
+        // A bundle is checked as the folder it unpacks to; its output names the bundle file instead of that folder.
+        var unpacked: [(folder: String, cleanup: URL, file: String)] = []
+        defer { for u in unpacked { try? FileManager.default.removeItem(at: u.cleanup) } }
+        var folders: [String] = []
+        for directory in directories {
+            if isBundleFile(directory) {
+                let u = try unpackBundle(directory)
+                unpacked.append((u.folder, u.cleanup, directory))
+                folders.append(u.folder)
+            } else {
+                folders.append(directory)
+            }
+        }
         let report = CheckRunner.check(
-            directories: directories, options: CheckOptions(strict: strict, coverage: coverage, minCoverage: minCoverage))
-        print(report.rendered(as: format), terminator: format == .junit ? "" : "\n")
+            directories: folders, options: CheckOptions(strict: strict, coverage: coverage, minCoverage: minCoverage))
+        func named(_ text: String) -> String { unpacked.reduce(text) { $0.replacingOccurrences(of: $1.folder, with: $1.file) } }
+        print(named(report.rendered(as: format)), terminator: format == .junit ? "" : "\n")
         if let junitOutput {
             do {
-                try report.rendered(as: .junit).write(toFile: junitOutput, atomically: true, encoding: .utf8)
+                try named(report.rendered(as: .junit)).write(toFile: junitOutput, atomically: true, encoding: .utf8)
             } catch {
                 writeError("error: cannot write '\(junitOutput)': \(error.localizedDescription)")
                 throw ExitCode(73)  // EX_CANTCREAT

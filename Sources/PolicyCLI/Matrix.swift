@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PolicyEngine
 import PolicyVerification
 
 struct Matrix: ParsableCommand {
@@ -24,7 +25,7 @@ struct Matrix: ParsableCommand {
             Exit codes: 0 printed; 1 the set does not load; 64 usage error (an unknown --resource).
             """)
 
-    @Argument(help: "The policy set folder.")
+    @Argument(help: "The policy set folder, or a bundle file (policy bundle build).")
     var directory: String
 
     @Option(help: ArgumentHelp("Only this resource type.", valueName: "TYPE"))
@@ -34,12 +35,19 @@ struct Matrix: ParsableCommand {
     var format: MatrixFormat = .text
 
     func run() throws {
-        let policy = try loadOrExit(directory)
+        var title = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
+        let policy: CompiledPolicy
+        if isBundleFile(directory) {
+            // Locations name the bundle's files by their paths in it, as the server names them.
+            policy = try loadedOrExit(try openBundle(directory).compile())
+            title = policy.name
+        } else {
+            policy = try loadOrExit(directory)
+        }
         if let resource, !policy.resourceTypeNames.contains(resource) {
             throw ValidationError("unknown resource type '\(resource)'; the set has \(policy.resourceTypeNames.joined(separator: ", "))")
         }
         let matrix = DecisionMatrix(policy: policy, resourceType: resource)
-        let title = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
         print(MatrixRenderer.render(matrix, title: title, as: format), terminator: format == .html ? "" : "\n")
     }
 }

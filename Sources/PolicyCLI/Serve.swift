@@ -46,6 +46,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A file holding the operator credential (16+ characters).", valueName: "FILE"))
     var operatorTokenFile: String?
 
+    @Option(help: ArgumentHelp("Sign and serve the active version's bundle at /v1/bundle with this key (policy keygen).", valueName: "KEYFILE"))
+    var bundleKey: String?
+
     @Flag(help: "Refuse reloads whose policy tests fail, not only ones that do not load.")
     var strictReload = false
 
@@ -142,6 +145,7 @@ struct Serve: AsyncParsableCommand {
         options.appleJWKS = appleJWKS
         options.operatorTokenFile = operatorTokenFile
         options.strictReload = strictReload
+        options.bundleKey = bundleKey
         options.bodyLimit = bodyLimit
         options.signInLimit = signInLimit
         options.trustedProxies = trustedProxies

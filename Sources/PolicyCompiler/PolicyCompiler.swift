@@ -169,7 +169,7 @@ public enum PolicyCompiler {
     }
 
     /// SHA-256 over each file's name (relative to the set) and bytes, in sorted order.
-    static func contentHash(of files: [PolicyFileInput]) -> String {
+    package static func contentHash(of files: [PolicyFileInput]) -> String {
         let prefix = commonDirectoryPrefix(files.map(\.path))
         var hasher = SHA256()
         for file in files {

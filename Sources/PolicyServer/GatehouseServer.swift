@@ -2,6 +2,7 @@ import Foundation
 import Gatehouse
 import IdentityPostgres
 import Logging
+import PolicyBundle
 import PolicyEngine
 import PolicyModel
 
@@ -12,6 +13,8 @@ public final class GatehouseServer: Sendable {
     public let store: OpenedIdentityStore
     public let service: GatehouseService
     public let reloader: PolicyReloader
+    /// The active version's signed bundle (`GET /v1/bundle`); nil without `--bundle-key`.
+    public let bundles: PolicyBundles?
     public let metrics: ServerMetrics
     public let signInLimiter: RateLimiter
     /// Failed operator-credential attempts per client (the sign-in limit): past it, every attempt is 429.
@@ -71,7 +74,11 @@ public final class GatehouseServer: Sendable {
         service = GatehouseService(
             policy: policy, version: version, identity: identityService, decisionLog: settings.decisionLog,
             trustCallerSubjects: settings.trustCallerSubjects, observer: metrics, cacheCapacity: settings.decisionCacheEntries)
-        reloader = PolicyReloader(directory: settings.policies, strict: settings.strictReload, service: service, logger: logger, metrics: metrics)
+        let bundles = settings.bundleKey.map(PolicyBundles.init(key:))
+        bundles?.rebuild(directory: settings.policies, policyHash: version.hash)
+        self.bundles = bundles
+        reloader = PolicyReloader(
+            directory: settings.policies, strict: settings.strictReload, service: service, logger: logger, metrics: metrics, bundles: bundles)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)

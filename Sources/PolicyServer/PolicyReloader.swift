@@ -30,6 +30,8 @@ public actor PolicyReloader {
     private nonisolated let service: GatehouseService
     private nonisolated let logger: Logger
     private nonisolated let metrics: ServerMetrics?
+    /// The active version's signed bundle, rebuilt after each install (nil: no `--bundle-key`).
+    public nonisolated let bundles: PolicyBundles?
     private nonisolated let state: Mutex<(refused: RefusedVersion?, lastRead: FolderFingerprint)>
 
     /// The version deciding now (the facade's).
@@ -44,7 +46,10 @@ public actor PolicyReloader {
         load(directory: directory, strict: strict).result
     }
 
-    public init(directory: String, strict: Bool, service: GatehouseService, logger: Logger, metrics: ServerMetrics? = nil) {
+    public init(
+        directory: String, strict: Bool, service: GatehouseService, logger: Logger, metrics: ServerMetrics? = nil, bundles: PolicyBundles? = nil
+    ) {
+        self.bundles = bundles
         self.directory = directory
         self.strict = strict
         self.service = service
@@ -66,6 +71,9 @@ public actor PolicyReloader {
             if version.hash == previous.hash {
                 return .unchanged(previous)
             }
+            // Only a version about to be installed is bundled (a refused one never reaches here), and before it
+            // decides: once the new version answers, `GET /v1/bundle` serves it too.
+            bundles?.rebuild(directory: directory, policyHash: version.hash)
             service.install(policy, version: version)
             metrics?.reloaded(.installed)
             logger.info("policy reloaded", metadata: ["policy.hash": "\(version.hash)", "policy.previous": "\(previous.hash)"])

@@ -1,6 +1,7 @@
 import Foundation
 import Gatehouse
 import Identity
+import PolicyBundle
 
 /// Everything `policy serve` is started with; each option may also come from a `GATEHOUSE_*` variable.
 public struct ServerSettings: Sendable {
@@ -16,6 +17,8 @@ public struct ServerSettings: Sendable {
     public var operatorTokenDigest: Data?
     /// Refuse a reload whose policy tests fail, not only one that does not compile.
     public var strictReload = false
+    /// The key `GET /v1/bundle` signs the active version's bundle with (`--bundle-key`); the route answers 404 without one.
+    public var bundleKey: BundleSigningKey?
     /// Largest request body accepted; a larger one is refused with 413 as soon as the limit is passed.
     public var bodyLimit = 1 << 20
     /// A connection with nothing read or written for this long is closed.
@@ -112,6 +115,7 @@ public struct ServerSettings: Sendable {
         case accessTokenLifetime = "GATEHOUSE_ACCESS_TOKEN_LIFETIME"
         case refreshGracePeriod = "GATEHOUSE_REFRESH_GRACE_PERIOD"
         case decisionCacheEntries = "GATEHOUSE_DECISION_CACHE_ENTRIES"
+        case bundleKey = "GATEHOUSE_BUNDLE_KEY"
 
         /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
         /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
@@ -146,6 +150,7 @@ public struct ServerSettings: Sendable {
             case .accessTokenLifetime: "--access-token-lifetime"
             case .refreshGracePeriod: "--refresh-grace-period"
             case .decisionCacheEntries: "--decision-cache-entries"
+            case .bundleKey: "--bundle-key"
             }
         }
 
@@ -194,6 +199,8 @@ public struct ServerSettings: Sendable {
         /// Seconds (a fraction allowed).
         public var refreshGracePeriod: Double?
         public var decisionCacheEntries: Int?
+        /// The bundle signing key's file (`policy keygen --out`).
+        public var bundleKey: String?
         public init() {}
     }
 
@@ -290,6 +297,16 @@ public struct ServerSettings: Sendable {
         if let entries = options.decisionCacheEntries ?? env(.decisionCacheEntries).map({ Int($0) ?? -1 }) {
             guard entries >= 0 else { throw Problem(description: "\(Variable.decisionCacheEntries.named) must be a number of entries, 0 or more") }
             s.decisionCacheEntries = entries
+        }
+        if let file = options.bundleKey ?? env(.bundleKey) {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Problem(description: "\(Variable.bundleKey.named): cannot read the bundle key file '\(file)'")
+            }
+            // The file's text is never echoed: the error names the file only.
+            guard let key = try? BundleSigningKey(fileText: String(decoding: data, as: UTF8.self)) else {
+                throw Problem(description: "\(Variable.bundleKey.named): '\(file)' is not a bundle signing key (policy keygen writes one)")
+            }
+            s.bundleKey = key
         }
         if let file = options.operatorTokenFile ?? env(.operatorTokenFile) {
             guard let data = FileManager.default.contents(atPath: file) else {

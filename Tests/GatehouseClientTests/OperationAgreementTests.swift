@@ -51,6 +51,8 @@ struct BearerOnly: ClientMiddleware {
             _ = try await call("getReadyz") { try await api.getReadyz() }
             _ = try await call("getMetrics") { try await api.getMetrics() }
             _ = try await call("getPolicy") { try await api.getPolicy() }
+            // The live server has no bundle key: the documented 404 problem.
+            _ = try await call("getBundle") { try await api.getBundle() }
 
             // Sessions.
             let anonymous = try await call("postAuthAnonymous") { try await api.postAuthAnonymous() }.created.body.json

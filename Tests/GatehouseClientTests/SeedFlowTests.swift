@@ -155,7 +155,7 @@ import Testing
             let noRole = try await client.decide(action: "checkout", resource: market)
             #expect(noRole.reason == .roleRequired)
             _ = try await server.asOperator { api in
-                try await api.putOperatorUsersByIdRoles(path: .init(id: userId), body: .json(.init(roles: [.customer]))).noContent
+                try await api.putOperatorUsersByIdRoles(path: .init(id: userId), body: .json(.init(roles: ["customer"]))).noContent
             }
             #expect(try await client.decide(action: "checkout", resource: market).isAllowed)
             #expect(try await client.decide(action: "driver_mode", resource: market).message == "This area is for Driver accounts.")

@@ -153,9 +153,9 @@ import GatehouseTestSupport
 /// `--help` as a terminal shows it (80 columns when not a terminal): paragraphs wrap at spaces, not at the
 /// source's line ends, and every example command stays on one line so it pastes as one.
 @Suite struct HelpLayoutTests {
-    @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version"])
+    @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version", "keygen", "bundle", "bundle build", "bundle verify", "bundle inspect"])
     func helpWrapsCleanlyAndExamplesPasteAsOneLine(_ command: String) throws {
-        let help = try CLITests.run((command.isEmpty ? [] : [command]) + ["--help"])
+        let help = try CLITests.run(command.split(separator: " ").map(String.init) + ["--help"])
         #expect(help.status == 0)
         let lines = help.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let discussion = lines.prefix { !$0.hasPrefix("USAGE:") && !$0.hasPrefix("ARGUMENTS:") && !$0.hasPrefix("OPTIONS:") }

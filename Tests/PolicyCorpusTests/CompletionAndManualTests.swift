@@ -16,7 +16,7 @@ import Testing
     /// `policy serve` is in it.
     @Test func theManualNamesEveryCommandAndServeOption() throws {
         let manual = try String(contentsOf: CLITests.root.appendingPathComponent("docs/man/policy.1"), encoding: .utf8)
-        for command in ["check", "decide", "explain", "diff", "matrix", "serve", "schema", "version"] {
+        for command in ["check", "decide", "explain", "diff", "matrix", "serve", "schema", "version", "keygen", "bundle"] {
             #expect(manual.contains(command), "docs/man/policy.1 does not name '\(command)': run scripts/generate-completions-and-manual.sh")
         }
         let help = try CLITests.run(["serve", "--help"]).out

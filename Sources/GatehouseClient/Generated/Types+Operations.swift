@@ -492,6 +492,318 @@ package enum Operations {
             }
         }
     }
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    package enum GetBundle {
+        package static let id: Swift.String = "getBundle"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/bundle/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/header/If-None-Match`.
+                package var ifNoneMatch: Swift.String?
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetBundle.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - ifNoneMatch:
+                ///   - accept:
+                package init(
+                    ifNoneMatch: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetBundle.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.ifNoneMatch = ifNoneMatch
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetBundle.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetBundle.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers`.
+                package struct Headers: Sendable, Hashable {
+                    /// strong validator (SHA-256 of the bytes, quoted)
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers/ETag`.
+                    package var eTag: Swift.String?
+                    /// no-cache (revalidate each time; unchanged answers 304)
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers/Cache-Control`.
+                    package var cacheControl: Swift.String?
+                    /// the policy version hash of the bundled set
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers/Gatehouse-Policy`.
+                    package var gatehousePolicy: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: strong validator (SHA-256 of the bytes, quoted)
+                    ///   - cacheControl: no-cache (revalidate each time; unchanged answers 304)
+                    ///   - gatehousePolicy: the policy version hash of the bundled set
+                    package init(
+                        eTag: Swift.String? = nil,
+                        cacheControl: Swift.String? = nil,
+                        gatehousePolicy: Swift.String? = nil
+                    ) {
+                        self.eTag = eTag
+                        self.cacheControl = cacheControl
+                        self.gatehousePolicy = gatehousePolicy
+                    }
+                }
+                /// Received HTTP response headers
+                package var headers: Operations.GetBundle.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/content/application\/vnd.gatehouse.bundle`.
+                    case applicationVnd_gatehouse_bundle(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationVnd_gatehouse_bundle`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationVnd_gatehouse_bundle`.
+                    /// - SeeAlso: `.applicationVnd_gatehouse_bundle`.
+                    package var applicationVnd_gatehouse_bundle: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationVnd_gatehouse_bundle(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetBundle.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                package init(
+                    headers: Operations.GetBundle.Output.Ok.Headers = .init(),
+                    body: Operations.GetBundle.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// the bundle file
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetBundle.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetBundle.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotModified: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/304/headers`.
+                package struct Headers: Sendable, Hashable {
+                    /// strong validator of the current bundle
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/304/headers/ETag`.
+                    package var eTag: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: strong validator of the current bundle
+                    package init(eTag: Swift.String? = nil) {
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                package var headers: Operations.GetBundle.Output.NotModified.Headers
+                /// Creates a new `NotModified`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                package init(headers: Operations.GetBundle.Output.NotModified.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// not modified (If-None-Match named the current ETag)
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            case notModified(Operations.GetBundle.Output.NotModified)
+            /// The associated value of the enum case if `self` is `.notModified`.
+            ///
+            /// - Throws: An error if `self` is not `.notModified`.
+            /// - SeeAlso: `.notModified`.
+            package var notModified: Operations.GetBundle.Output.NotModified {
+                get throws {
+                    switch self {
+                    case let .notModified(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notModified",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetBundle.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetBundle.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server has no bundle signing key)
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetBundle.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetBundle.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/503/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetBundle.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetBundle.Output.ServiceUnavailable.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_ready: the bundle is not built yet)
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.GetBundle.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            package var serviceUnavailable: Operations.GetBundle.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationVnd_gatehouse_bundle
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/vnd.gatehouse.bundle":
+                    self = .applicationVnd_gatehouse_bundle
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationVnd_gatehouse_bundle:
+                    return "application/vnd.gatehouse.bundle"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationVnd_gatehouse_bundle,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Decide one request
     ///
     /// - Remark: HTTP `POST /v1/decide`.
@@ -14196,22 +14508,13 @@ package enum Operations {
             @frozen package enum Body: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/operator/users/{id}/roles/PUT/requestBody/json`.
                 package struct JsonPayload: Codable, Hashable, Sendable {
-                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/roles/PUT/requestBody/json/RolesPayload`.
-                    @frozen package enum RolesPayloadPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                        case customer = "customer"
-                        case driver = "driver"
-                        case partner = "partner"
-                        case admin = "admin"
-                    }
                     /// - Remark: Generated from `#/paths/v1/operator/users/{id}/roles/PUT/requestBody/json/roles`.
-                    package typealias RolesPayload = [Operations.PutOperatorUsersByIdRoles.Input.Body.JsonPayload.RolesPayloadPayload]
-                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/roles/PUT/requestBody/json/roles`.
-                    package var roles: Operations.PutOperatorUsersByIdRoles.Input.Body.JsonPayload.RolesPayload
+                    package var roles: [Swift.String]
                     /// Creates a new `JsonPayload`.
                     ///
                     /// - Parameters:
                     ///   - roles:
-                    package init(roles: Operations.PutOperatorUsersByIdRoles.Input.Body.JsonPayload.RolesPayload) {
+                    package init(roles: [Swift.String]) {
                         self.roles = roles
                     }
                     package enum CodingKeys: String, CodingKey {
@@ -14220,7 +14523,7 @@ package enum Operations {
                     package init(from decoder: any Swift.Decoder) throws {
                         let container = try decoder.container(keyedBy: CodingKeys.self)
                         self.roles = try container.decode(
-                            Operations.PutOperatorUsersByIdRoles.Input.Body.JsonPayload.RolesPayload.self,
+                            [Swift.String].self,
                             forKey: .roles
                         )
                         try decoder.ensureNoAdditionalProperties(knownKeys: [

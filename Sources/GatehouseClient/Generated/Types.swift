@@ -48,6 +48,13 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/policy`.
     /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
     func getPolicy(_ input: Operations.GetPolicy.Input) async throws -> Operations.GetPolicy.Output
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output
     /// Decide one request
     ///
     /// - Remark: HTTP `POST /v1/decide`.
@@ -306,6 +313,15 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
     package func getPolicy(headers: Operations.GetPolicy.Input.Headers = .init()) async throws -> Operations.GetPolicy.Output {
         try await getPolicy(Operations.GetPolicy.Input(headers: headers))
+    }
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    package func getBundle(headers: Operations.GetBundle.Input.Headers = .init()) async throws -> Operations.GetBundle.Output {
+        try await getBundle(Operations.GetBundle.Input(headers: headers))
     }
     /// Decide one request
     ///

@@ -18,6 +18,7 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.get, "/readyz", health.readyz)
     routes.on(.get, "/metrics", health.metrics)
     routes.on(.get, "/v1/policy", policy.status)
+    routes.on(.get, "/v1/bundle", policy.bundle)
     routes.on(.get, "/playground", policy.playground)
 
     // Decisions.

@@ -1,0 +1,380 @@
+import Crypto
+import Foundation
+import PolicyCompiler
+import PolicyModel
+
+/// The manifest of a policy bundle: what the bundle holds and which version of the set it is. Signed with the files.
+public struct BundleManifest: Codable, Sendable, Hashable {
+    /// The bundle layout this file follows (`PolicyBundle.formatVersion` when built by this release).
+    public var formatVersion: Int
+    /// The policy set's name (its folder's name).
+    public var name: String
+    /// SHA-256 (hex) of the files section of the bundle, exactly as it is laid out in the file.
+    public var contentHash: String
+    /// The policy version hash `policy serve` reports (`Gatehouse-Policy`, `/v1/policy`): `CompiledPolicy.contentHash`.
+    public var policyHash: String
+    /// When the bundle was built, UTC, whole seconds (ISO 8601).
+    public var createdAt: String
+    /// Monotonically increasing: a device refuses a bundle whose revision is lower than the one it holds.
+    public var revision: UInt64
+    /// The signing key's id (hex of the first 8 bytes of SHA-256 of the raw public key).
+    public var keyID: String
+
+    public init(formatVersion: Int, name: String, contentHash: String, policyHash: String, createdAt: String, revision: UInt64, keyID: String) {
+        self.formatVersion = formatVersion
+        self.name = name
+        self.contentHash = contentHash
+        self.policyHash = policyHash
+        self.createdAt = createdAt
+        self.revision = revision
+        self.keyID = keyID
+    }
+}
+
+/// Why a bundle was refused. Each case names the check that failed; none carries key material.
+public enum BundleVerificationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The bytes are not a bundle: wrong magic, truncated, a length past the end, a manifest that does not decode.
+    case malformed(String)
+    /// The bundle is of a format version newer than this reader knows.
+    case newerFormatVersion(found: Int, supported: Int)
+    /// The bundle was signed by a key that is not pinned.
+    case unknownKey(keyID: String)
+    /// The signature does not verify over the bundle's canonical bytes with the pinned key.
+    case badSignature(keyID: String)
+    /// The files do not hash to the manifest's `contentHash`.
+    case contentHashMismatch(expected: String, actual: String)
+    /// The files do not compile to the manifest's `policyHash` (the server's version hash).
+    case policyHashMismatch(expected: String, actual: String)
+    /// The bundle's revision is lower than the revision already held.
+    case downgrade(revision: UInt64, held: UInt64)
+
+    /// The check that failed, as a stable code: malformed, format_version, unknown_key, signature, content_hash,
+    /// policy_hash, downgrade.
+    public var code: String {
+        switch self {
+        case .malformed: "malformed"
+        case .newerFormatVersion: "format_version"
+        case .unknownKey: "unknown_key"
+        case .badSignature: "signature"
+        case .contentHashMismatch: "content_hash"
+        case .policyHashMismatch: "policy_hash"
+        case .downgrade: "downgrade"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .malformed(let what): "malformed bundle: \(what)"
+        case .newerFormatVersion(let found, let supported):
+            "format version \(found) is newer than this reader supports (\(supported))"
+        case .unknownKey(let keyID): "signed by an unknown key (key id \(keyID))"
+        case .badSignature(let keyID): "bad signature (key id \(keyID))"
+        case .contentHashMismatch(let expected, let actual): "content hash mismatch: manifest says \(expected), files hash to \(actual)"
+        case .policyHashMismatch(let expected, let actual): "policy hash mismatch: manifest says \(expected), files compile to \(actual)"
+        case .downgrade(let revision, let held): "downgrade: revision \(revision) is lower than the revision held (\(held))"
+        }
+    }
+}
+
+/// Why a bundle could not be built.
+public enum BundleBuildError: Error, Sendable, CustomStringConvertible {
+    /// The set does not compile: a bundle only ever holds a set that loads.
+    case doesNotCompile([Diagnostic])
+    /// A file or folder could not be read.
+    case unreadable(String)
+
+    public var description: String {
+        switch self {
+        case .doesNotCompile(let diagnostics):
+            "the policy set does not compile: "
+                + diagnostics.filter { $0.severity == .error }.map { [$0.location?.description, $0.message].compactMap { $0 }.joined(separator: ": ") }
+                .joined(separator: "; ")
+        case .unreadable(let what): what
+        }
+    }
+}
+
+/// An Ed25519 key a bundle is signed with, and its public half. Printed or dumped, it shows its key id only.
+public struct BundleSigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package let key: Curve25519.Signing.PrivateKey
+
+    /// A new random key.
+    public init() { key = Curve25519.Signing.PrivateKey() }
+
+    /// The key from its file's text (`policy keygen` writes it): `gatehouse-ed25519-private-key:` then base64 of the raw 32 bytes.
+    public init(fileText: String) throws(BundleKeyError) {
+        let trimmed = fileText.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard trimmed.hasPrefix(Self.filePrefix), let raw = Data(base64Encoded: String(trimmed.dropFirst(Self.filePrefix.count))),
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw)
+        else { throw BundleKeyError.notAPrivateKey }
+        self.key = key
+    }
+
+    static let filePrefix = "gatehouse-ed25519-private-key:"
+
+    /// The text of the key's file. It holds the secret: write it with mode 0600.
+    public var fileText: String { Self.filePrefix + key.rawRepresentation.base64EncodedString() + "\n" }
+
+    public var description: String { "BundleSigningKey(key id \(publicKey.keyID))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["keyID": publicKey.keyID]) }
+
+    /// The public half, to pin on devices.
+    public var publicKey: BundlePublicKey { BundlePublicKey(key: key.publicKey) }
+}
+
+/// The public half of a bundle signing key: base64 of the raw 32 bytes, as `policy keygen` prints it.
+public struct BundlePublicKey: Sendable, Hashable, CustomStringConvertible {
+    package let key: Curve25519.Signing.PublicKey
+
+    init(key: Curve25519.Signing.PublicKey) { self.key = key }
+
+    /// The key from its base64 text (surrounding whitespace ignored).
+    public init(base64: String) throws(BundleKeyError) {
+        guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)),
+            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
+        else { throw BundleKeyError.notAPublicKey }
+        self.key = key
+    }
+
+    /// Base64 of the raw key.
+    public var base64: String { key.rawRepresentation.base64EncodedString() }
+    /// The key id bundles name their signer by: hex of the first 8 bytes of SHA-256 of the raw key.
+    public var keyID: String { SHA256.hash(data: key.rawRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined() }
+    public var description: String { base64 }
+
+    public static func == (a: Self, b: Self) -> Bool { a.key.rawRepresentation == b.key.rawRepresentation }
+    public func hash(into hasher: inout Hasher) { hasher.combine(key.rawRepresentation) }
+}
+
+/// A key text that is not a key.
+public enum BundleKeyError: Error, Sendable, CustomStringConvertible {
+    case notAPrivateKey, notAPublicKey
+    public var description: String {
+        switch self {
+        case .notAPrivateKey: "not a Gatehouse bundle private key (expected the file policy keygen writes)"
+        case .notAPublicKey: "not an Ed25519 public key (expected base64 of 32 bytes, as policy keygen prints)"
+        }
+    }
+}
+
+/// A signed policy bundle: one file holding a policy set's YAML files by relative path, a manifest and an
+/// Ed25519 signature. The layout (docs/bundles.md), all integers big-endian:
+///
+///     "GHBUNDLE"  magic, 8 bytes
+///     u16         format version
+///     u32 + bytes the manifest: JSON, keys sorted, no whitespace
+///     u32         file count, then per file in path order: u32 + path (UTF-8), u32 + bytes
+///     64 bytes    Ed25519 signature over every byte before it
+///
+/// The manifest's `contentHash` is SHA-256 of the files section (from the file count to the last file's bytes).
+public struct PolicyBundle: Sendable {
+    /// The format version this release writes and the newest it reads.
+    public static let formatVersion = 1
+    static let magic = Array("GHBUNDLE".utf8)
+
+    /// The manifest.
+    public let manifest: BundleManifest
+    /// The files, by relative path.
+    public let files: [String: [UInt8]]
+    /// The whole file.
+    public let bytes: [UInt8]
+
+    // MARK: Building
+
+    /// Builds a bundle of the set in `directory`, signed with `key`. The same folder, key, creation time and revision
+    /// give the same bytes. Refuses a set that does not compile.
+    public static func build(
+        directory: String, key: BundleSigningKey, createdAt: Date, revision: UInt64
+    ) throws(BundleBuildError) -> PolicyBundle {
+        let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .unreadable("'\(directory)' is not a policy set folder")
+        }
+        let listing = PolicyCompiler.policyFileListing(in: directory)
+        if let folder = listing.unlistable.first { throw .unreadable("cannot list the folder '\(folder)'") }
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        var files: [String: [UInt8]] = [:]
+        for path in listing.files {
+            guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable("cannot read '\(path)'") }
+            files[path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : path] = [UInt8](data)
+        }
+        return try build(name: name, files: files, key: key, createdAt: createdAt, revision: revision)
+    }
+
+    /// Builds a bundle of a set given as files by relative path. Refuses a set that does not compile.
+    public static func build(
+        name: String, files: [String: [UInt8]], key: BundleSigningKey, createdAt: Date, revision: UInt64
+    ) throws(BundleBuildError) -> PolicyBundle {
+        let result = PolicyCompiler.compile(name: name, files: files.map { PolicyFileInput(path: $0.key, bytes: $0.value) })
+        guard let policy = result.policy else { throw .doesNotCompile(result.diagnostics) }
+        let section = filesSection(files)
+        let manifest = BundleManifest(
+            formatVersion: formatVersion, name: name, contentHash: hex(SHA256.hash(data: section)), policyHash: policy.contentHash,
+            createdAt: timestamp(createdAt), revision: revision, keyID: key.publicKey.keyID)
+        return encode(manifest: manifest, files: files, key: key)
+    }
+
+    /// Lays out and signs a bundle from a manifest taken as given (the tests forge bundles with it).
+    package static func encode(manifest: BundleManifest, files: [String: [UInt8]], key: BundleSigningKey) -> PolicyBundle {
+        var out = magic
+        out.append(contentsOf: [UInt8(truncatingIfNeeded: manifest.formatVersion >> 8), UInt8(truncatingIfNeeded: manifest.formatVersion)])
+        let json = manifestJSON(manifest)
+        append32(&out, json.count)
+        out += json
+        out += filesSection(files)
+        // Ed25519 signing is deterministic (RFC 8032), so the same bytes and key give the same signature.
+        let signature = try! key.key.signature(for: out)
+        out += signature
+        return PolicyBundle(manifest: manifest, files: files, bytes: out)
+    }
+
+    static func manifestJSON(_ manifest: BundleManifest) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try! encoder.encode(manifest))
+    }
+
+    static func filesSection(_ files: [String: [UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        append32(&out, files.count)
+        for path in files.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+            let name = Array(path.utf8)
+            append32(&out, name.count)
+            out += name
+            append32(&out, files[path]!.count)
+            out += files[path]!
+        }
+        return out
+    }
+
+    static func append32(_ out: inout [UInt8], _ value: Int) {
+        let v = UInt32(value)
+        out += [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
+    }
+
+    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 { digest.map { String(format: "%02x", $0) }.joined() }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    // MARK: Reading
+
+    /// Reads a bundle's layout and manifest without checking its signature or hashes: for `policy bundle inspect`.
+    /// Everything decided from a bundle goes through `verify`.
+    public static func parse(_ bytes: [UInt8]) throws(BundleVerificationError) -> (bundle: PolicyBundle, signedCount: Int, signature: [UInt8], section: Range<Int>) {
+        var reader = Reader(bytes: bytes)
+        guard bytes.count >= magic.count + 2 + 64, Array(bytes[0..<magic.count]) == magic else {
+            throw .malformed("not a Gatehouse policy bundle (magic)")
+        }
+        reader.offset = magic.count
+        let version = Int(bytes[8]) << 8 | Int(bytes[9])
+        reader.offset = 10
+        // A newer layout may put anything after the version: read no further.
+        if version > formatVersion { throw .newerFormatVersion(found: version, supported: formatVersion) }
+        reader.end = bytes.count - 64
+        let json = try reader.chunk("manifest")
+        guard let manifest = try? JSONDecoder().decode(BundleManifest.self, from: Data(json)) else { throw .malformed("the manifest does not decode") }
+        guard manifest.formatVersion == version else { throw .malformed("the manifest's format version differs from the header's") }
+        let sectionStart = reader.offset
+        let count = try reader.u32("file count")
+        var files: [String: [UInt8]] = [:]
+        for _ in 0..<count {
+            guard let path = String(validating: try reader.chunk("file path"), as: UTF8.self) else { throw .malformed("a file path is not UTF-8") }
+            let content = try reader.chunk("file bytes")
+            guard files.updateValue(content, forKey: path) == nil else { throw .malformed("the file '\(path)' appears twice") }
+        }
+        guard reader.offset == reader.end else { throw .malformed("bytes after the last file") }
+        return (PolicyBundle(manifest: manifest, files: files, bytes: bytes), reader.end, Array(bytes[reader.end...]), sectionStart..<reader.end)
+    }
+
+    /// Verifies a bundle against the pinned keys and the revision already held, refusing, in this order: bytes that
+    /// are not a bundle, a newer format version, an unknown key, a bad signature, a content hash mismatch, a policy
+    /// hash mismatch and a downgrade.
+    public static func verify(_ bytes: [UInt8], trusting keys: [BundlePublicKey], heldRevision: UInt64? = nil)
+        throws(BundleVerificationError) -> PolicyBundle
+    {
+        let (bundle, signedCount, signature, section) = try parse(bytes)
+        let manifest = bundle.manifest
+        guard let key = keys.first(where: { $0.keyID == manifest.keyID }) else { throw .unknownKey(keyID: manifest.keyID) }
+        guard key.key.isValidSignature(signature, for: bytes[0..<signedCount]) else { throw .badSignature(keyID: manifest.keyID) }
+        try checkHashes(bundle, bytes: bytes, section: section)
+        if let heldRevision, manifest.revision < heldRevision { throw .downgrade(revision: manifest.revision, held: heldRevision) }
+        return bundle
+    }
+
+    /// Reads a bundle and checks its hashes, not its signature: for tools that read a bundle without a key
+    /// (`policy check`, `policy matrix`). An app decides only from a bundle `verify` accepted.
+    public static func open(_ bytes: [UInt8]) throws(BundleVerificationError) -> PolicyBundle {
+        let (bundle, _, _, section) = try parse(bytes)
+        try checkHashes(bundle, bytes: bytes, section: section)
+        return bundle
+    }
+
+    static func checkHashes(_ bundle: PolicyBundle, bytes: [UInt8], section: Range<Int>) throws(BundleVerificationError) {
+        let manifest = bundle.manifest
+        let actual = hex(SHA256.hash(data: bytes[section]))
+        guard constantTimeEqual(actual, manifest.contentHash) else { throw .contentHashMismatch(expected: manifest.contentHash, actual: actual) }
+        let policyHash = PolicyCompiler.contentHash(of: bundle.files.map { PolicyFileInput(path: $0.key, bytes: $0.value) }.sorted { $0.path < $1.path })
+        guard constantTimeEqual(policyHash, manifest.policyHash) else { throw .policyHashMismatch(expected: manifest.policyHash, actual: policyHash) }
+    }
+
+    /// Compiles the bundle's files (as the server compiles its folder: same name, same relative paths, same hash).
+    public func compile() -> PolicyLoadResult {
+        PolicyCompiler.compile(name: manifest.name, files: files.map { PolicyFileInput(path: $0.key, bytes: $0.value) })
+    }
+
+    /// Writes the bundle's files under `directory` (created), each at its relative path.
+    public func extract(to directory: URL) throws {
+        for (path, content) in files {
+            // Paths come from a parsed (and, for anything decided, verified) bundle; refuse any that climbs out.
+            guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else {
+                throw BundleVerificationError.malformed("the file path '\(path)' leaves the set's folder")
+            }
+            let url = directory.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(content).write(to: url)
+        }
+    }
+
+    /// The strong HTTP entity tag `GET /v1/bundle` gives these bytes: SHA-256 in hex, quoted. A device computes it
+    /// from the bundle it holds, so its `If-None-Match` survives a relaunch.
+    public static func entityTag(of bytes: [UInt8]) -> String { "\"" + hex(SHA256.hash(data: bytes)) + "\"" }
+
+    /// The total size of the files the bundle holds.
+    public var payloadSize: Int { files.values.reduce(0) { $0 + $1.count } }
+}
+
+/// Equal strings compared without an early exit.
+func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    guard x.count == y.count else { return false }
+    var diff: UInt8 = 0
+    for i in x.indices { diff |= x[i] ^ y[i] }
+    return diff == 0
+}
+
+struct Reader {
+    let bytes: [UInt8]
+    var offset = 0
+    var end = 0
+
+    mutating func u32(_ what: String) throws(BundleVerificationError) -> Int {
+        guard end - offset >= 4 else { throw .malformed("truncated at the \(what)") }
+        let v = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        offset += 4
+        return v
+    }
+
+    mutating func chunk(_ what: String) throws(BundleVerificationError) -> [UInt8] {
+        let count = try u32(what)
+        guard end - offset >= count else { throw .malformed("the \(what) runs past the end") }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+}
