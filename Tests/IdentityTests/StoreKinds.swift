@@ -90,13 +90,16 @@ struct StoreScope: SuiteTrait, TestTrait, TestScoping {
     actor Registry {
         @TaskLocal static var current: Registry?
         private var stores: [(store: PostgresStore, run: Task<Void, Never>, drop: Bool)] = []
-        private var holdsGate = false
+        /// The one acquisition of the gate this test case makes, shared by all its harnesses. A flag set after the
+        /// `await` let two harnesses opened at once (the actor is re-entered while the first waits) take a permit each
+        /// and give one back: every such case leaked a permit, and once the 12 were gone every later PostgreSQL case
+        /// waited forever (the whole run hung, with no thread busy, on loaded machines where the gate was contended).
+        private var gateAcquisition: Task<Void, Never>?
 
         func register(_ store: PostgresStore, dropSchema: Bool) async {
-            if !holdsGate {
-                await TestPostgres.gate.acquire()
-                holdsGate = true
-            }
+            let acquisition = gateAcquisition ?? Task { await TestPostgres.gate.acquire() }
+            gateAcquisition = acquisition
+            await acquisition.value
             stores.append((store, Task { try? await store.run() }, dropSchema))
         }
 
@@ -121,9 +124,10 @@ struct StoreScope: SuiteTrait, TestTrait, TestScoping {
                 await entry.run.value
             }
             stores = []
-            if holdsGate {
+            if let acquisition = gateAcquisition {
+                gateAcquisition = nil
+                await acquisition.value
                 await TestPostgres.gate.release()
-                holdsGate = false
             }
         }
     }
