@@ -158,6 +158,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/AppStoreTestSupport"),
+        // The writes that change a cached decision fact (issue 26), shared by the race tests of both stores; not a product.
+        .target(name: "GatehouseRaceSupport", dependencies: ["Gatehouse", "AppStoreTestSupport"], path: "Tests/RaceSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
         .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
@@ -180,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [
-                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres", "AppStoreTestSupport",
+                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres", "AppStoreTestSupport", "GatehouseRaceSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
@@ -200,7 +202,7 @@ let package = Package(
                 // Sign in with Apple's RS256 identity tokens, signed by a key of the tests' own.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
-        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "GatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "GatehouseTests", dependencies: ["Gatehouse", "GatehouseTestSupport", "GatehouseRaceSupport", "AppStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "IdentityTests", dependencies: [
             "Identity", "IdentityPostgres", "identity-crash-writer", "AppStoreTestSupport", "GatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log"),

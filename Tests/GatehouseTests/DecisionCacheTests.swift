@@ -1,5 +1,7 @@
+import AppStoreTestSupport
 import Foundation
 import Gatehouse
+import GatehouseRaceSupport
 import Synchronization
 import Testing
 
@@ -46,88 +48,28 @@ import Testing
         #expect(try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
     }
 
-    /// One invalidating write: what it changes, and how a decision after it shows the new fact.
-    struct Write: Sendable, CustomTestStringConvertible {
-        var name: String
-        /// Makes the change for `user` (on `space` when it needs a shared resource); returns the token to decide with.
-        var change: @Sendable (Facade, Account) async throws -> String
-        /// Whether the resolved request shows the new fact.
-        var shows: @Sendable (ResolvedRequest, Account) -> Bool
-        var testDescription: String { name }
+    /// A facade on SQLite whose identity service accepts the race support's App Store signer and operator, as a `RaceWorld`.
+    static func world() throws -> (RaceWorld, GatehouseService) {
+        let clock = RaceClock()
+        let ca = try AppStoreTestCA(now: clock.now)
+        let f = try Facade(policySet: "research-crawler") { RaceWorld.configure(&$0, ca: ca) }
+        // The facade's identity service reads its own clock; the race world's writes move that one.
+        let identity = IdentityService(
+            store: SQLiteStore(f.database), configuration: f.identity.configuration,
+            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
+        return (RaceWorld(identity: identity, clock: clock, ca: ca), GatehouseService(policy: f.gate.policy, identity: identity))
     }
-
-    /// A signed-in user with a PIN (so it may create spaces) and a project it owns, with the resource to decide on.
-    struct Account: Sendable {
-        var userId: String
-        var token: String
-        var refreshToken: String
-        var space: NewSpace
-        /// The clock when it was made (a later verification is after it).
-        var createdAt: Date
-        var resource: Resource { Resource(type: "project", id: space.resourceId) }
-    }
-
-    static func account(_ f: Facade) async throws -> Account {
-        let signedIn = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
-        _ = try await f.identity.setPIN(accessToken: signedIn.accessToken, pin: "4172")
-        let refreshed = try await f.identity.refresh(refreshToken: signedIn.refreshToken)
-        let space = try await f.identity.createSpace(accessToken: refreshed.accessToken, name: "P", type: "project", inviteRole: "editor")
-        return Account(userId: signedIn.userId, token: refreshed.accessToken, refreshToken: refreshed.refreshToken, space: space, createdAt: f.clock.now)
-    }
-
-    static let writes: [Write] = [
-        Write(name: "sign-out", change: { f, a in try await f.identity.signOut(accessToken: a.token); return a.token }, shows: { r, _ in r.tokenRejected }),
-        Write(
-            name: "sign-out everywhere", change: { f, a in try await f.identity.signOutEverywhere(accessToken: a.token); return a.token },
-            shows: { r, _ in r.tokenRejected }),
-        Write(name: "refresh", change: { f, a in _ = try await f.identity.refresh(refreshToken: a.refreshToken); return a.token }, shows: { r, _ in r.tokenRejected }),
-        Write(
-            name: "PIN verification (a step-up)",
-            change: { f, a in
-                f.clock.advance(1)
-                _ = try await f.identity.verifyPIN(accessToken: a.token, pin: "4172")
-                return a.token
-            },
-            shows: { r, a in r.tokenRejected || (r.request.subject.auth?.verifiedAt ?? .distantPast) > a.createdAt }),
-        Write(
-            name: "subscription",
-            change: { f, a in
-                try await f.identity.recordSubscription(userId: a.userId, productId: "p", expiresAt: nil, productTiers: ["p": "pro"])
-                return a.token
-            }, shows: { r, _ in r.request.subject.tier == "pro" }),
-        Write(
-            name: "app roles", change: { f, a in try await f.identity.setAppRoles(userId: a.userId, roles: ["admin"]); return a.token },
-            shows: { r, _ in r.request.subject.roles == ["admin"] }),
-        Write(
-            name: "privacy settings",
-            change: { f, a in
-                try await f.identity.setPrivacySettings(accessToken: a.token, PrivacySettings(analytics: true, crashReporting: true, aiSuggestions: true))
-                return a.token
-            }, shows: { r, _ in r.request.subject.attributes == PrivacySettings(analytics: true, crashReporting: true, aiSuggestions: true).attributes }),
-        Write(
-            name: "membership",
-            change: { f, a in
-                let other = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
-                let pinned = try await f.identity.setPIN(accessToken: other.accessToken, pin: "5817").accessToken
-                _ = try await f.identity.joinSpace(accessToken: pinned, shareCode: a.space.shareCode, source: ClientSource(UUID().uuidString))
-                return a.token
-            }, shows: { r, _ in r.request.resource.members.count == 2 }),
-        Write(
-            name: "resource usage", change: { f, a in _ = try await f.identity.incrementUsage(resourceId: a.space.resourceId, counter: "sources"); return a.token },
-            shows: { r, _ in r.request.resource.usage["sources"] == 1 }),
-        Write(
-            name: "account deletion", change: { f, a in try await f.identity.deleteAccount(accessToken: a.token); return a.token },
-            shows: { r, _ in r.tokenRejected }),
-    ]
 
     /// For every invalidating write, 100 times: with decisions for the same token running meanwhile (filling the cache
     /// from reads the write may race), a decision that starts after the write returned sees the new fact.
-    @Test(.serialized, arguments: writes) func aDecisionAfterAWriteNeverSeesTheOldFact(_ write: Write) async throws {
-        let (f, gate, _) = try Self.facade()
+    @Test(.serialized, arguments: InvalidatingWrite.all) func aDecisionAfterAWriteNeverSeesTheOldFact(_ write: InvalidatingWrite) async throws {
+        let (w, gate) = try Self.world()
         for repetition in 0..<100 {
-            let account = try await Self.account(f)
+            let account = try await RaceAccount.make(w)
+            try await write.prepare(w, account)
             let resource = account.resource
-            #expect(try await !write.shows(gate.resolve(token: account.token, action: "view", resource: resource), account), "\(repetition): shown before")
+            let shownBefore = write.shows(try await gate.resolve(token: account.token, action: "view", resource: resource), account)
+            #expect(!shownBefore, "\(write.name), repetition \(repetition): shown before the write")
             // Decisions for the same token while the write runs: some read the store before its commit and finish after
             // (their result must not be kept), some hit the cache.
             let racing = Task {
@@ -136,11 +78,12 @@ import Testing
                     await Task.yield()
                 }
             }
-            let token = try await write.change(f, account)
-            let after = try await gate.resolve(token: token, action: "view", resource: resource)
+            let token = try await write.change(w, account)
+            // A Bool, so a failure does not print the account's tokens.
+            let shown = write.shows(try await gate.resolve(token: token, action: "view", resource: resource), account)
             _ = await racing.value
-            #expect(write.shows(after, account), "\(write.name), repetition \(repetition): the old fact was seen after the write")
-            if !write.shows(after, account) { break }
+            #expect(shown, "\(write.name), repetition \(repetition): the old fact was seen after the write")
+            if !shown { break }
         }
     }
 

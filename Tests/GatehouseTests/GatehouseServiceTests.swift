@@ -21,13 +21,14 @@ struct Facade {
     let gate: GatehouseService
     let clock = ManualClock()
 
-    init(policySet: String, log: DecisionLogMode = .off) throws {
+    init(policySet: String, log: DecisionLogMode = .off, configure: (inout IdentityConfiguration) -> Void = { _ in }) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
         var config = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
         config.pin = .unsafeForTesting(rounds: 1_000)
         config.accessTokenLifetime = 3600
+        configure(&config)
         let clock = self.clock
         identity = IdentityService(
             store: SQLiteStore(database), configuration: config,
