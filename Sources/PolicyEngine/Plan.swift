@@ -49,8 +49,11 @@ public indirect enum PlanExpression: Sendable, Hashable {
     /// A rule's or consent's condition on the resource; when it cannot be evaluated (an absent attribute, a type
     /// mismatch) it counts as `onError`, as `decide` counts it.
     case condition(ResidualCondition)
+    /// Every part holds (true when empty).
     case and([PlanExpression])
+    /// Some part holds (false when empty).
     case or([PlanExpression])
+    /// The part does not hold.
     case not(PlanExpression)
 
     /// The expression in words, e.g. `owner is 'u1' or member 'u1' has role editor or owner`.

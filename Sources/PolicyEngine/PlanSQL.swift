@@ -43,10 +43,13 @@ public struct SQLWhere: Sendable, Hashable {
 
 /// A value bound to a placeholder.
 public enum SQLValue: Sendable, Hashable {
+    /// A string.
     case text(String)
+    /// An integer.
     case int(Int)
     /// Numbers with a fraction, and timestamps and durations as seconds (since 1970 for a timestamp).
     case double(Double)
+    /// A boolean.
     case bool(Bool)
 }
 
@@ -54,6 +57,7 @@ public enum SQLValue: Sendable, Hashable {
 public struct PlanSQLError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The resource field with no column (`resource.attributes.region`, `resource.members`), or the construct.
     public var field: String
+    /// What is missing or has no SQL form.
     public var message: String
     public var description: String { "\(field): \(message)" }
 }
