@@ -18,7 +18,7 @@ public struct PolicyCommand: AsyncParsableCommand {
             Documentation: docs/cli.md and docs/policy-language.md.
             """,
         version: GatehouseVersion.current,
-        subcommands: [Check.self, Decide.self, Explain.self, Diff.self, Matrix.self, Serve.self, Schema.self, Version.self])
+        subcommands: [Check.self, Decide.self, Explain.self, Plan.self, Diff.self, Matrix.self, Serve.self, Schema.self, Version.self])
 
     public init() {}
 }

@@ -37,6 +37,7 @@ public struct DiagnosticRenderer: Sendable {
         return out
     }
 
+    /// The diagnostic as JSON: severity, code, message, file, line, column, help and notes.
     public static func json(_ d: Diagnostic) -> JSONText {
         var fields: [JSONText.Field] = [
             .init("severity", .string(d.severity.rawValue)), .init("code", .string(d.code)), .init("message", .string(d.message)),
