@@ -205,11 +205,11 @@ struct SpaceLint {
         if total > 0, allowed == 0, !deliberate {
             let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
             findings.append(
-                ActionNeverAllowed(resourceType: space.type, action: action.name, total: total, mostCommon: top, at: action.location).diagnostic)
+                ActionNeverAllowed(action: SpaceAction(resourceType: space.type, action: action.name), total: total, mostCommon: top, at: action.location).diagnostic)
         }
         if let (location, request) = missingMessage {
             findings.append(
-                DenyWithoutMessage(resourceType: space.type, action: action.name, example: request, at: location ?? action.location).diagnostic)
+                DenyWithoutMessage(action: SpaceAction(resourceType: space.type, action: action.name), example: request, at: location ?? action.location).diagnostic)
         }
         self.space = nil
         self.action = nil
@@ -235,9 +235,8 @@ struct SpaceLint {
             let top = stats.preempted.max { ($0.value, order($1.key)) < ($1.value, order($0.key)) }
             if let top, let index = top.key {
                 let other = policy.rules[index]
-                result.append(
-                    RuleShadowed(rule: facts, winner: other.name, winnerEffect: other.effect, winnerLocation: other.location, at: rule.location)
-                        .diagnostic)
+                let winner = OtherRule(name: other.name, effect: other.effect, location: other.location)
+                result.append(RuleShadowed(rule: facts, winner: winner, at: rule.location).diagnostic)
             } else if top != nil {
                 result.append(RuleNeverFires(rule: facts, cause: .requirementsAllowFirst, at: rule.location).diagnostic)
             } else {
@@ -249,7 +248,7 @@ struct SpaceLint {
             let allow = policy.rules[pair.allow], deny = policy.rules[pair.deny]
             result.append(
                 AllowWiderThanDeny(
-                    allow: allow.name, deny: deny.name, denyLocation: deny.location, allowOnly: stats.allowOnly, example: stats.example,
+                    allow: allow.name, deny: OtherRule(name: deny.name, effect: deny.effect, location: deny.location), allowOnly: stats.allowOnly, example: stats.example,
                     at: allow.location
                 ).diagnostic)
         }

@@ -7,18 +7,19 @@ import Testing
 @Suite struct SpaceFindingTests {
     static let here = SourceLocation(file: "policy.yaml", line: 3, column: 5)
     static let there = SourceLocation(file: "policy.yaml", line: 9, column: 5)
+    static let console = SpaceAction(resourceType: "console", action: "open")
 
     @Test func actionNeverAllowedNamesTheCommonestReasonWhenThereIsOne() {
-        let with = ActionNeverAllowed(resourceType: "console", action: "open", total: 12, mostCommon: .unauthenticated, at: Self.here)
+        let with = ActionNeverAllowed(action: Self.console, total: 12, mostCommon: .unauthenticated, at: Self.here)
         #expect(with.message == "no request can take 'open' on 'console': all 12 requests of its space are denied, most with unauthenticated")
-        let without = ActionNeverAllowed(resourceType: "console", action: "open", total: 12, mostCommon: nil, at: Self.here)
+        let without = ActionNeverAllowed(action: Self.console, total: 12, mostCommon: nil, at: Self.here)
         #expect(without.message == "no request can take 'open' on 'console': all 12 requests of its space are denied")
         #expect(with.diagnostic.code == "action-never-allowed" && with.diagnostic.severity == .warning)
     }
 
     @Test func denyWithoutMessageGivesTheRequestToReplay() {
         let finding = DenyWithoutMessage(
-            resourceType: "doc", action: "read", example: Request(action: "read", resource: Resource(type: "doc")), at: Self.here)
+            action: SpaceAction(resourceType: "doc", action: "read"), example: Request(action: "read", resource: Resource(type: "doc")), at: Self.here)
         #expect(finding.message.hasPrefix("'doc.read' denies with no message, e.g. for {"))
         #expect(finding.diagnostic.code == "deny-without-message")
     }
@@ -36,7 +37,7 @@ import Testing
 
     @Test func ruleShadowedNotesTheRuleThatDecidesInstead() {
         let finding = RuleShadowed(
-            rule: RuleFacts(name: "late", effect: .deny, gapped: false), winner: "early", winnerEffect: .deny, winnerLocation: Self.there,
+            rule: RuleFacts(name: "late", effect: .deny, gapped: false), winner: OtherRule(name: "early", effect: .deny, location: Self.there),
             at: Self.here)
         #expect(finding.message == "deny rule 'late' never decides: deny rule 'early' decides first every request it matches")
         #expect(finding.diagnostic.notes.map(\.1) == ["the rule that decides instead"])
@@ -55,7 +56,7 @@ import Testing
 
     @Test func allowWiderThanDenyGivesAnExampleWhenThereIsOne() {
         let finding = AllowWiderThanDeny(
-            allow: "a", deny: "d", denyLocation: Self.there, allowOnly: 3, example: "doc.read for role editor", at: Self.here)
+            allow: "a", deny: OtherRule(name: "d", effect: .deny, location: Self.there), allowOnly: 3, example: "doc.read for role editor", at: Self.here)
         #expect(
             finding.message
                 == "allow rule 'a' is wider than deny rule 'd' beside it: it matches every request the deny matches and 3 more, e.g. doc.read for role editor")

@@ -7,8 +7,7 @@ import PolicyModel
 /// are not reported. The reason most requests were denied with points at the requirement to look at.
 struct ActionNeverAllowed: SpaceFinding {
     var code: DiagnosticCode { .actionNeverAllowed }
-    let resourceType: String
-    let action: String
+    let action: SpaceAction
     /// Requests in the action's space.
     let total: Int
     /// The reason most requests were denied with.
@@ -16,7 +15,7 @@ struct ActionNeverAllowed: SpaceFinding {
     let at: SourceLocation
 
     var message: String {
-        "no request can take '\(action)' on '\(resourceType)': all \(total) requests of its space are denied"
+        "no request can take '\(action.action)' on '\(action.resourceType)': all \(total) requests of its space are denied"
             + (mostCommon.map { ", most with \($0.rawValue)" } ?? "")
     }
     var help: String { "if nobody should take it, say so with a deny rule; otherwise check its requirements and tiers" }

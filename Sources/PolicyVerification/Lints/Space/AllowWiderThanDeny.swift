@@ -8,8 +8,8 @@ import PolicyModel
 struct AllowWiderThanDeny: SpaceFinding {
     var code: DiagnosticCode { .allowWiderThanDeny }
     let allow: String
-    let deny: String
-    let denyLocation: SourceLocation
+    /// The deny rule beside it.
+    let deny: OtherRule
     /// Requests the allow matches and the deny does not.
     let allowOnly: Int
     /// One of them, described by its axes.
@@ -17,9 +17,9 @@ struct AllowWiderThanDeny: SpaceFinding {
     let at: SourceLocation
 
     var message: String {
-        "allow rule '\(allow)' is wider than deny rule '\(deny)' beside it: it matches every request the deny matches "
+        "allow rule '\(allow)' is wider than deny rule '\(deny.name)' beside it: it matches every request the deny matches "
             + "and \(allowOnly) more" + (example.map { ", e.g. \($0)" } ?? "")
     }
     var help: String { "check that the allow is meant to reach past the deny's exception, or narrow it" }
-    var notes: [(SourceLocation?, String)] { [(denyLocation, "the deny rule")] }
+    var notes: [(SourceLocation?, String)] { [(deny.location, "the deny rule")] }
 }

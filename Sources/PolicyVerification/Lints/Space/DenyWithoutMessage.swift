@@ -6,12 +6,11 @@ import PolicyModel
 /// app has nothing to show. The first such request is given, so it can be replayed with `policy explain`.
 struct DenyWithoutMessage: SpaceFinding {
     var code: DiagnosticCode { .denyWithoutMessage }
-    let resourceType: String
-    let action: String
+    let action: SpaceAction
     /// The first request denied without a message.
     let example: Request
     let at: SourceLocation
 
-    var message: String { "'\(resourceType).\(action)' denies with no message, e.g. for \(example.json.rendered(pretty: false))" }
+    var message: String { "'\(action.resourceType).\(action.action)' denies with no message, e.g. for \(example.json.rendered(pretty: false))" }
     var help: String { "give the rule a 'message', or the set a message for its reason" }
 }

@@ -8,15 +8,13 @@ struct RuleShadowed: SpaceFinding {
     var code: DiagnosticCode { .ruleShadowed }
     let rule: RuleFacts
     /// The rule that decides first.
-    let winner: String
-    let winnerEffect: Effect
-    let winnerLocation: SourceLocation
+    let winner: OtherRule
     let at: SourceLocation
 
     var message: String {
         "\(rule.kind) rule '\(rule.name)' never decides\(rule.proof): "
-            + "\(winnerEffect == Effect.deny ? "deny" : "allow") rule '\(winner)' decides first every request it matches"
+            + "\(winner.effect == Effect.deny ? "deny" : "allow") rule '\(winner.name)' decides first every request it matches"
     }
     var help: String { "delete it, or narrow or reorder the rule that decides first" }
-    var notes: [(SourceLocation?, String)] { [(winnerLocation, "the rule that decides instead")] }
+    var notes: [(SourceLocation?, String)] { [(winner.location, "the rule that decides instead")] }
 }

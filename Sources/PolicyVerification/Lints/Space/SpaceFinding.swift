@@ -25,6 +25,19 @@ extension SpaceFinding {
     var diagnostic: Diagnostic { Diagnostic(.warning, code, message, at: at, help: [help], notes: notes) }
 }
 
+/// An action of a resource type, as the space lints name it.
+struct SpaceAction: Sendable, Hashable {
+    let resourceType: String
+    let action: String
+}
+
+/// A rule a finding points to besides the one at fault: the one that decides instead, the deny rule beside.
+struct OtherRule: Sendable, Hashable {
+    let name: String
+    let effect: Effect
+    let location: SourceLocation
+}
+
 /// What the space lints say of a rule: `allow` or `deny`, and whether the proof covered the whole space.
 struct RuleFacts: Sendable, Hashable {
     /// The rule's name.
