@@ -207,21 +207,17 @@ extension DecisionTable {
             }
         }
         switch node {
-        case .and(let a, let b) where !a.readsResource || !b.readsResource:
-            // CEL: false on either side wins; otherwise the resource side decides (an error there is an error).
+        case .and(let a, let b) where !a.readsResource || !b.readsResource,
+            .or(let a, let b) where !a.readsResource || !b.readsResource:
+            // CEL: the absorbing value (false for `&&`, true for `||`) on either side wins; otherwise the resource
+            // side decides (an error there is an error).
+            let absorbing: Bool
+            if case .and = node { absorbing = false } else { absorbing = true }
             let fixed = a.readsResource ? b : a
             let other = a.readsResource ? a : b
             switch fixed.evaluate(input) {
-            case .bool(false)?: return .or([])
-            case .bool(true)?: return residual(other, input: input, onError: onError, source: source)
-            default: break
-            }
-        case .or(let a, let b) where !a.readsResource || !b.readsResource:
-            let fixed = a.readsResource ? b : a
-            let other = a.readsResource ? a : b
-            switch fixed.evaluate(input) {
-            case .bool(true)?: return .and([])
-            case .bool(false)?: return residual(other, input: input, onError: onError, source: source)
+            case .bool(let value)? where value == absorbing: return absorbing ? .and([]) : .or([])
+            case .bool?: return residual(other, input: input, onError: onError, source: source)
             default: break
             }
         default:
@@ -305,23 +301,27 @@ extension ConditionNode {
 }
 
 extension PlanExpression {
+    /// `parts` simplified and joined by `&&` (`isAnd`) or `||`: the absorbing constant (false for `&&`, true for `||`)
+    /// wins, and nested joins of the same kind are flattened.
+    private static func joined(_ parts: [PlanExpression], and isAnd: Bool) -> PlanExpression {
+        var out: [PlanExpression] = []
+        for part in parts.map(\.simplified) {
+            switch part {
+            case .or(let inner) where isAnd && inner.isEmpty, .and(let inner) where !isAnd && inner.isEmpty: return part
+            case .and(let inner) where isAnd, .or(let inner) where !isAnd: out += inner
+            default: out.append(part)
+            }
+        }
+        return out.count == 1 ? out[0] : isAnd ? .and(out) : .or(out)
+    }
+
     /// Constants folded (`and([])` is true, `or([])` false), nested ands and ors flattened, double negation removed.
     var simplified: PlanExpression {
         switch self {
         case .and(let parts):
-            var out: [PlanExpression] = []
-            for part in parts.map(\.simplified) {
-                if case .or(let inner) = part, inner.isEmpty { return .or([]) }
-                if case .and(let inner) = part { out += inner } else { out.append(part) }
-            }
-            return out.count == 1 ? out[0] : .and(out)
+            return Self.joined(parts, and: true)
         case .or(let parts):
-            var out: [PlanExpression] = []
-            for part in parts.map(\.simplified) {
-                if case .and(let inner) = part, inner.isEmpty { return .and([]) }
-                if case .or(let inner) = part { out += inner } else { out.append(part) }
-            }
-            return out.count == 1 ? out[0] : .or(out)
+            return Self.joined(parts, and: false)
         case .not(let part):
             switch part.simplified {
             case .and(let inner) where inner.isEmpty: return .or([])
