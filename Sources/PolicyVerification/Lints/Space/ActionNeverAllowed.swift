@@ -18,5 +18,5 @@ struct ActionNeverAllowed: SpaceFinding {
         "no request can take '\(action.action)' on '\(action.resourceType)': all \(total) requests of its space are denied"
             + (mostCommon.map { ", most with \($0.rawValue)" } ?? "")
     }
-    var help: String { "if nobody should take it, say so with a deny rule; otherwise check its requirements and tiers" }
+    var help: String? { "if nobody should take it, say so with a deny rule; otherwise check its requirements and tiers" }
 }

@@ -20,6 +20,6 @@ struct AllowWiderThanDeny: SpaceFinding {
         "allow rule '\(allow)' is wider than deny rule '\(deny.name)' beside it: it matches every request the deny matches "
             + "and \(allowOnly) more" + (example.map { ", e.g. \($0)" } ?? "")
     }
-    var help: String { "check that the allow is meant to reach past the deny's exception, or narrow it" }
+    var help: String? { "check that the allow is meant to reach past the deny's exception, or narrow it" }
     var notes: [(SourceLocation?, String)] { [(deny.location, "the deny rule")] }
 }

@@ -19,5 +19,5 @@ struct ConstantCondition: SpaceFinding {
             ? "the condition of \(rule.kind) rule '\(rule.name)' is true for every request\(rule.proof): it restricts nothing"
             : "the condition of \(rule.kind) rule '\(rule.name)' is false for every request\(rule.proof), so the rule never applies"
     }
-    var help: String { value ? "drop the condition, or fix it to say what it means" : "fix the condition, or delete the rule" }
+    var help: String? { value ? "drop the condition, or fix it to say what it means" : "fix the condition, or delete the rule" }
 }

@@ -12,5 +12,5 @@ struct DenyWithoutMessage: SpaceFinding {
     let at: SourceLocation
 
     var message: String { "'\(action.resourceType).\(action.action)' denies with no message, e.g. for \(example.json.rendered(pretty: false))" }
-    var help: String { "give the rule a 'message', or the set a message for its reason" }
+    var help: String? { "give the rule a 'message', or the set a message for its reason" }
 }

@@ -27,7 +27,7 @@ struct RuleNeverFires: SpaceFinding {
             "\(rule.kind) rule '\(rule.name)' matches no request\(rule.proof)"
         }
     }
-    var help: String {
+    var help: String? {
         switch cause {
         case .requirementsAllowFirst: "delete it, or widen it to the requests the requirements refuse"
         case .matchesNothing: "fix its condition or the actions it names"

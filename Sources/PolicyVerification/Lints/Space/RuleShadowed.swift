@@ -15,6 +15,6 @@ struct RuleShadowed: SpaceFinding {
         "\(rule.kind) rule '\(rule.name)' never decides\(rule.proof): "
             + "\(winner.effect == Effect.deny ? "deny" : "allow") rule '\(winner.name)' decides first every request it matches"
     }
-    var help: String { "delete it, or narrow or reorder the rule that decides first" }
+    var help: String? { "delete it, or narrow or reorder the rule that decides first" }
     var notes: [(SourceLocation?, String)] { [(winner.location, "the rule that decides instead")] }
 }

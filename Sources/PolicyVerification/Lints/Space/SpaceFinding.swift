@@ -12,8 +12,8 @@ protocol SpaceFinding: Sendable {
     var at: SourceLocation { get }
     /// What is wrong, naming the rule or action.
     var message: String { get }
-    /// What to do about it.
-    var help: String { get }
+    /// What to do about it, when there is something to say.
+    var help: String? { get }
     /// Related places (the rule that decides instead, the deny rule beside).
     var notes: [(SourceLocation?, String)] { get }
 }
@@ -22,7 +22,7 @@ extension SpaceFinding {
     var notes: [(SourceLocation?, String)] { [] }
 
     /// The finding as the warning `policy check` shows.
-    var diagnostic: Diagnostic { Diagnostic(.warning, code, message, at: at, help: [help], notes: notes) }
+    var diagnostic: Diagnostic { Diagnostic(.warning, code, message, at: at, help: help.map { [$0] } ?? [], notes: notes) }
 }
 
 /// An action of a resource type, as the space lints name it.
