@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "PolicyCorpusTests",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy", "GatehouseTestSupport"],
-            exclude: ["Corpus", "CLIGolden", "ReportGolden"]),
+            exclude: ["Corpus", "CLIGolden", "ReportGolden", "Fixtures"]),
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [

@@ -173,13 +173,13 @@ _policy() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    check|decide|explain|diff|matrix|serve|schema|version|keygen|bundle|help)
+    check|decide|explain|plan|diff|matrix|serve|schema|version|keygen|bundle|help)
         # Offer subcommand argument completions
         "_policy_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'check decide explain diff matrix serve schema version keygen bundle help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'check decide explain plan diff matrix serve schema version keygen bundle help' -- "${cur}"))
         ;;
     esac
 }
@@ -237,6 +237,76 @@ _policy_explain() {
         return
         ;;
     '--request')
+        return
+        ;;
+    '--format')
+        __policy_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    '--subject-id')
+        return
+        ;;
+    '--subject-tier')
+        return
+        ;;
+    '--subscription-expiry')
+        return
+        ;;
+    '--app-role')
+        return
+        ;;
+    '--auth-method')
+        return
+        ;;
+    '--verified-ago')
+        return
+        ;;
+    '--verified-at')
+        return
+        ;;
+    '--subject-attribute')
+        return
+        ;;
+    '--action')
+        return
+        ;;
+    '--resource-type')
+        return
+        ;;
+    '--resource-id')
+        return
+        ;;
+    '--owner')
+        return
+        ;;
+    '--member-role')
+        return
+        ;;
+    '--usage')
+        return
+        ;;
+    '--resource-attribute')
+        return
+        ;;
+    '--context-attribute')
+        return
+        ;;
+    '--now')
+        return
+        ;;
+    esac
+}
+
+_policy_plan() {
+    repeating_flags=()
+    non_repeating_flags=(--signed-out --expired --version -h --help)
+    repeating_options=(--app-role --subject-attribute --usage --resource-attribute --context-attribute)
+    non_repeating_options=(--policies --format --subject-id --subject-tier --subscription-expiry --auth-method --verified-ago --verified-at --action --resource-type --resource-id --owner --member-role --now)
+    __policy_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--policies')
         return
         ;;
     '--format')

@@ -53,6 +53,7 @@ _policy() {
             'check:Load and validate policy sets, lint them, run their tests and prove their invariants.'
             'decide:Decide one request (JSON) or a stream of requests (JSON Lines).'
             'explain:Decide one request and print the trace of every check and rule considered, with file:line:col.'
+            'plan:Which resources of a type a subject may take an action on: always, never, or a condition on the resource.'
             'diff:Show which decisions change between two versions of a policy set.'
             'matrix:Print the decision table of a policy set: subject classes by actions, per resource type.'
             'serve:Serve decisions and sign-in over HTTP, reloading the policy folder as it changes.'
@@ -66,7 +67,7 @@ _policy() {
         ;;
     arg)
         case "${words[1]}" in
-        check|decide|explain|diff|matrix|serve|schema|version|keygen|bundle|help)
+        check|decide|explain|plan|diff|matrix|serve|schema|version|keygen|bundle|help)
             "_policy_${words[1]}" && ret=0
             ;;
         esac
@@ -115,6 +116,39 @@ _policy_explain() {
         '--policies[The policy set folder.]:policies:'
         '--request[A file holding one request JSON; - for standard input.]:FILE:'
         '--format[Output format\: text, or json (the contract'\''s decision plus a trace array).]:format:{__policy_complete "${___format[@]}"}'
+        '--subject-id[The subject'\''s id (default\: user).]:subject-id:'
+        '--signed-out[The subject is signed out (no id).]'
+        '--subject-tier[The subject'\''s subscription tier.]:subject-tier:'
+        '--subscription-expiry[When the subscription lapses (RFC 3339).]:TIME:'
+        '--expired[The subscription lapsed a day before now.]'
+        '*--app-role[An app role the subject holds (repeatable).]:ROLE:'
+        '--auth-method[How the subject was verified\: anonymous, apple, pin, biometric, password.]:METHOD:'
+        '--verified-ago[Verified that long before now, e.g. 5m or 1h30m (needs --auth-method).]:DURATION:'
+        '--verified-at[Verified at this time (RFC 3339; needs --auth-method).]:TIME:'
+        '*--subject-attribute[A subject attribute, typed by the set'\''s declaration (repeatable).]:NAME=VALUE:'
+        '--action[The action.]:action:'
+        '--resource-type[The resource type (default\: the one type that has --action).]:resource-type:'
+        '--resource-id[The resource'\''s id.]:resource-id:'
+        '--owner[The resource'\''s owner\: self (the subject) or a user id.]:self|ID:'
+        '--member-role[The subject'\''s role on the resource, as a member.]:ROLE:'
+        '*--usage[A usage counter of the resource (repeatable).]:COUNTER=N:'
+        '*--resource-attribute[A resource attribute (repeatable).]:NAME=VALUE:'
+        '*--context-attribute[A context attribute (repeatable).]:NAME=VALUE:'
+        '--now[The instant to decide at (RFC 3339; default\: the clock).]:TIME:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_plan() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--policies[The policy set folder.]:policies:'
+        '--format[Output format\: text, or json (the contract'\''s plan object).]:format:{__policy_complete "${___format[@]}"}'
         '--subject-id[The subject'\''s id (default\: user).]:subject-id:'
         '--signed-out[The subject is signed out (no id).]'
         '--subject-tier[The subject'\''s subscription tier.]:subject-tier:'

@@ -181,6 +181,13 @@ public actor GatehouseClient: CustomReflectable {
         }
     }
 
+    /// A sign-in call that takes no bearer: adopts the session it opens and answers its user id.
+    private func openSession(_ call: @Sendable () async throws -> TokenPair) async throws -> String {
+        let pair = try await anonymousCall(call)
+        adopt(pair)
+        return pair.userId
+    }
+
     /// Adopts a step-up's token: a new access token when the auth level rose (the old one stopped working).
     private func adoptStepUp(_ stepUp: Components.Schemas.StepUp) {
         guard stepUp.rotated, var pair = tokens else { return }
@@ -194,30 +201,24 @@ public actor GatehouseClient: CustomReflectable {
     /// key or Apple verifies the user.
     @discardableResult
     public func signInAnonymously() async throws -> String {
-        let pair = try await anonymousCall { try await self.api.postAuthAnonymous().created.body.json }
-        adopt(pair)
-        return pair.userId
+        try await openSession { try await self.api.postAuthAnonymous().created.body.json }
     }
 
     /// A new account with a username and a PIN of 4 to 6 digits, signed in.
     @discardableResult
     public func register(username: String, pin: String) async throws -> String {
-        let pair = try await anonymousCall {
+        try await openSession {
             try await self.api.postAuthPinRegister(body: .json(.init(username: username, pin: pin))).created.body.json
         }
-        adopt(pair)
-        return pair.userId
     }
 
     /// Signs in with a username and PIN. Failures are `invalid_credentials`, `locked` or `throttled` (with
     /// `retryAfter`).
     @discardableResult
     public func signIn(username: String, pin: String) async throws -> String {
-        let pair = try await anonymousCall {
+        try await openSession {
             try await self.api.postAuthPinSignin(body: .json(.init(username: username, pin: pin))).ok.body.json
         }
-        adopt(pair)
-        return pair.userId
     }
 
     /// A single-use nonce from the server for one Sign in with Apple attempt.
@@ -230,11 +231,9 @@ public actor GatehouseClient: CustomReflectable {
     /// nonce whose SHA-256 the request carried. `fullName` arrives from Apple on the first sign-in only: pass it then.
     @discardableResult
     public func signInWithApple(identityToken: String, nonce: AppleSignInNonce, fullName: String? = nil) async throws -> String {
-        let pair = try await anonymousCall {
+        try await openSession {
             try await self.api.postAuthApple(body: .json(.init(identityToken: identityToken, nonce: nonce.raw, fullName: fullName))).ok.body.json
         }
-        adopt(pair)
-        return pair.userId
     }
 
     /// Links an Apple identity to the signed-in account (a PIN account that adds Sign in with Apple): the nonce from

@@ -35,34 +35,6 @@ public struct DecisionQuery: Sendable, Hashable {
     }
 }
 
-/// The signed-in account as its owner sees it (`GET /v1/me`): no secret, hash or key material.
-public struct AccountProfile: Sendable, Hashable {
-    /// The account's id.
-    public var userId: String
-    /// The username of a username + PIN account.
-    public var username: String?
-    /// The name Apple gave on the first Sign in with Apple.
-    public var displayName: String?
-    /// The email Apple gave, if any.
-    public var email: String?
-    /// Whether `email` is an Apple private relay address.
-    public var isPrivateRelayEmail: Bool
-    /// The Apple identities linked to the account.
-    public var appleUserIds: [String]
-    /// Whether the account has a PIN.
-    public var hasPIN: Bool
-    /// The devices with an enrolled key.
-    public var deviceIds: [String]
-    /// App roles (`customer`, `driver`, ...), set by the operator.
-    public var appRoles: [String]
-    /// The subscription tier, if any.
-    public var tier: String?
-    /// When the subscription lapses, if it does.
-    public var subscriptionExpiresAt: Date?
-    /// The UUID to pass to StoreKit as `Product.PurchaseOption.appAccountToken`, so a purchase names this account.
-    public var appAccountToken: String
-}
-
 /// What the user allows to leave the device (`GET`/`PUT /v1/me/privacy`); policies read it as subject attributes.
 public struct PrivacySettings: Sendable, Hashable {
     /// Analytics may be sent.

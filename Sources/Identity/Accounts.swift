@@ -44,35 +44,6 @@ extension IdentityService {
 
 }
 
-/// What the signed-in user may see of their own account (`GET /v1/me`): no secret, hash or key material.
-public struct AccountProfile: Sendable, Hashable {
-    /// The account's id.
-    public var userId: String
-    /// The username for PIN sign-in, if one was set.
-    public var username: String?
-    /// The name Apple gave on the first sign-in, if any.
-    public var displayName: String?
-    /// The email Apple gave, if any; possibly a private relay address.
-    public var email: String?
-    /// Whether `email` is an Apple private relay address.
-    public var isPrivateRelayEmail: Bool
-    /// The Apple ids (`sub`) linked to the account.
-    public var appleUserIds: [String]
-    /// Whether a PIN is set (never the PIN or its hash).
-    public var hasPIN: Bool
-    /// The devices with an enrolled key, by the id the app gave them.
-    public var deviceIds: [String]
-    /// The app roles held (`AppRole` raw values).
-    public var appRoles: [String]
-    /// The stored subscription tier and its expiry (the policy decides what a lapsed one is worth).
-    public var tier: String?
-    /// When the stored subscription ends; nil for none or one without an end.
-    public var subscriptionExpiresAt: Date?
-    /// The UUID the app passes to StoreKit as the purchase option `appAccountToken`; a signed transaction
-    /// that carries another one is refused (`app_account_mismatch`).
-    public var appAccountToken: String = ""
-}
-
 extension IdentityService {
     /// The account of a live session, as its owner may see it; any live session suffices (it reveals no secret).
     /// The account's `appAccountToken` is made on the first call (a write), read after that.

@@ -19,8 +19,8 @@ public struct PolicyCommand: AsyncParsableCommand {
             """,
         version: GatehouseVersion.current,
         subcommands: [
-            Check.self, Decide.self, Explain.self, Diff.self, Matrix.self, Serve.self, Schema.self, Version.self, Keygen.self,
-            BundleCommand.self,
+            Check.self, Decide.self, Explain.self, Plan.self, Diff.self, Matrix.self, Serve.self, Schema.self, Version.self,
+            Keygen.self, BundleCommand.self,
         ])
 
     public init() {}

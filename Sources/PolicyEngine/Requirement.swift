@@ -138,6 +138,43 @@ package enum Requirement: Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Whether the check reads the resource (its owner, members, usage or, through a condition, its attributes),
+    /// so a plan (`CompiledPolicy.plan`) leaves it as a condition on the resource; the others the subject decides.
+    package var readsResource: Bool {
+        switch self {
+        case .membership, .limit, .consent: true
+        case .signIn, .auth, .appRole, .feature: false
+        }
+    }
+
+    /// The check as a condition on the resource, for a kind that reads it (`readsResource`); nil when the action
+    /// does not state it. `subject` is the signed-in subject's id; `condition` turns a compiled condition into its
+    /// residual over the resource (a failure to evaluate counts as not passing).
+    func residual(
+        in action: ActionPlan, entry: ActionEntry, subject: String?, tier: Int, condition: (CompiledCondition) -> PlanExpression
+    ) -> PlanExpression? {
+        guard isStated(in: action) else { return nil }
+        switch self {
+        case .membership:
+            // As `DecisionTable.standing`: the owner by the owner field, or a member whose role is the owner role or
+            // grants the action (any role when the action is open to members); no standing without a subject id.
+            guard let subject, let membership = action.membership else { return .or([]) }
+            var parts: [PlanExpression] = []
+            if let owner = entry.owner { parts.append(.ownerIsSubject(subject: subject, field: OwnerFieldName(owner))) }
+            let roles = (entry.ownerRole.map { [$0] } ?? []) + membership.grantingRoles.sorted()
+            parts.append(.memberRole(subject: subject, roles: membership.openToMembers ? nil : roles))
+            return .or(parts)
+        case .limit:
+            guard let limit = action.limit, let cap = limit.caps[tier] else { return .and([]) }
+            return .usageBelow(counter: limit.counter, limit: cap)
+        case .consent:
+            guard let compiled = action.consent?.condition else { return .or([]) }
+            return condition(compiled)
+        case .signIn, .auth, .appRole, .feature:
+            return nil
+        }
+    }
+
     /// The conditions the requirement evaluates (what the request space and the lints read beside the rules).
     package func conditions(in action: ActionPlan) -> [CompiledCondition] {
         switch self {

@@ -9,21 +9,15 @@ extension JSONText: Encodable {
     /// Encodes the text's value, object fields in their order.
     public func encode(to encoder: any Encoder) throws {
         switch self {
-        case .null:
+        case .null, .bool, .int, .double, .string:
             var c = encoder.singleValueContainer()
-            try c.encodeNil()
-        case .bool(let b):
-            var c = encoder.singleValueContainer()
-            try c.encode(b)
-        case .int(let i):
-            var c = encoder.singleValueContainer()
-            try c.encode(i)
-        case .double(let d):
-            var c = encoder.singleValueContainer()
-            try c.encode(d)
-        case .string(let s):
-            var c = encoder.singleValueContainer()
-            try c.encode(s)
+            switch self {
+            case .bool(let b): try c.encode(b)
+            case .int(let i): try c.encode(i)
+            case .double(let d): try c.encode(d)
+            case .string(let s): try c.encode(s)
+            default: try c.encodeNil()
+            }
         case .array(let items):
             var c = encoder.unkeyedContainer()
             for item in items { try c.encode(item) }

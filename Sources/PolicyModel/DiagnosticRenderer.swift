@@ -37,8 +37,7 @@ public struct DiagnosticRenderer: Sendable {
         return out
     }
 
-    /// The diagnostic as the JSON object `policy check --format json` and problem details carry: severity, code,
-    /// message, and the file, line and column when it has a location.
+    /// The diagnostic as JSON: severity, code, message, file, line, column, help and notes.
     public static func json(_ d: Diagnostic) -> JSONText {
         var fields: [JSONText.Field] = [
             .init("severity", .string(d.severity.rawValue)), .init("code", .string(d.code)), .init("message", .string(d.message)),

@@ -61,6 +61,11 @@ extension JSONRequestParser {
         return items
     }
 
+    /// Refuses the element at `index` of an envelope's array when the array may hold only `limit` (`noun`).
+    private func refuseElement(_ index: Int, beyond limit: Int, _ noun: String) throws(RequestError) {
+        guard index < limit else { throw RequestError(field: "", "holds more than \(limit) \(noun)", kind: .invalidValue, offset: pos) }
+    }
+
     /// The items of the batch's array; the cursor is on its `[`.
     private mutating func readBatchItems(maxItems: Int) throws(RequestError) -> [Result<Request, RequestError>] {
         guard pos < count, base[pos] == UInt8(ascii: "[") else { throw wrongType("an array of requests") }
@@ -69,9 +74,7 @@ extension JSONRequestParser {
         var first = true
         while try nextElement(&first) {
             let index = out.count
-            guard index < maxItems else {
-                throw RequestError(field: "", "holds more than \(maxItems) requests", kind: .invalidValue, offset: pos)
-            }
+            try refuseElement(index, beyond: maxItems, "requests")
             let start = pos
             var request = Request(action: "", resource: Resource(type: ""))
             do throws(RequestError) {
@@ -114,9 +117,7 @@ extension JSONRequestParser {
         var first = true
         while try nextElement(&first) {
             let index = actions.count
-            guard index < maxActions else {
-                throw RequestError(field: "", "holds more than \(maxActions) actions", kind: .invalidValue, offset: pos)
-            }
+            try refuseElement(index, beyond: maxActions, "actions")
             let at = pos
             do throws(RequestError) {
                 let action = try readString()

@@ -46,28 +46,33 @@ public indirect enum JSONText: Sendable, Hashable {
             if d.isFinite, d == d.rounded(), abs(d) < 1e15 { out += String(Int(d)) + ".0" } else if d.isFinite { out += "\(d)" } else { out += "null" }
         case .string(let s): JSONText.writeString(s, into: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+            Self.writeContainer(items, open: "[", close: "]", into: &out, pretty: pretty, indent: indent) { item, out in
                 item.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
         case .object(let fields):
-            if fields.isEmpty { out += "{}"; return }
-            out += "{"
-            for (i, field) in fields.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+            Self.writeContainer(fields, open: "{", close: "}", into: &out, pretty: pretty, indent: indent) { field, out in
                 JSONText.writeString(field.key, into: &out)
                 out += pretty ? ": " : ":"
                 field.value.write(into: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
         }
+    }
+
+    /// An array or object: `open`, the elements separated by commas (each on its own indented line when pretty),
+    /// `close`; `[]` or `{}` when empty.
+    private static func writeContainer<Element>(
+        _ elements: [Element], open: String, close: String, into out: inout String, pretty: Bool, indent: Int,
+        _ writeElement: (Element, inout String) -> Void
+    ) {
+        if elements.isEmpty { out += open + close; return }
+        out += open
+        for (i, element) in elements.enumerated() {
+            if i > 0 { out += "," }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+            writeElement(element, &out)
+        }
+        if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+        out += close
     }
 
     private static func writeString(_ s: String, into out: inout String) {

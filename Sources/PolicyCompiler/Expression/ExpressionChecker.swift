@@ -273,6 +273,12 @@ struct ExpressionTypeChecker {
             error(.expressionType, "'\(path)' is not a value", at: expr.span, help: ["use one of its fields: \(choices)"])
             return nil
         }
+        /// `<root>.attributes.<name>`: the next name, checked against the scope's declarations.
+        func declaredAttribute(_ scope: AttributeOwner, _ declared: [String: AttributeType]) -> ResolvedPath? {
+            guard let (name, span) = nextName() else { return notAValue(declared.keys.sorted()) }
+            path += ".\(name)"
+            return attribute(scope, name, span, declared)
+        }
 
         let result: ResolvedPath
         switch root {
@@ -294,9 +300,7 @@ struct ExpressionTypeChecker {
                 default: return unknownField(name, on: "subject.auth", span: span, known: Self.authFields)
                 }
             case "attributes":
-                guard let (name, span) = nextName() else { return notAValue(schema.subjectAttributes.keys.sorted()) }
-                path += ".\(name)"
-                guard let r = attribute(.subject, name, span, schema.subjectAttributes) else { return nil }
+                guard let r = declaredAttribute(.subject, schema.subjectAttributes) else { return nil }
                 result = r
             default: return unknownField(name, on: "subject", span: span, known: Self.subjectFields)
             }
@@ -316,9 +320,7 @@ struct ExpressionTypeChecker {
                 noteRead(path)
                 result = ResolvedPath(checked: CheckedExpression(node: .usage(name), type: .int, comparedPath: path), presence: .usage(name))
             case "attributes":
-                guard let (name, span) = nextName() else { return notAValue(schema.resourceAttributes.keys.sorted()) }
-                path += ".\(name)"
-                guard let r = attribute(.resource, name, span, schema.resourceAttributes) else { return nil }
+                guard let r = declaredAttribute(.resource, schema.resourceAttributes) else { return nil }
                 result = r
             default: return unknownField(name, on: "resource", span: span, known: Self.resourceFields)
             }
@@ -328,9 +330,7 @@ struct ExpressionTypeChecker {
             switch name {
             case "now": result = field(.now, .timestamp)
             case "attributes":
-                guard let (name, span) = nextName() else { return notAValue(schema.contextAttributes.keys.sorted()) }
-                path += ".\(name)"
-                guard let r = attribute(.context, name, span, schema.contextAttributes) else { return nil }
+                guard let r = declaredAttribute(.context, schema.contextAttributes) else { return nil }
                 result = r
             default: return unknownField(name, on: "context", span: span, known: Self.contextFields)
             }

@@ -36,14 +36,10 @@ package indirect enum AttributeType: Sendable, Hashable, CustomStringConvertible
 
     package var description: String {
         switch self {
-        case .bool: "bool"
-        case .int: "int"
-        case .double: "double"
-        case .string: "string"
-        case .timestamp: "timestamp"
-        case .duration: "duration"
         case .enumeration(let values): "enum(\(values.joined(separator: ", ")))"
         case .list(let element): "list<\(element)>"
+        // A scalar is named as the checker names its type.
+        case .bool, .int, .double, .string, .timestamp, .duration: ExpressionType(self).description
         }
     }
 

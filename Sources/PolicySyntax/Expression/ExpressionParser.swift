@@ -199,12 +199,7 @@ private struct ExpressionParserState {
                         depth: result.depth + 1, endLine: endLine, endColumn: endColumn)
                 }
             } else if isSymbol("[") {
-                let open = take()
-                try enter(open)
-                let key = try parseBinary(level: 1)
-                let close = try expect("]", closing: open)
-                nesting -= 1
-                let (endLine, endColumn) = end(of: close)
+                let (key, endLine, endColumn) = try parseEnclosed(closedBy: "]")
                 result = try node(.index(result.expr, key.expr, span(from: start, endLine: endLine, endColumn: endColumn)),
                                   depth: max(result.depth, key.depth) + 1, endLine: endLine, endColumn: endColumn)
             } else {
@@ -214,6 +209,17 @@ private struct ExpressionParserState {
     }
 
     /// `( a, b )` after a function name; returns the arguments and the closing parenthesis.
+    /// One expression between the opening bracket the cursor is on and its `close`, and where the closer ends.
+    mutating func parseEnclosed(closedBy close: String) throws(ExpressionSyntaxError) -> (Parsed, endLine: Int, endColumn: Int) {
+        let open = take()
+        try enter(open)
+        let inner = try parseBinary(level: 1)
+        let closer = try expect(close, closing: open)
+        nesting -= 1
+        let (endLine, endColumn) = end(of: closer)
+        return (inner, endLine, endColumn)
+    }
+
     mutating func parseArguments() throws(ExpressionSyntaxError) -> ([Parsed], ExpressionToken) {
         let open = try expect("(")
         try enter(open)
@@ -269,12 +275,7 @@ private struct ExpressionParserState {
             }
             return try node(.identifier(name, span(of: token)), depth: 1, endLine: endLine, endColumn: endColumn)
         case .symbol("("):
-            let open = take()
-            try enter(open)
-            let inner = try parseBinary(level: 1)
-            let close = try expect(")", closing: open)
-            nesting -= 1
-            let (endLine, endColumn) = end(of: close)
+            let (inner, endLine, endColumn) = try parseEnclosed(closedBy: ")")
             return Parsed(expr: inner.expr, depth: inner.depth, endLine: endLine, endColumn: endColumn)
         case .symbol("["):
             let open = take()

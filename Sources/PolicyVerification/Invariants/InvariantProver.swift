@@ -48,15 +48,11 @@ public enum InvariantProver {
 
         for (i, invariant) in invariants.enumerated() {
             if results[i].checked == 0 {
-                diagnostics.append(Diagnostic(
-                    .warning, .invariantSelectsNothing, "invariant '\(invariant.name)' selects no request, so it proves nothing",
-                    at: invariant.location, help: ["check its 'when': an action of that resource type, a role of that type ..."]))
+                diagnostics.append(InvariantSelectsNothing(invariant: invariant.name, at: invariant.location).diagnostic)
             }
             if let notes = sampled[i], results[i].passed {
-                diagnostics.append(Diagnostic(
-                    .warning, .invariantNotProved,
-                    "invariant '\(invariant.name)' held on all \(results[i].checked) requests tried, but the space only samples "
-                        + notes.joined(separator: ", "), at: invariant.location))
+                diagnostics.append(
+                    InvariantNotProved(invariant: invariant.name, checked: results[i].checked, sampled: notes, at: invariant.location).diagnostic)
             }
         }
         diagnostics += lint.diagnostics()
@@ -82,21 +78,21 @@ public enum InvariantProver {
         let applicable = invariants.indices.filter { invariants[$0].applies(to: type, action) }
         let count = space.count
         if count > maxRequestsPerAction {
-            part.diagnostics.append(Diagnostic(
-                .warning, .spaceTooLarge,
-                "the request space of '\(space.type).\(space.action)' holds \(count) requests, over \(maxRequestsPerAction): "
-                    + "its invariants and lints are not checked", at: action.location,
-                help: ["split conditions that compare many different literals, or fewer attributes per action"]))
+            part.diagnostics.append(
+                SpaceTooLarge(
+                    action: SpaceAction(resourceType: space.type, action: space.action), count: count, bound: maxRequestsPerAction,
+                    at: action.location
+                ).diagnostic)
             part.sampled = applicable.map { ($0, "\(space.type).\(space.action) not enumerated") }
             return part
         }
         part.enumerated = count
         for gap in space.gaps {
-            part.diagnostics.append(Diagnostic(
-                .warning, .spaceNotExhaustive,
-                "'\(space.type).\(space.action)' depends on \(gap.construct), which the request space only samples: "
-                    + "its invariants are checked, not proved", at: gap.location ?? action.location,
-                help: ["compare request values with literals (==, <, in ...) so every boundary can be tried"]))
+            part.diagnostics.append(
+                SpaceNotExhaustive(
+                    action: SpaceAction(resourceType: space.type, action: space.action), construct: gap.construct,
+                    at: gap.location ?? action.location
+                ).diagnostic)
         }
         if !space.isExhaustive { part.sampled = applicable.map { ($0, "\(space.type).\(space.action)") } }
         part.lint.begin(space, type: type, action: action)

@@ -4,8 +4,9 @@ import PolicyModel
 
 /// Lints that need the request space: what happens on every request, not what the text says.
 ///
-/// Codes: `action-never-allowed`, `deny-without-message`, `rule-never-fires`, `rule-shadowed`,
-/// `condition-always-true`, `condition-always-false`, `allow-wider-than-deny`.
+/// One pass over the space gathers the totals every such lint needs; each finding is a type of its own in
+/// `Lints/Space/` (its reasoning, data, message and help): `ActionNeverAllowed`, `DenyWithoutMessage`,
+/// `RuleShadowed`, `RuleNeverFires`, `ConstantCondition`, `AllowWiderThanDeny`.
 struct SpaceLint {
     /// Every code this lint reports, with what it finds: for `--help`, docs and the corpus.
     static let codes: [DiagnosticCode] = [
@@ -203,16 +204,12 @@ struct SpaceLint {
             || (denyReasons.keys.allSatisfy { $0 == .deniedByRule } && !denyReasons.isEmpty)
         if total > 0, allowed == 0, !deliberate {
             let top = denyReasons.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
-            findings.append(Diagnostic(
-                .warning, .actionNeverAllowed,
-                "no request can take '\(action.name)' on '\(space.type)': all \(total) requests of its space are denied"
-                    + (top.map { ", most with \($0.rawValue)" } ?? ""), at: action.location,
-                help: ["if nobody should take it, say so with a deny rule; otherwise check its requirements and tiers"]))
+            findings.append(
+                ActionNeverAllowed(action: SpaceAction(resourceType: space.type, action: action.name), total: total, mostCommon: top, at: action.location).diagnostic)
         }
         if let (location, request) = missingMessage {
-            findings.append(Diagnostic(
-                .warning, .denyWithoutMessage, "'\(space.type).\(action.name)' denies with no message, e.g. for \(request.json.rendered(pretty: false))",
-                at: location ?? action.location, help: ["give the rule a 'message', or the set a message for its reason"]))
+            findings.append(
+                DenyWithoutMessage(action: SpaceAction(resourceType: space.type, action: action.name), example: request, at: location ?? action.location).diagnostic)
         }
         self.space = nil
         self.action = nil
@@ -222,21 +219,14 @@ struct SpaceLint {
         var result = findings
         for (index, rule) in policy.rules.enumerated() {
             guard let stats = rules[index], stats.evaluated > 0 else { continue }
-            let kind = rule.effect == .deny ? "deny" : "allow"
-            let proof = stats.gapped ? " of the requests tried" : ""
+            let facts = RuleFacts(name: rule.name, effect: rule.effect, gapped: stats.gapped)
             if let condition = rule.condition {
                 if stats.isTrue == 0, stats.isFalse > 0 || condition.constantValue == false {
-                    result.append(Diagnostic(
-                        .warning, .conditionAlwaysFalse,
-                        "the condition of \(kind) rule '\(rule.name)' is false for every request\(proof), so the rule never applies",
-                        at: condition.location, help: ["fix the condition, or delete the rule"]))
+                    result.append(ConstantCondition(rule: facts, value: false, at: condition.location).diagnostic)
                     continue
                 }
                 if stats.isFalse == 0, stats.isTrue == stats.evaluated {
-                    result.append(Diagnostic(
-                        .warning, .conditionAlwaysTrue,
-                        "the condition of \(kind) rule '\(rule.name)' is true for every request\(proof): it restricts nothing",
-                        at: condition.location, help: ["drop the condition, or fix it to say what it means"]))
+                    result.append(ConstantCondition(rule: facts, value: true, at: condition.location).diagnostic)
                 }
             }
             guard stats.decided == 0 else { continue }
@@ -245,32 +235,22 @@ struct SpaceLint {
             let top = stats.preempted.max { ($0.value, order($1.key)) < ($1.value, order($0.key)) }
             if let top, let index = top.key {
                 let other = policy.rules[index]
-                result.append(Diagnostic(
-                    .warning, .ruleShadowed,
-                    "\(kind) rule '\(rule.name)' never decides\(proof): "
-                        + "\(other.effect == Effect.deny ? "deny" : "allow") rule '\(other.name)' decides first every request it matches",
-                    at: rule.location, help: ["delete it, or narrow or reorder the rule that decides first"],
-                    notes: [(other.location, "the rule that decides instead")]))
+                let winner = OtherRule(name: other.name, effect: other.effect, location: other.location)
+                result.append(RuleShadowed(rule: facts, winner: winner, at: rule.location).diagnostic)
             } else if top != nil {
-                result.append(Diagnostic(
-                    .warning, .ruleNeverFires,
-                    "allow rule '\(rule.name)' never decides\(proof): the action's requirements already allow every request it matches",
-                    at: rule.location, help: ["delete it, or widen it to the requests the requirements refuse"]))
+                result.append(RuleNeverFires(rule: facts, cause: .requirementsAllowFirst, at: rule.location).diagnostic)
             } else {
-                result.append(Diagnostic(
-                    .warning, .ruleNeverFires, "\(kind) rule '\(rule.name)' matches no request\(proof)", at: rule.location,
-                    help: ["fix its condition or the actions it names"]))
+                result.append(RuleNeverFires(rule: facts, cause: .matchesNothing, at: rule.location).diagnostic)
             }
         }
         for (p, pair) in pairs.enumerated() {
             guard let stats = pairStats[p], stats.both > 0, stats.denyOnly == 0, stats.allowOnly > 0 else { continue }
             let allow = policy.rules[pair.allow], deny = policy.rules[pair.deny]
-            result.append(Diagnostic(
-                .warning, .allowWiderThanDeny,
-                "allow rule '\(allow.name)' is wider than deny rule '\(deny.name)' beside it: it matches every request the deny matches "
-                    + "and \(stats.allowOnly) more" + (stats.example.map { ", e.g. \($0)" } ?? ""),
-                at: allow.location, help: ["check that the allow is meant to reach past the deny's exception, or narrow it"],
-                notes: [(deny.location, "the deny rule")]))
+            result.append(
+                AllowWiderThanDeny(
+                    allow: allow.name, deny: OtherRule(name: deny.name, effect: deny.effect, location: deny.location), allowOnly: stats.allowOnly, example: stats.example,
+                    at: allow.location
+                ).diagnostic)
         }
         return result
     }

@@ -1,0 +1,187 @@
+import PolicyModel
+
+/// Where a resource's fields live in the caller's table, for `ResourcePlan.sqlWhere(_:)`.
+///
+/// Column names and the member-role expression are the caller's SQL, written into the clause as given (never a
+/// value from a request or a policy); every value (the subject's id, roles, literals) is a bind parameter.
+public struct PlanColumns: Sendable, Hashable {
+    /// The column holding the resource's id (`resource.id`).
+    public var id: String?
+    /// The column holding the owner's user id (`resource.ownerId`).
+    public var ownerId: String?
+    /// Attribute name to column (`resource.attributes.NAME`, and an owner attribute).
+    public var attributes: [String: String]
+    /// Usage counter to column (`resource.usage.NAME`); NULL counts as 0.
+    public var usage: [String: String]
+    /// An SQL expression giving the role of the member whose user id is its one `?`, NULL for a non-member,
+    /// e.g. `(SELECT role FROM members m WHERE m.space_id = spaces.id AND m.user_id = ?)`.
+    public var memberRole: String?
+
+    /// A mapping; an absent entry makes a plan that needs it fail to translate, naming the field.
+    public init(id: String? = nil, ownerId: String? = nil, attributes: [String: String] = [:], usage: [String: String] = [:], memberRole: String? = nil) {
+        self.id = id
+        self.ownerId = ownerId
+        self.attributes = attributes
+        self.usage = usage
+        self.memberRole = memberRole
+    }
+}
+
+/// A parameterised `WHERE` clause: `sql` with `?` placeholders, and the values to bind to them in order.
+public struct SQLWhere: Sendable, Hashable {
+    /// The clause, with `?` for each value.
+    public var sql: String
+    /// The values, in the order of the placeholders.
+    public var bindings: [SQLValue]
+
+    /// A clause from its parts.
+    public init(sql: String, bindings: [SQLValue]) {
+        self.sql = sql
+        self.bindings = bindings
+    }
+}
+
+/// A value bound to a placeholder.
+public enum SQLValue: Sendable, Hashable {
+    /// A string.
+    case text(String)
+    /// An integer.
+    case int(Int)
+    /// Numbers with a fraction, and timestamps and durations as seconds (since 1970 for a timestamp).
+    case double(Double)
+    /// A boolean.
+    case bool(Bool)
+}
+
+/// A plan the mapping cannot express, naming the field or construct.
+public struct PlanSQLError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The resource field with no column (`resource.attributes.region`, `resource.members`), or the construct.
+    public var field: String
+    /// What is missing or has no SQL form.
+    public var message: String
+    public var description: String { "\(field): \(message)" }
+}
+
+extension ResourcePlan {
+    /// The plan as a `WHERE` clause over the caller's table: `TRUE` for `always`, `FALSE` for `never`.
+    ///
+    /// SQL's NULL stands for what `decide` counts as an error (an absent attribute): a deny rule whose condition
+    /// is NULL keeps the row out, as `decide` denies; a requirement or allow rule whose condition is NULL lets
+    /// nothing in. Type mismatches that `decide` treats as errors are the database's to compare.
+    public func sqlWhere(_ columns: PlanColumns) throws(PlanSQLError) -> SQLWhere {
+        var writer = SQLWriter(columns: columns)
+        switch self {
+        case .always: return SQLWhere(sql: "TRUE", bindings: [])
+        case .never: return SQLWhere(sql: "FALSE", bindings: [])
+        case .conditional(let expression):
+            let sql = try writer.write(expression)
+            return SQLWhere(sql: sql, bindings: writer.bindings)
+        }
+    }
+}
+
+private struct SQLWriter {
+    let columns: PlanColumns
+    var bindings: [SQLValue] = []
+
+    mutating func bind(_ value: SQLValue) -> String {
+        bindings.append(value)
+        return "?"
+    }
+
+    mutating func write(_ expression: PlanExpression) throws(PlanSQLError) -> String {
+        switch expression {
+        case .ownerIsSubject(let subject, let field):
+            let column: String
+            if let name = field.attribute { column = try attribute(name) } else { column = try owner() }
+            return "(\(column) = \(bind(.text(subject))))"
+        case .memberRole(let subject, let roles):
+            guard let role = columns.memberRole else { throw PlanSQLError(field: "resource.members", message: "no member-role expression given") }
+            let subjectMark = bind(.text(subject))
+            let expression = role.replacingOccurrences(of: "?", with: subjectMark)
+            guard let roles else { return "(\(expression) IS NOT NULL)" }
+            if roles.isEmpty { return "FALSE" }
+            var marks: [String] = []
+            for role in roles { marks.append(bind(.text(role))) }
+            return "(\(expression) IN (\(marks.joined(separator: ", "))))"
+        case .usageBelow(let counter, let limit):
+            return "(COALESCE(\(try usage(counter)), 0) < \(bind(.int(limit))))"
+        case .condition(let condition):
+            return try write(condition.node, source: condition.source)
+        case .and(let parts):
+            if parts.isEmpty { return "TRUE" }
+            var written: [String] = []
+            for part in parts { written.append(try write(part)) }
+            return "(" + written.joined(separator: " AND ") + ")"
+        case .or(let parts):
+            if parts.isEmpty { return "FALSE" }
+            var written: [String] = []
+            for part in parts { written.append(try write(part)) }
+            return "(" + written.joined(separator: " OR ") + ")"
+        case .not(let part):
+            return "(NOT \(try write(part)))"
+        }
+    }
+
+    private func owner() throws(PlanSQLError) -> String {
+        guard let column = columns.ownerId else { throw PlanSQLError(field: "resource.ownerId", message: "no column given") }
+        return column
+    }
+
+    private func attribute(_ name: String) throws(PlanSQLError) -> String {
+        guard let column = columns.attributes[name] else { throw PlanSQLError(field: "resource.attributes.\(name)", message: "no column given") }
+        return column
+    }
+
+    private func usage(_ name: String) throws(PlanSQLError) -> String {
+        guard let column = columns.usage[name] else { throw PlanSQLError(field: "resource.usage.\(name)", message: "no column given") }
+        return column
+    }
+
+    private mutating func write(_ node: ConditionNode, source: String) throws(PlanSQLError) -> String {
+        switch node {
+        case .constant(.bool(let b)): return b ? "TRUE" : "FALSE"
+        case .and(let a, let b): return "(\(try write(a, source: source)) AND \(try write(b, source: source)))"
+        case .or(let a, let b): return "(\(try write(a, source: source)) OR \(try write(b, source: source)))"
+        case .not(let a): return "(NOT \(try write(a, source: source)))"
+        case .compare(let op, let a, let b):
+            let sqlOperator = op == .equal ? "=" : op == .notEqual ? "<>" : op.rawValue
+            return "(\(try value(a, source: source)) \(sqlOperator) \(try value(b, source: source)))"
+        case .inStrings(let element, let strings):
+            if strings.isEmpty { return "FALSE" }
+            let left = try value(element, source: source)
+            var marks: [String] = []
+            for string in strings.sorted() { marks.append(bind(.text(string))) }
+            return "(\(left) IN (\(marks.joined(separator: ", "))))"
+        case .has(.attribute(.resource, let name)): return "(\(try attribute(name)) IS NOT NULL)"
+        case .has(.field(.resourceId)):
+            guard let id = columns.id else { throw PlanSQLError(field: "resource.id", message: "no column given") }
+            return "(\(id) IS NOT NULL)"
+        case .has(.field(.resourceOwnerId)): return "(\(try owner()) IS NOT NULL)"
+        case .has(.usage(let name)): return "(\(try usage(name)) IS NOT NULL)"
+        default:
+            throw PlanSQLError(field: source, message: "this condition has no SQL form (comparisons, `in` lists, has(), and, or, not only)")
+        }
+    }
+
+    private mutating func value(_ node: ConditionNode, source: String) throws(PlanSQLError) -> String {
+        switch node {
+        case .attribute(.resource, let name, _): return try attribute(name)
+        case .usage(let name): return "COALESCE(\(try usage(name)), 0)"
+        case .field(.resourceOwnerId): return try owner()
+        case .field(.resourceId):
+            guard let id = columns.id else { throw PlanSQLError(field: "resource.id", message: "no column given") }
+            return id
+        case .constant(let value):
+            switch value {
+            case .bool(let b): return bind(.bool(b))
+            case .int(let i): return bind(.int(i))
+            case .double(let d), .timestamp(let d), .duration(let d): return bind(.double(d))
+            case .string(let s): return bind(.text(s))
+            default: break
+            }
+        default: break
+        }
+        throw PlanSQLError(field: source, message: "this operand has no SQL form (resource attributes, usage, id, ownerId and literals only)")
+    }
+}

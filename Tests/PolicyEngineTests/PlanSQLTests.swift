@@ -1,0 +1,91 @@
+import Foundation
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+import Testing
+
+/// `ResourcePlan.sqlWhere`: the plan as a parameterised WHERE over the caller's columns, every value a bind parameter.
+@Suite struct PlanSQLTests {
+    static let policy: CompiledPolicy? = PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+        tiers:
+          free: {name: Free, default: true}
+          pro: {name: Pro}
+        limits:
+          docs: {name: documents, counter: docs, tiers: {free: 3}}
+        attributes:
+          resource:
+            region: string
+            archived: bool
+        resources:
+          doc:
+            owner: ownerId
+            roles:
+              viewer: {grants: [view]}
+              editor: {inherits: [viewer], grants: [edit]}
+            actions:
+              view: {}
+              edit: {limit: docs}
+        rules:
+          - name: no-archived-edits
+            effect: deny
+            actions: [edit]
+            when: resource.attributes.archived == true
+          - name: eu-viewers
+            effect: allow
+            actions: [view]
+            when: resource.attributes.region in ["eu", "ch"] && subject.tier == "pro"
+        """.utf8))]).policy
+
+    static let columns = PlanColumns(
+        id: "docs.id", ownerId: "docs.owner_id", attributes: ["region": "docs.region", "archived": "docs.archived"], usage: ["docs": "docs.doc_count"],
+        memberRole: "(SELECT role FROM members m WHERE m.doc_id = docs.id AND m.user_id = ?)")
+
+    static func subject(_ tier: String) -> Subject {
+        var subject = Subject(id: "u'1; DROP TABLE docs")
+        subject.tier = tier
+        return subject
+    }
+
+    @Test func valuesAreBoundNeverWrittenIntoTheSQL() throws {
+        let policy = try #require(Self.policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "edit", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(Self.columns)
+        #expect(!clause.sql.contains("DROP"))
+        #expect(clause.sql.filter { $0 == "?" }.count == clause.bindings.count)
+        #expect(clause.sql == "((NOT (docs.archived = ?)) AND ((docs.owner_id = ?) OR ((SELECT role FROM members m WHERE m.doc_id = docs.id AND m.user_id = ?) IN (?))) AND (COALESCE(docs.doc_count, 0) < ?))")
+        #expect(clause.bindings == [.bool(true), .text("u'1; DROP TABLE docs"), .text("u'1; DROP TABLE docs"), .text("editor"), .int(3)])
+    }
+
+    @Test func subjectPartsAreFilledInAndAllowRulesJoinWithOr() throws {
+        let policy = try #require(Self.policy)
+        let pro = policy.plan(subject: Self.subject("pro"), action: "view", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try pro.sqlWhere(Self.columns)
+        #expect(clause.sql.contains("docs.region IN (?, ?)"))
+        #expect(clause.bindings.contains(.text("ch")) && clause.bindings.contains(.text("eu")))
+        // On free the allow rule's subject part is false, so only standing remains.
+        let free = try policy.plan(subject: Self.subject("free"), action: "view", resourceType: "doc", context: Context()).sqlWhere(Self.columns)
+        #expect(!free.sql.contains("region"))
+    }
+
+    @Test func alwaysAndNeverAreConstants() throws {
+        let policy = try #require(Self.policy)
+        var signedOut = Subject()
+        signedOut.tier = "pro"
+        let never = policy.plan(subject: signedOut, action: "view", resourceType: "doc")
+        #expect(try never.sqlWhere(Self.columns) == SQLWhere(sql: "FALSE", bindings: []))
+        #expect(try ResourcePlan.always.sqlWhere(Self.columns) == SQLWhere(sql: "TRUE", bindings: []))
+    }
+
+    @Test func aMissingColumnIsAnErrorNamingTheField() throws {
+        let policy = try #require(Self.policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "edit", resourceType: "doc")
+        var columns = Self.columns
+        columns.usage = [:]
+        #expect(throws: PlanSQLError.self) { try plan.sqlWhere(columns) }
+        do {
+            _ = try plan.sqlWhere(columns)
+        } catch {
+            #expect(error.field == "resource.usage.docs")
+        }
+    }
+}
