@@ -70,27 +70,9 @@ enum ServedProcess {
         return dir.appendingPathComponent("policy")
     }
 
-    /// Reads the first line of `handle` on a thread of its own, giving up after `seconds`.
+    /// The first line of `handle` (`ProcessOutput.firstLine`).
     static func firstLine(_ handle: FileHandle, seconds: Double) async throws -> String {
-        final class Box: @unchecked Sendable {
-            let lock = NSLock()
-            var value: String?
-        }
-        let line = Box()
-        Thread.detachNewThread {
-            var bytes: [UInt8] = []
-            while true {
-                let chunk = handle.readData(ofLength: 1)
-                if chunk.isEmpty || chunk.first == 0x0A { break }
-                bytes += chunk
-            }
-            line.lock.withLock { line.value = String(decoding: bytes, as: UTF8.self) }
-        }
-        for _ in 0..<Int(seconds * 10) {
-            if let seen = line.lock.withLock({ line.value }) { return seen }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw CancellationError()
+        try await ProcessOutput.firstLine(handle, seconds: seconds)
     }
 
 
