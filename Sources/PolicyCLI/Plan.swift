@@ -9,8 +9,9 @@ struct Plan: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Which resources of a type a subject may take an action on: always, never, or a condition on the resource.",
         discussion: """
-            The subject, action and context come from the same flags as explain; resource flags are not read (the \
-            plan covers every resource of the type):
+            The subject, action and context come from the same flags as explain; a flag about one resource \
+            (--resource-id, --owner, --member-role, --usage, --resource-attribute) is refused: the plan covers every \
+            resource of the type:
 
               policy plan --policies policies/research-crawler --subject-tier pro --action edit --resource-type project
 
@@ -32,7 +33,8 @@ struct Plan: ParsableCommand {
         let result = PolicyCompiler.load(directory: policies)
         let policy = try loadedOrExit(result)
         let request: Request
-        do {
+        do throws(RequestFlagError) {
+            if let refused = flags.requestFlags.resourceFlagForPlan { throw refused }
             request = try flags.requestFlags.request(for: result)
         } catch {
             writeError((["error: \(error.flag): \(error.message)"] + error.help.map { "   = help: \($0)" }).joined(separator: "\n"))

@@ -171,3 +171,18 @@ import GatehouseTestSupport
         }
     }
 }
+
+/// `policy plan` answers for every resource of a type: a flag about one resource is refused, naming it, not ignored.
+@Suite struct PlanFlagTests {
+    @Test(arguments: [
+        ["--resource-id", "p1"], ["--owner", "self"], ["--member-role", "editor"], ["--usage", "sources=3"],
+        ["--resource-attribute", "archived=true"],
+    ])
+    func aFlagAboutOneResourceIsAUsageError(_ flag: [String]) throws {
+        let base = ["plan", "--policies", "policies/research-crawler", "--subject-id", "u1", "--action", "edit", "--resource-type", "project"]
+        let refused = try CLITests.run(base + flag)
+        #expect(refused.status == 64, "\(refused.err)")
+        #expect(refused.err.contains("error: \(flag[0]): a plan covers every resource of the type"), "\(refused.err)")
+        #expect(try CLITests.run(base).status == 0)
+    }
+}

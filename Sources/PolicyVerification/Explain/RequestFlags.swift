@@ -61,6 +61,19 @@ public struct RequestFlagError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 extension RequestFlags {
+    /// The first flag that describes one resource, which a plan (every resource of a type) cannot take: `policy plan`
+    /// refuses it rather than ignore it, so no one reads a plan as the answer for the resource they named.
+    public var resourceFlagForPlan: RequestFlagError? {
+        let given: [(String, Bool)] = [
+            ("--resource-id", resourceID != nil), ("--owner", owner != nil), ("--member-role", memberRole != nil),
+            ("--usage", !usage.isEmpty), ("--resource-attribute", !resourceAttributes.isEmpty),
+        ]
+        guard let flag = given.first(where: { $0.1 })?.0 else { return nil }
+        return RequestFlagError(
+            flag, "a plan covers every resource of the type, so it takes no flag about one resource",
+            help: ["drop \(flag); `policy explain` answers for one resource"])
+    }
+
     /// The request these flags describe for a loaded set; `clock` stands in for a missing `now`.
     public func request(for result: PolicyLoadResult, clock: Date = Date()) throws(RequestFlagError) -> Request {
         guard let policy = result.policy else { throw RequestFlagError("--policies", "the policy set did not load") }
