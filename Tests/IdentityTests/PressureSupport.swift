@@ -48,42 +48,9 @@ final class PrivateCluster: Sendable {
     }
 }
 
-/// Runs a program to its end on a thread of its own (never blocking one of the few threads async code runs
-/// on), its output in files (a pipe would wait for every process that inherited it, servers included):
-/// its standard output, or an error with its standard error.
+/// `ProcessOutput.run` (GatehouseTestSupport).
 func runOffThePool(_ program: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) async throws -> String {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
-        Thread {
-            do {
-                let dir = FileManager.default.temporaryDirectory
-                let out = dir.appendingPathComponent("gatehouse-run-\(UUID().uuidString).out")
-                let err = dir.appendingPathComponent("gatehouse-run-\(UUID().uuidString).err")
-                FileManager.default.createFile(atPath: out.path, contents: nil)
-                FileManager.default.createFile(atPath: err.path, contents: nil)
-                defer {
-                    try? FileManager.default.removeItem(at: out)
-                    try? FileManager.default.removeItem(at: err)
-                }
-                let process = Process()
-                process.executableURL = program
-                process.arguments = arguments
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                if let directory { process.currentDirectoryURL = directory }
-                process.standardOutput = try FileHandle(forWritingTo: out)
-                process.standardError = try FileHandle(forWritingTo: err)
-                try process.run()
-                process.waitUntilExit()
-                let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-                guard process.terminationStatus == 0 else {
-                    let message = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-                    throw HarnessFailure("\(program.lastPathComponent) \(arguments.joined(separator: " ")): \(message)")
-                }
-                continuation.resume(returning: text)
-            } catch {
-                continuation.resume(throwing: error)
-            }
-        }.start()
-    }
+    try await ProcessOutput.run(program, arguments, environment: environment, in: directory)
 }
 
 struct HarnessFailure: Error, CustomStringConvertible {
