@@ -12,7 +12,8 @@ internal import OpenAPIURLSession
 /// Decisions come back as the engine's own `Decision` values. The session persists in a `TokenStore` (the Keychain on
 /// Apple platforms); tokens never appear in a description, an error or a log line of this library.
 ///
-/// Refresh: before each call the access token's expiry is checked against the clock (less `refreshMargin`); an
+/// Refresh: before each call the access token's expiry is checked against the server's time (the device clock
+/// corrected by the last answer's `Date` header, `ServerClock`), less `refreshMargin`; an
 /// expired one is refreshed once however many calls meet it at the same time (they all wait for that one refresh
 /// and go on with the new pair). A call the server refuses with 401 `unauthenticated` is refreshed and retried
 /// once. A refresh refused with `unauthenticated` ends the session: the client forgets it, reports `.ended` once on
@@ -23,7 +24,7 @@ public actor GatehouseClient: CustomReflectable {
     /// The server's base URL.
     public nonisolated let serverURL: URL
     private let store: any TokenStore
-    private let clock: @Sendable () -> Date
+    private let clock: ServerClock
     private let refreshMargin: TimeInterval
     private var tokens: TokenPair?
     private var refreshing: Task<TokenPair, any Error>?
@@ -41,7 +42,8 @@ public actor GatehouseClient: CustomReflectable {
     ///   - tokenStore: where the session is kept (`KeychainTokenStore` in an app; in memory by default).
     ///   - session: the `URLSession` requests go through.
     ///   - refreshMargin: how long before its expiry an access token is refreshed (covers clock skew and latency).
-    ///   - clock: the time expiry is judged by (tests move it).
+    ///   - clock: the device's clock (tests move it); expiry is judged by it corrected by the offset each answer's
+    ///     `Date` header shows, so a device clock set wrong neither refreshes every call nor sends expired tokens.
     ///   - policyBundles: the store of signed policy bundles `decideLocally` answers from (its pinned key and its
     ///     directory); it loads the last good bundle now, before any network.
     public init(
@@ -49,12 +51,13 @@ public actor GatehouseClient: CustomReflectable {
         refreshMargin: TimeInterval = 30, clock: @escaping @Sendable () -> Date = { Date() }, policyBundles: PolicyBundleStore? = nil
     ) {
         self.policyBundles = policyBundles
+        let serverClock = ServerClock(device: clock)
+        self.clock = serverClock
         api = Client(
             serverURL: serverURL, configuration: Configuration(dateTranscoder: ContractDateTranscoder()),
-            transport: URLSessionTransport(configuration: .init(session: session)), middlewares: [GatehouseMiddleware()])
+            transport: URLSessionTransport(configuration: .init(session: session)), middlewares: [GatehouseMiddleware(clock: serverClock)])
         self.serverURL = serverURL
         store = tokenStore
-        self.clock = clock
         self.refreshMargin = refreshMargin
         let restored = (try? tokenStore.load()) ?? nil
         tokens = restored
@@ -110,10 +113,10 @@ public actor GatehouseClient: CustomReflectable {
 
     // MARK: - Tokens and the single-flight refresh
 
-    /// The access token to send now: refreshed first when it has expired by the clock; nil without a session.
+    /// The access token to send now: refreshed first when it has expired by the server's time; nil without a session.
     private func currentAccessToken() async throws -> String? {
         guard let pair = tokens else { return nil }
-        if pair.accessExpiresAt.timeIntervalSince(clock()) > refreshMargin { return pair.accessToken }
+        if pair.accessExpiresAt.timeIntervalSince(clock.now()) > refreshMargin { return pair.accessToken }
         return try await refreshed(replacing: pair.accessToken).accessToken
     }
 

@@ -8,13 +8,15 @@ package enum Bearer {
     @TaskLocal package static var token: String?
 }
 
-/// Adds `Authorization: Bearer` from `Bearer.token`, and turns every answer of status 400 or more into a
-/// `GatehouseClientError` carrying the problem, before the generated code parses it.
+/// Adds `Authorization: Bearer` from `Bearer.token`, tells `clock` each answer's `Date`, and turns every answer of
+/// status 400 or more into a `GatehouseClientError` carrying the problem, before the generated code parses it.
 package struct GatehouseMiddleware: ClientMiddleware {
     /// Largest problem body read (the server's are a few hundred bytes).
     static let problemLimit = 64 * 1024
+    /// Where the server's time is learnt; nil: not learnt.
+    let clock: ServerClock?
 
-    package init() {}
+    package init(clock: ServerClock? = nil) { self.clock = clock }
 
     package func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
@@ -23,6 +25,7 @@ package struct GatehouseMiddleware: ClientMiddleware {
         var request = request
         if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
         let (response, responseBody) = try await next(request, body, baseURL)
+        if let clock, let date = response.headerFields[.date] { clock.observe(dateHeader: date, receivedAt: clock.deviceNow()) }
         guard response.status.code >= 400 else { return (response, responseBody) }
         var bytes = Data()
         if let responseBody { bytes = (try? await Data(collecting: responseBody, upTo: Self.problemLimit)) ?? Data() }

@@ -55,6 +55,23 @@ final class TestClock: Sendable {
         }
     }
 
+    /// A device clock two hours ahead (set by hand) would make every access token look expired: the client judges
+    /// expiry by the server's `Date` instead, so five calls refresh nothing and the refresh token stays the same.
+    @Test func aDeviceClockAheadOfTheServerDoesNotRefreshEveryCall() async throws {
+        try await withServer("mimisupply") { server in
+            let store = InMemoryTokenStore()
+            let clock = TestClock()
+            clock.advance(by: 7200)
+            let client = GatehouseClient(serverURL: server.url, tokenStore: store, refreshMargin: 30, clock: clock.now)
+            let userId = try await client.register(username: "mimi.skewed", pin: "604219")
+            let first = try #require(store.load())
+            let refreshes = try await server.refreshes()
+            for _ in 0..<5 { #expect(try await client.me().userId == userId) }
+            #expect(try await server.refreshes() == refreshes)
+            #expect(store.load()?.refreshToken == first.refreshToken)
+        }
+    }
+
     /// An access token the server refuses before the client's clock says it expired (revoked by sign-out everywhere
     /// from another device): the call is refreshed once; the refresh is refused too, so the client signs out.
     @Test func aCallRefusedWith401IsRefreshedOnceThenTheSessionEnds() async throws {
@@ -155,5 +172,29 @@ final class TestClock: Sendable {
         let error = await thrownClientError { try await client.signInAnonymously() }
         #expect(error?.code == GatehouseClientError.transport)
         #expect(!(error?.description.contains("Authorization") ?? true))
+    }
+}
+
+/// The server's time from an answer's `Date` header: the IMF-fixdate form only, and the offset it gives.
+struct ServerClockTests {
+    @Test func parsesTheIMFFixdateAndNothingElse() {
+        #expect(ServerClock.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(ServerClock.parseHTTPDate("Thu, 26 Nov 2026 01:02:08 GMT") == Date(timeIntervalSince1970: 1_795_654_928))
+        for bad in [
+            "", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Now 1994 08:49:37 GMT",
+        ] {
+            #expect(ServerClock.parseHTTPDate(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func theDeviceClockIsCorrectedByTheLastOffsetSeen() {
+        let device = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = ServerClock(device: { device })
+        #expect(clock.now() == device)
+        clock.observe(dateHeader: "Sun, 06 Nov 1994 08:49:37 GMT", receivedAt: device)
+        #expect(clock.now() == Date(timeIntervalSince1970: 784_111_777))
+        clock.observe(dateHeader: "not a date", receivedAt: device)
+        #expect(clock.now() == Date(timeIntervalSince1970: 784_111_777))
     }
 }
