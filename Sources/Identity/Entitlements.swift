@@ -1,25 +1,17 @@
 import Foundation
 import PolicyModel
 
-/// The app roles a user may hold (seed 002); `setAppRoles` accepts only these, and a policy's `roles`
-/// section names them.
-public enum AppRole: String, Sendable, Hashable, CaseIterable {
-    /// Browses and orders.
-    case customer
-    /// Delivers orders.
-    case driver
-    /// A business selling through the marketplace.
-    case partner
-    /// Administers the app (what that allows is up to the policy set).
-    case admin
-}
-
 extension IdentityService {
-    /// Replaces a user's app roles (an operator action).
-    public func setAppRoles(userId: String, roles: [String]) async throws {
+    /// Replaces a user's app roles (an operator action). `declared` are the roles the policy set declares
+    /// (`CompiledPolicy.declaredAppRoles`, e.g. MimiSupply's customer, driver, partner, admin): any other is refused,
+    /// naming its index, and nothing is written.
+    public func setAppRoles(userId: String, roles: [String], declared: [String]) async throws {
         var valid: Set<String> = []
         for (i, role) in roles.enumerated() {
-            guard AppRole(rawValue: role) != nil else { throw IdentityError.invalid("roles[\(i)]", "must be one of customer, driver, partner, admin") }
+            guard declared.contains(role) else {
+                throw IdentityError.invalid(
+                    "roles[\(i)]", declared.isEmpty ? "the policy set declares no app roles" : "must be one of \(declared.joined(separator: ", "))")
+            }
             valid.insert(role)
         }
         let t = now()

@@ -55,7 +55,7 @@ struct BuildPass {
         let defaultDeny = setMessages[.defaultDeny] ?? DefaultMessages.template(for: .defaultDeny)!
         return CompiledPolicy(
             name: name, contentHash: contentHash, tiers: tiers, defaultTier: symbols.defaultTier, productTiers: products,
-            resourceTypes: types, rules: rules, defaultDenyMessage: defaultDeny)
+            resourceTypes: types, rules: rules, defaultDenyMessage: defaultDeny, declaredAppRoles: declarations.appRoles.map(\.id.value))
     }
 
     // MARK: Schema for conditions

@@ -14,13 +14,13 @@ public struct CompiledPolicy: Sendable {
 
     package init(
         name: String, contentHash: String, tiers: [TierPlan], defaultTier: Int, productTiers: [String: String],
-        resourceTypes: [String: ResourceTypePlan], rules: [RulePlan], defaultDenyMessage: MessageTemplate
+        resourceTypes: [String: ResourceTypePlan], rules: [RulePlan], defaultDenyMessage: MessageTemplate, declaredAppRoles: [String] = []
     ) {
         self.name = name
         self.contentHash = contentHash
         self.table = DecisionTable(
             tiers: tiers, defaultTier: defaultTier, productTiers: productTiers, resourceTypes: resourceTypes, rules: rules,
-            defaultDenyMessage: defaultDenyMessage)
+            defaultDenyMessage: defaultDenyMessage, declaredAppRoles: declaredAppRoles)
     }
 
     package var tiers: [TierPlan] { table.tiers }
@@ -28,6 +28,8 @@ public struct CompiledPolicy: Sendable {
     package var defaultTier: Int { table.defaultTier }
     /// Store product id to tier id.
     public var productTiers: [String: String] { table.productTiers }
+    /// The app roles the set declares (`appRoles:`), in source order: the roles an operator can give a user.
+    public var declaredAppRoles: [String] { table.declaredAppRoles }
     package var resourceTypes: [String: ResourceTypePlan] { table.resourceTypes }
     /// Every rule in source order; actions hold indexes into it.
     package var rules: [RulePlan] { table.rules }

@@ -30,14 +30,17 @@ final class DecisionTable: Sendable {
     /// Every app role some action requires, and every member role of every resource type: the vocabulary's ids.
     let appRoleNames: NameTable
     let memberRoleNames: NameTable
+    /// The app roles the set declares (`appRoles:`), in source order: the only ones a user can be given.
+    let declaredAppRoles: [String]
     /// Slots by name, kept only when some policy name is not ASCII (and so cannot use `actionTable`).
     private let slotsByName: [String: [String: Int]]
 
     init(
         tiers: [TierPlan], defaultTier: Int, productTiers: [String: String], resourceTypes: [String: ResourceTypePlan],
-        rules: [RulePlan], defaultDenyMessage: MessageTemplate
+        rules: [RulePlan], defaultDenyMessage: MessageTemplate, declaredAppRoles: [String]
     ) {
         self.tiers = tiers
+        self.declaredAppRoles = declaredAppRoles
         self.sharedResourceTypes = resourceTypes.values.filter { !$0.roleNames.isEmpty }.map(\.name).sorted()
         self.sharedResourceTypeSet = Set(sharedResourceTypes)
         self.tierIndex = Dictionary(uniqueKeysWithValues: tiers.enumerated().map { ($1.id, $0) })

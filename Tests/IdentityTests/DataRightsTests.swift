@@ -34,7 +34,7 @@ import Testing
         let partner = try await h.service.signInAnonymously(source: .inProcess)
         _ = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: space.shareCode, source: .inProcess)
         try await h.service.recordSubscription(userId: owner.userId, productId: "pro.yearly", expiresAt: h.clock.now.addingTimeInterval(86400), productTiers: ["pro.yearly": "pro"])
-        try await h.service.setAppRoles(userId: owner.userId, roles: ["customer"])
+        try await h.service.setAppRoles(userId: owner.userId, roles: ["customer"], declared: ["customer"])
         try await h.service.setPrivacySettings(accessToken: up.accessToken, PrivacySettings(crashReporting: true, dataSharing: .standard))
         _ = await identityError { try await h.service.signIn(username: "dora", pin: "111111", source: .inProcess) }
         let refreshed = try await h.service.refresh(refreshToken: owner.refreshToken)

@@ -83,8 +83,12 @@ import Testing
         let expiry = h.clock.now.addingTimeInterval(30 * 86400)
         try await h.service.recordSubscription(userId: s.userId, productId: "com.rwc.pro.monthly", expiresAt: expiry, productTiers: ["com.rwc.pro.monthly": "pro"])
         #expect(await identityError { try await h.service.recordSubscription(userId: s.userId, productId: "unknown", expiresAt: nil, productTiers: [:]) }?.field == "productId")
-        try await h.service.setAppRoles(userId: s.userId, roles: ["driver", "customer"])
-        #expect(await identityError { try await h.service.setAppRoles(userId: s.userId, roles: ["customer", "root"]) }?.field == "roles[1]")
+        let declared = ["customer", "driver", "partner", "admin"]
+        try await h.service.setAppRoles(userId: s.userId, roles: ["driver", "customer"], declared: declared)
+        #expect(await identityError { try await h.service.setAppRoles(userId: s.userId, roles: ["customer", "root"], declared: declared) }?.field == "roles[1]")
+        // The roles come from the policy set: a set that declares none gives none, and the refusal writes nothing.
+        let none = await identityError { try await h.service.setAppRoles(userId: s.userId, roles: ["admin"], declared: []) }
+        #expect(none?.field == "roles[0]" && none?.reason.contains("declares no app roles") == true)
         try await h.service.setPrivacySettings(accessToken: s.accessToken, PrivacySettings(analytics: true, aiSuggestions: true, dataSharing: .minimal))
         let subject = try await h.service.subject(accessToken: s.accessToken)
         #expect(subject.id == s.userId && subject.tier == "pro" && subject.subscriptionExpiry == expiry)

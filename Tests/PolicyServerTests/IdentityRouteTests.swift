@@ -232,6 +232,22 @@ import Testing
         }
     }
 
+    /// App roles are the policy set's: MimiSupply declares driver; the research crawler declares none, so the
+    /// same request is refused there naming the role, and the user keeps the roles they had.
+    @Test func appRolesAreTheOnesThePolicySetDeclares() async throws {
+        for (set, status) in [("mimisupply", HTTPResponse.Status.noContent), ("research-crawler", .badRequest)] {
+            let t = try TestServer(policySet: set) { $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: Self.operatorToken) }
+            try await t.app.test(.router) { client in
+                let user = try await client.execute(uri: "/v1/auth/anonymous", method: .post) { $0.object }
+                let id = try #require(user["userId"] as? String)
+                try await client.execute(uri: "/v1/operator/users/\(id)/roles", method: .put, headers: bearer(Self.operatorToken), body: body(#"{"roles": ["driver"]}"#)) { r in
+                    #expect(r.status == status, "\(set)")
+                    if status == .badRequest { #expect(r.object["field"] as? String == "roles[0]") }
+                }
+            }
+        }
+    }
+
     @Test func withoutAConfiguredCredentialOperatorRoutesAreClosed() async throws {
         let t = try TestServer(policySet: "mimisupply")
         try await t.app.test(.router) { client in

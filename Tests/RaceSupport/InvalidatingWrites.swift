@@ -157,7 +157,7 @@ public struct InvalidatingWrite: Sendable, CustomStringConvertible {
                 return a.token
             }, shows: { r, _ in r.tokenRejected }),
         InvalidatingWrite(
-            name: "app roles", change: { w, a in try await w.identity.setAppRoles(userId: a.userId, roles: ["admin"]); return a.token },
+            name: "app roles", change: { w, a in try await w.identity.setAppRoles(userId: a.userId, roles: ["admin"], declared: ["admin"]); return a.token },
             shows: { r, _ in r.request.subject.roles == ["admin"] }),
         InvalidatingWrite(
             name: "privacy settings",

@@ -22,7 +22,7 @@ struct OperatorController {
 
     @Sendable func setRoles(_ request: Request, _ context: ServerContext) async throws -> Response {
         let (body, id) = try await userChange(request, context, required: ["roles"])
-        try await identity.setAppRoles(userId: id, roles: try body.strings("roles"))
+        try await identity.setAppRoles(userId: id, roles: try body.strings("roles"), declared: server.service.policy.declaredAppRoles)
         return noContent()
     }
 
