@@ -9,11 +9,13 @@ struct Plan: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Which resources of a type a subject may take an action on: always, never, or a condition on the resource.",
         discussion: """
-            The subject, action and context come from the same flags as explain; a flag about one resource \
-            (--resource-id, --owner, --member-role, --usage, --resource-attribute) is refused: the plan covers every \
-            resource of the type:
+            The subject, action and context come from the same flags as explain (--subject-tier pro, --auth-method \
+            pin, and so on; the resource type is inferred from --action when one type has it); a flag about one \
+            resource (--resource-id, --owner, --member-role, --usage, --resource-attribute) is refused: the plan \
+            covers every resource of the type:
 
-              policy plan --policies policies/research-crawler --subject-tier pro --action edit --resource-type project
+              policy plan --policies policies/research-crawler --action edit
+              policy plan --policies policies/contacasal --action edit_expense
 
             Text prints the plan in words; --format json prints the contract's plan object (docs/decision-contract.md).
 

@@ -153,7 +153,7 @@ import GatehouseTestSupport
 /// `--help` as a terminal shows it (80 columns when not a terminal): paragraphs wrap at spaces, not at the
 /// source's line ends, and every example command stays on one line so it pastes as one.
 @Suite struct HelpLayoutTests {
-    @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version", "keygen", "bundle", "bundle build", "bundle verify", "bundle inspect"])
+    @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version", "plan", "keygen", "bundle", "bundle build", "bundle verify", "bundle inspect"])
     func helpWrapsCleanlyAndExamplesPasteAsOneLine(_ command: String) throws {
         let help = try CLITests.run(command.split(separator: " ").map(String.init) + ["--help"])
         #expect(help.status == 0)
