@@ -112,11 +112,12 @@ let package = Package(
         .executableTarget(name: "gatehouse-client-example", dependencies: ["GatehouseClient"], path: "examples/client", exclude: ["README.md"]),
         // The facade apps import.
         .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
-        // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics.
+        // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics. It does not link
+        // PolicyVerification: PolicyCLI hands it the policy-test runner and the matrix page at start-up (PolicyChecks).
         .target(
             name: "PolicyServer",
             dependencies: [
-                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyBundle",
+                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyBundle",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -182,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "PolicyServerTests",
             dependencies: [
-                "PolicyServer", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres", "AppStoreTestSupport", "GatehouseRaceSupport",
+                "PolicyServer", "PolicyCLI", "Gatehouse", "PolicyModel", "policy", "GatehouseTestSupport", "IdentityPostgres", "AppStoreTestSupport", "GatehouseRaceSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),

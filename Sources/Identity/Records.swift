@@ -243,15 +243,6 @@ package struct AuditEventRow: StoredRow, Hashable {
     package var outcome: String
     package var reason: String?
     package var actor: String?
-
-    package init(at: Date, kind: String, method: String? = nil, outcome: String, reason: String? = nil, actor: String? = nil) {
-        self.at = at
-        self.kind = kind
-        self.method = method
-        self.outcome = outcome
-        self.reason = reason
-        self.actor = actor
-    }
 }
 
 /// The age limit of the logs: rows older than `cutoff` may be deleted (a trigger checks it).

@@ -179,7 +179,7 @@ struct Serve: AsyncParsableCommand {
         }
         let server: GatehouseServer
         do {
-            server = try GatehouseServer(settings: settings)
+            server = try GatehouseServer(settings: settings, checks: .verification)
         } catch let error as GatehouseServer.StartError {
             writeError("error: \(error.description)")
             throw Exit.policyErrors

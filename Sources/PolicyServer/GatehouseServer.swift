@@ -27,7 +27,7 @@ public final class GatehouseServer: Sendable {
     let malformedLog = LogGate(interval: 60)
     public let logger: Logger
     /// The `/playground` page, rebuilt when the policy version changes.
-    public let playground = Playground()
+    public let playground: Playground
 
     /// The first policy did not load: nothing to serve. Its diagnostics say why.
     public struct StartError: Error, CustomStringConvertible {
@@ -38,18 +38,20 @@ public final class GatehouseServer: Sendable {
     /// Opens the database (SQLite: creating and migrating it; PostgreSQL: the pool, which `Serve`
     /// runs and migrates before serving), loads the policy set, and wires the facade.
     ///
-    /// `identity` and `jwksFetcher` are for tests (fewer PIN rounds, local keys); by default the
+    /// `checks` are the policy tests a strict reload runs and the playground's matrix (PolicyCLI passes
+    /// `PolicyChecks.verification`). `identity` and `jwksFetcher` are for tests (fewer PIN rounds, local keys); by default the
     /// configuration is the identity layer's and keys come from `settings.appleJWKS` or Apple.
     public init(
-        settings: ServerSettings, logger: Logger = Logger(label: "gatehouse"), identity: IdentityConfiguration? = nil,
+        settings: ServerSettings, checks: PolicyChecks, logger: Logger = Logger(label: "gatehouse"), identity: IdentityConfiguration? = nil,
         jwksFetcher: (any JWKSFetcher)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
         self.settings = settings
         self.logger = logger
+        self.playground = Playground(matrixPage: checks.matrixPage)
         let metrics = ServerMetrics()
         self.metrics = metrics
         let (policy, version): (CompiledPolicy, PolicyVersion)
-        switch PolicyReloader.initialPolicy(directory: settings.policies, strict: settings.strictReload) {
+        switch PolicyReloader.initialPolicy(directory: settings.policies, strict: settings.strictReload, checks: checks) {
         case .success(let loaded): (policy, version) = loaded
         case .failure(let refused): throw StartError(diagnostics: refused.diagnostics)
         }
@@ -78,7 +80,7 @@ public final class GatehouseServer: Sendable {
         bundles?.rebuild(directory: settings.policies, policyHash: version.hash)
         self.bundles = bundles
         reloader = PolicyReloader(
-            directory: settings.policies, strict: settings.strictReload, service: service, logger: logger, metrics: metrics, bundles: bundles)
+            directory: settings.policies, strict: settings.strictReload, checks: checks, service: service, logger: logger, metrics: metrics, bundles: bundles)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)

@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import PolicyEngine
 import PolicyModel
-import PolicyVerification
 import Synchronization
 
 /// `GET /playground`: the active policy's decision matrix with a live request editor, as one page.
@@ -13,28 +12,31 @@ import Synchronization
 /// The page is built once per policy version (the matrix enumerates the request space), not per request.
 public final class Playground: Sendable {
     private let cache = Mutex<(hash: String, page: String)?>(nil)
+    /// The decision matrix page (`PolicyChecks.matrixPage`) the editor is added to.
+    private let matrixPage: @Sendable (CompiledPolicy, _ title: String) -> String
 
-    public init() {}
+    public init(matrixPage: @escaping @Sendable (CompiledPolicy, _ title: String) -> String) {
+        self.matrixPage = matrixPage
+    }
 
     /// The page for `policy`, loaded at `loadedAt`: built when the version changes, then served from memory.
     public func page(for policy: CompiledPolicy, loadedAt: Date) -> String {
         let key = policy.contentHash + "|" + Timestamp.format(loadedAt)
         if let cached = cache.withLock({ $0 }), cached.hash == key { return cached.page }
-        let page = Self.render(policy: policy, loadedAt: loadedAt)
+        let page = Self.render(policy: policy, loadedAt: loadedAt, matrixPage: matrixPage)
         cache.withLock { $0 = (key, page) }
         return page
     }
 
     /// The matrix page with the editor panel and its script added.
-    static func render(policy: CompiledPolicy, loadedAt: Date) -> String {
-        let matrix = DecisionMatrix(policy: policy)
-        var html = MatrixHTML.page(matrix, title: "\(policy.name) (playground)")
+    static func render(policy: CompiledPolicy, loadedAt: Date, matrixPage: (CompiledPolicy, String) -> String) -> String {
+        var html = matrixPage(policy, "\(policy.name) (playground)")
         let version = """
             <section id="playground">
             <h2>Request editor</h2>
-            <p id="policy-version">Policy <code>\(MatrixHTML.escape(policy.name))</code>, version
-            <code id="policy-hash">\(MatrixHTML.escape(policy.contentHash))</code>, loaded at
-            <time id="policy-loaded">\(MatrixHTML.escape(Timestamp.format(loadedAt)))</time>.
+            <p id="policy-version">Policy <code>\(MarkupText.escape(policy.name, inAttribute: true))</code>, version
+            <code id="policy-hash">\(MarkupText.escape(policy.contentHash, inAttribute: true))</code>, loaded at
+            <time id="policy-loaded">\(MarkupText.escape(Timestamp.format(loadedAt), inAttribute: true))</time>.
             Click a cell to load its request; every edit is explained by <code>POST /v1/explain</code>.</p>
             <textarea id="editor" rows="16" cols="80" spellcheck="false" aria-label="request JSON"></textarea>
             <p id="result" aria-live="polite">No request yet.</p>

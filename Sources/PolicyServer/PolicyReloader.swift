@@ -4,7 +4,6 @@ import Logging
 import PolicyCompiler
 import PolicyEngine
 import PolicyModel
-import PolicyVerification
 import Synchronization
 
 /// A version that was refused: when, and why (diagnostics as `file:line:col: error: ...` text).
@@ -27,6 +26,8 @@ public enum ReloadOutcome: Sendable, Hashable {
 public actor PolicyReloader {
     public nonisolated let directory: String
     public nonisolated let strict: Bool
+    /// Runs a loaded set's policy tests when `strict` (the CLI's, from PolicyVerification).
+    private nonisolated let checks: PolicyChecks
     private nonisolated let service: GatehouseService
     private nonisolated let logger: Logger
     private nonisolated let metrics: ServerMetrics?
@@ -42,13 +43,15 @@ public actor PolicyReloader {
     public nonisolated var lastRead: FolderFingerprint { state.withLock { $0.lastRead } }
 
     /// The first load; a server with nothing to serve does not start, so its diagnostics are the error.
-    public static func initialPolicy(directory: String, strict: Bool) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
-        load(directory: directory, strict: strict).result
+    public static func initialPolicy(directory: String, strict: Bool, checks: PolicyChecks) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
+        load(directory: directory, strict: strict, checks: checks).result
     }
 
     public init(
-        directory: String, strict: Bool, service: GatehouseService, logger: Logger, metrics: ServerMetrics? = nil, bundles: PolicyBundles? = nil
+        directory: String, strict: Bool, checks: PolicyChecks, service: GatehouseService, logger: Logger, metrics: ServerMetrics? = nil,
+        bundles: PolicyBundles? = nil
     ) {
+        self.checks = checks
         self.bundles = bundles
         self.directory = directory
         self.strict = strict
@@ -61,7 +64,7 @@ public actor PolicyReloader {
     /// Reads and compiles the folder once and installs the result if it is good and new.
     @discardableResult
     public func reload() -> ReloadOutcome {
-        let (result, fingerprint) = Self.load(directory: directory, strict: strict)
+        let (result, fingerprint) = Self.load(directory: directory, strict: strict, checks: checks)
         state.withLock { $0.lastRead = fingerprint }
         switch result {
         case .success(let (policy, version)):
@@ -88,14 +91,16 @@ public actor PolicyReloader {
         }
     }
 
-    private static func load(directory: String, strict: Bool)
+    private static func load(directory: String, strict: Bool, checks: PolicyChecks)
         -> (result: Result<(CompiledPolicy, PolicyVersion), RefusedVersion>, fingerprint: FolderFingerprint)
     {
         let fingerprint = FolderFingerprint.of(directory)
-        return (load(directory: directory, strict: strict, fingerprint: fingerprint), fingerprint)
+        return (load(directory: directory, strict: strict, checks: checks, fingerprint: fingerprint), fingerprint)
     }
 
-    private static func load(directory: String, strict: Bool, fingerprint: FolderFingerprint) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
+    private static func load(
+        directory: String, strict: Bool, checks: PolicyChecks, fingerprint: FolderFingerprint
+    ) -> Result<(CompiledPolicy, PolicyVersion), RefusedVersion> {
         let result = PolicyCompiler.load(directory: directory, relativePaths: true)
         let renderer = DiagnosticRenderer(sources: result.sources)
         let now = Date()
@@ -107,12 +112,9 @@ public actor PolicyReloader {
             return .failure(RefusedVersion(at: now, diagnostics: errors))
         }
         if strict {
-            let failing = PolicyTestRunner.run(result).filter { !$0.passed }
+            let failing = checks.failingTests(result)
             if !failing.isEmpty {
-                return .failure(
-                    RefusedVersion(
-                        at: now,
-                        diagnostics: failing.map { "\($0.location): error: policy test '\($0.name)' fails: \($0.failures.joined(separator: "; "))" }))
+                return .failure(RefusedVersion(at: now, diagnostics: failing))
             }
         }
         let files = result.sources.keys.sorted()

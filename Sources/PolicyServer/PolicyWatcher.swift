@@ -14,13 +14,6 @@ public struct PolicyWatcher: Service {
     public let settle: Duration
     public let reloadOnHangup: Bool
 
-    public init(reloader: PolicyReloader, interval: Duration, settle: Duration, reloadOnHangup: Bool) {
-        self.reloader = reloader
-        self.interval = interval
-        self.settle = settle
-        self.reloadOnHangup = reloadOnHangup
-    }
-
     /// Runs until cancelled or, inside a service group, until graceful shutdown begins.
     public func run() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -53,5 +46,14 @@ public struct PolicyWatcher: Service {
             }
             await reloader.reload()
         }
+    }
+}
+
+extension PolicyWatcher {
+    /// A watcher of `server`'s policy folder with the timing its settings give: a look every `watchInterval`, and a
+    /// change read once the folder has looked the same for `settleTime`.
+    public init(_ server: GatehouseServer, reloadOnHangup: Bool) {
+        self.init(
+            reloader: server.reloader, interval: server.settings.watchInterval, settle: server.settings.settleTime, reloadOnHangup: reloadOnHangup)
     }
 }

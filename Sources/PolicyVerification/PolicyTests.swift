@@ -39,6 +39,12 @@ public enum PolicyTestRunner {
         return result.declarations.tests.map { run($0, policy: policy) }
     }
 
+    /// One line per failing test (`file:line:col: error: policy test 'name' fails: ...`), empty when all pass: what
+    /// a strict reload of `policy serve` refuses a set with.
+    public static func failureLines(_ result: PolicyLoadResult) -> [String] {
+        run(result).filter { !$0.passed }.map { "\($0.location): error: policy test '\($0.name)' fails: \($0.failures.joined(separator: "; "))" }
+    }
+
     static func run(_ test: TestDecl, policy: CompiledPolicy) -> PolicyTestResult {
         let request: Request
         do {

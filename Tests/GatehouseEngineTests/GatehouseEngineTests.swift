@@ -243,6 +243,16 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
         #expect(Self.closure(of: "PolicyServer", in: package).contains("Hummingbird"))
     }
 
+    /// The server is thin: the policy-test runner and the matrix page reach it from PolicyCLI (`PolicyChecks`), so
+    /// neither PolicyVerification nor anything only it brings is linked into PolicyServer.
+    @Test func policyServerReachesNoPolicyVerification() throws {
+        let package = try Self.dumpPackage()
+        let server = Self.closure(of: "PolicyServer", in: package)
+        #expect(server.contains("PolicyCompiler") && server.contains("Gatehouse"))
+        #expect(!server.contains("PolicyVerification"))
+        #expect(Self.closure(of: "PolicyCLI", in: package).contains("PolicyVerification"))
+    }
+
     @Test func gatehouseClientReachesNoIdentitySQLOrNIO() throws {
         let package = try Self.dumpPackage()
         let products = package["products"] as? [[String: Any]] ?? []

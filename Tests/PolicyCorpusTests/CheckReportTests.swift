@@ -3,7 +3,7 @@ import GatehouseTestSupport
 import PolicyCompiler
 import PolicyEngine
 import PolicyModel
-import PolicyVerification
+@testable import PolicyVerification
 import Testing
 
 #if canImport(FoundationXML)

@@ -75,7 +75,7 @@ import Testing
             }
         }
         // A good edit seen by the watcher: by the time the new version decides, its bundle is the one served.
-        let watcher = PolicyWatcher(reloader: t.server.reloader, interval: .milliseconds(20), settle: .milliseconds(60), reloadOnHangup: false)
+        let watcher = PolicyWatcher(t.server, reloadOnHangup: false)
         let task = Task { try await watcher.run() }
         defer { task.cancel() }
         try t.write("tiers.yaml", original.replacingOccurrences(of: "AI Suggestions", with: "AI Ideas"))

@@ -3,6 +3,7 @@ import Foundation
 import Gatehouse
 import GatehouseRaceSupport
 import PolicyEngine
+import PolicyCLI
 import PolicyServer
 import Synchronization
 import Testing
@@ -35,7 +36,7 @@ import Testing
             throw HarnessError("not a postgres URL")
         }
         guard case .success(let (policy, _)) = PolicyReloader.initialPolicy(
-            directory: TestServer.root.appendingPathComponent("policies/research-crawler").path, strict: false)
+            directory: TestServer.root.appendingPathComponent("policies/research-crawler").path, strict: false, checks: .verification)
         else { throw HarnessError("the policy does not load") }
         var configuration = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
         configuration.pin = .unsafeForTesting(rounds: 1_000)

@@ -92,7 +92,7 @@ import Testing
             $0.settleTime = .milliseconds(60)
         }
         let good = t.server.reloader.active.hash
-        let watcher = PolicyWatcher(reloader: t.server.reloader, interval: .milliseconds(20), settle: .milliseconds(60), reloadOnHangup: false)
+        let watcher = PolicyWatcher(t.server, reloadOnHangup: false)
         let task = Task { try await watcher.run() }
         defer { task.cancel() }
         let original = try t.read("tiers.yaml")

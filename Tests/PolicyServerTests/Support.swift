@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import PolicyCLI
 import PolicyServer
 import Testing
 import GatehouseTestSupport
@@ -32,7 +33,7 @@ struct TestServer {
         var quiet = Logger(label: "gatehouse-test")
         quiet.logLevel = .critical
         server = try GatehouseServer(
-            settings: settings, logger: logger ?? quiet, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
+            settings: settings, checks: .verification, logger: logger ?? quiet, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
     }
 
     /// An application over the router alone (no watcher), for `.router` and `.live` tests.

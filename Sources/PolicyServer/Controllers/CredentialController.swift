@@ -17,15 +17,24 @@ struct CredentialController {
         return (bearer, try await server.body(request, required: required, optional: optional))
     }
 
+    /// A change to the signed-in account (`signedIn`); answers 204 once `change` is done with the bearer and body.
+    private func signedInChange(
+        _ request: Request, _ context: ServerContext, required: Set<String>, _ change: (String, IdentityBody) async throws -> Void
+    ) async throws -> Response {
+        let (bearer, body) = try await signedIn(request, context, required: required)
+        try await change(bearer, body)
+        return noContent()
+    }
+
     @Sendable func setPIN(_ request: Request, _ context: ServerContext) async throws -> Response {
         let (bearer, body) = try await signedIn(request, context, required: ["pin"])
         return stepUpJSON(try await identity.setPIN(accessToken: bearer, pin: try body.string("pin")))
     }
 
     @Sendable func changePIN(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let (bearer, body) = try await signedIn(request, context, required: ["currentPin", "newPin"])
-        try await identity.changePIN(accessToken: bearer, currentPIN: try body.string("currentPin"), newPIN: try body.string("newPin"))
-        return noContent()
+        try await signedInChange(request, context, required: ["currentPin", "newPin"]) { bearer, body in
+            try await identity.changePIN(accessToken: bearer, currentPIN: try body.string("currentPin"), newPIN: try body.string("newPin"))
+        }
     }
 
     @Sendable func verifyPIN(_ request: Request, _ context: ServerContext) async throws -> Response {
@@ -61,9 +70,9 @@ struct CredentialController {
     }
 
     @Sendable func enrollDevice(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let (bearer, body) = try await signedIn(request, context, required: ["deviceId", "publicKey"])
-        try await identity.enrollDeviceKey(accessToken: bearer, deviceId: try body.string("deviceId"), publicKey: try body.bytes("publicKey"))
-        return noContent()
+        try await signedInChange(request, context, required: ["deviceId", "publicKey"]) { bearer, body in
+            try await identity.enrollDeviceKey(accessToken: bearer, deviceId: try body.string("deviceId"), publicKey: try body.bytes("publicKey"))
+        }
     }
 
     @Sendable func deviceChallenge(_ request: Request, _ context: ServerContext) async throws -> Response {

@@ -21,9 +21,9 @@ struct OperatorController {
     }
 
     @Sendable func setRoles(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let (body, id) = try await userChange(request, context, required: ["roles"])
-        try await identity.setAppRoles(userId: id, roles: try body.strings("roles"), declared: server.service.policy.declaredAppRoles)
-        return noContent()
+        try await userChange(request, context, required: ["roles"]) { body, id in
+            try await identity.setAppRoles(userId: id, roles: try body.strings("roles"), declared: server.service.policy.declaredAppRoles)
+        }
     }
 
     @Sendable func userUsage(_ request: Request, _ context: ServerContext) async throws -> Response {
@@ -35,44 +35,59 @@ struct OperatorController {
     }
 
     @Sendable func setSubscription(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let (body, id) = try await userChange(request, context, required: ["productId"], optional: ["expiresAt"])
-        let tiers = server.service.policy.productTiers
-        try await identity.recordSubscription(
-            userId: id, productId: try body.string("productId"), expiresAt: try body.optionalDate("expiresAt"), productTiers: tiers)
-        return noContent()
+        try await userChange(request, context, required: ["productId"], optional: ["expiresAt"]) { body, id in
+            let tiers = server.service.policy.productTiers
+            try await identity.recordSubscription(
+                userId: id, productId: try body.string("productId"), expiresAt: try body.optionalDate("expiresAt"), productTiers: tiers)
+        }
     }
 
     @Sendable func importLegacyPIN(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let (body, id) = try await userChange(request, context, required: ["hexHash"])
-        try await identity.importLegacyPINHash(userId: id, hexHash: try body.string("hexHash"))
-        return noContent()
+        try await userChange(request, context, required: ["hexHash"]) { body, id in
+            try await identity.importLegacyPINHash(userId: id, hexHash: try body.string("hexHash"))
+        }
     }
 
     @Sendable func unlockPIN(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let credential = try server.requireOperator(request, context)
-        try await identity.unlockPIN(userId: try context.parameters.require("id"), operator: credential)
-        return noContent()
+        try await userAction(request, context) { credential, id in try await identity.unlockPIN(userId: id, operator: credential) }
     }
 
     @Sendable func deleteUser(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let credential = try server.requireOperator(request, context)
-        try await identity.deleteUser(userId: try context.parameters.require("id"), operator: credential)
-        return noContent()
+        try await userAction(request, context) { credential, id in try await identity.deleteUser(userId: id, operator: credential) }
     }
 
     /// The operator credential checked, then the body and the `{id}` of the path.
-    private func userChange(_ request: Request, _ context: ServerContext, required: Set<String>, optional: Set<String> = []) async throws
+    private func userInput(_ request: Request, _ context: ServerContext, required: Set<String>, optional: Set<String> = []) async throws
         -> (body: IdentityBody, id: String)
     {
         _ = try server.requireOperator(request, context)
         return (try await server.body(request, required: required, optional: optional), try context.parameters.require("id"))
     }
 
+    /// A change to the user `{id}` from a body (`userInput`); answers 204 once `change` is done.
+    private func userChange(
+        _ request: Request, _ context: ServerContext, required: Set<String>, optional: Set<String> = [],
+        _ change: (IdentityBody, String) async throws -> Void
+    ) async throws -> Response {
+        let (body, id) = try await userInput(request, context, required: required, optional: optional)
+        try await change(body, id)
+        return noContent()
+    }
+
+    /// A change to the user `{id}` with no body, made as the operator whose credential was checked; answers 204.
+    private func userAction(_ request: Request, _ context: ServerContext, _ action: (OperatorCredential, String) async throws -> Void) async throws
+        -> Response
+    {
+        let credential = try server.requireOperator(request, context)
+        try await action(credential, try context.parameters.require("id"))
+        return noContent()
+    }
+
     /// `{"counter", "by"}` added to the counter of the `{id}` by `increment`; answers the counter's new value.
     private func usage(
         _ request: Request, _ context: ServerContext, _ increment: @escaping @Sendable (String, String, Int) async throws -> Int
     ) async throws -> Response {
-        let (body, id) = try await userChange(request, context, required: ["counter"], optional: ["by"])
+        let (body, id) = try await userInput(request, context, required: ["counter"], optional: ["by"])
         let (counter, delta) = try usageChange(body)
         let value = try await increment(id, counter, delta)
         return json(.object([.init("counter", .string(counter)), .init("value", .int(value))]))

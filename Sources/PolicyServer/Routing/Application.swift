@@ -26,7 +26,7 @@ public func buildApplication(
     ]
     if watch {
         services.append(
-            PolicyWatcher(reloader: server.reloader, interval: settings.watchInterval, settle: settings.settleTime, reloadOnHangup: reloadOnHangup))
+            PolicyWatcher(server, reloadOnHangup: reloadOnHangup))
     }
     let readTimeout = settings.readTimeout
     let metrics = server.metrics

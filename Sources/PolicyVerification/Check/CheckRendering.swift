@@ -213,30 +213,12 @@ enum CheckJSON {
 enum CheckGitHub {
     static func render(_ set: SetReport) -> String {
         var lines = set.diagnostics.map(DiagnosticRenderer.github)
-        for test in set.failedTests {
-            let d = Diagnostic(
-                .error, .testFailed, visible("policy test '\(test.name)' failed: " + test.failures.joined(separator: "; ")), at: test.location)
-            lines.append(DiagnosticRenderer.github(d))
-        }
-        for invariant in set.failedInvariants {
-            var message = "invariant '\(visible(invariant.name))' does not hold"
-            var help: [String] = []
-            if let c = invariant.counterexample {
-                let d = c.explanation.decision
-                message += ": expected \(c.expected), got \(d.effect.rawValue) (\(d.reason.rawValue))"
-                help.append("counterexample: \(c.request.json.rendered())")
-                if let location = d.policy { help.append("decided by \(location)") }
-            }
-            lines.append(DiagnosticRenderer.github(Diagnostic(.error, .invariantFailed, message, at: invariant.location, help: help)))
-        }
+        lines += set.failedTests.map { DiagnosticRenderer.github(TestFailed(test: $0).diagnostic) }
+        lines += set.failedInvariants.map { DiagnosticRenderer.github(InvariantFailed(invariant: $0).diagnostic) }
         if let coverage = set.coverage {
-            for item in coverage.uncovered {
-                lines.append(DiagnosticRenderer.github(Diagnostic(.note, .uncovered, "\(item.name): not exercised by any policy test", at: item.location)))
-            }
+            lines += coverage.uncovered.map { DiagnosticRenderer.github(Uncovered(item: $0).diagnostic) }
             if set.coverageBelowMinimum, let minimum = set.minCoverage {
-                lines.append(DiagnosticRenderer.github(Diagnostic(
-                    .error, .coverageBelowMinimum,
-                    "\(set.path): coverage \(Coverage.format(coverage.percent)) is below the minimum of \(formatMinimum(minimum))", at: nil)))
+                lines.append(DiagnosticRenderer.github(CoverageBelowMinimum(path: set.path, percent: coverage.percent, minimum: minimum).diagnostic))
             }
         }
         lines.append(CheckText.summary(set))

@@ -42,7 +42,7 @@ public enum CheckOutcome: Int32, Sendable, Comparable {
     }
 }
 
-/// Everything `policy check` found in one policy set.
+/// Everything `policy check` found in one policy set; `CheckRunner` makes it (its memberwise initialiser is internal).
 public struct SetReport: Sendable {
     /// The set's folder, as given on the command line.
     public var path: String
@@ -80,21 +80,6 @@ public struct SetReport: Sendable {
     public var name: String {
         let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
         return trimmed.split(separator: "/").last.map(String.init) ?? trimmed
-    }
-
-    public init(
-        path: String, result: PolicyLoadResult, diagnostics: [Diagnostic], promoted: Set<Diagnostic> = [], tests: [PolicyTestResult],
-        invariants: InvariantReport = InvariantReport(), coverage: CoverageReport? = nil, minCoverage: Double? = nil, seconds: Double = 0
-    ) {
-        self.path = path
-        self.result = result
-        self.diagnostics = diagnostics
-        self.promoted = promoted
-        self.tests = tests
-        self.invariants = invariants
-        self.coverage = coverage
-        self.minCoverage = minCoverage
-        self.seconds = seconds
     }
 }
 

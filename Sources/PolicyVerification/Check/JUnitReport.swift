@@ -45,9 +45,9 @@ enum JUnitReport {
             case .passed:
                 return open + "/>\n"
             case .failure(let message, let type, let body):
-                return open + ">\n      <failure" + attributes([("message", message), ("type", type)]) + ">" + escape(body) + "</failure>\n    </testcase>\n"
+                return open + ">\n      <failure" + attributes([("message", message), ("type", type)]) + ">" + MarkupText.escape(body) + "</failure>\n    </testcase>\n"
             case .error(let message, let type, let body):
-                return open + ">\n      <error" + attributes([("message", message), ("type", type)]) + ">" + escape(body) + "</error>\n    </testcase>\n"
+                return open + ">\n      <error" + attributes([("message", message), ("type", type)]) + ">" + MarkupText.escape(body) + "</error>\n    </testcase>\n"
             case .skipped(let message):
                 return open + ">\n      <skipped" + attributes([("message", message)]) + "/>\n    </testcase>\n"
             }
@@ -152,32 +152,6 @@ enum JUnitReport {
     }
 
     static func attributes(_ pairs: [(String, String)]) -> String {
-        pairs.map { " \($0.0)=\"\(escape($0.1, inAttribute: true))\"" }.joined()
-    }
-
-    /// Escapes text for XML 1.0 content or a double-quoted attribute.
-    ///
-    /// Characters XML 1.0 cannot carry at all (C0 controls other than tab, newline and carriage return, and
-    /// U+FFFE/U+FFFF) become the visible text `\u{XX}`; in attributes, tab, newline and carriage return are written
-    /// as character references so attribute-value normalization keeps them.
-    static func escape(_ text: String, inAttribute: Bool = false) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"" where inAttribute: out += "&quot;"
-            case "\n" where inAttribute: out += "&#10;"
-            case "\t" where inAttribute: out += "&#9;"
-            case "\r": out += "&#13;"
-            case "\n", "\t": out.unicodeScalars.append(scalar)
-            case let c where c.value < 0x20 || c.value == 0xFFFE || c.value == 0xFFFF:
-                out += "\\u{" + String(c.value, radix: 16, uppercase: true) + "}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        pairs.map { " \($0.0)=\"\(MarkupText.escape($0.1, inAttribute: true))\"" }.joined()
     }
 }

@@ -80,16 +80,12 @@ public enum PolicyDiffer {
         var part = DecisionDiff(changes: [], requests: 0, changed: 0, widening: 0, diagnostics: [])
         let count = space.count
         guard count <= InvariantProver.maxRequestsPerAction else {
-            part.diagnostics.append(Diagnostic(
-                .warning, .spaceTooLarge,
-                "the request space of '\(space.type).\(space.action)' holds \(count) requests: its decisions were not compared", at: nil))
+            part.diagnostics.append(SpaceTooLarge(space: "\(space.type).\(space.action)", count: count, check: .diff, at: nil).diagnostic)
             return part
         }
         for gap in space.gaps {
-            part.diagnostics.append(Diagnostic(
-                .warning, .spaceNotExhaustive,
-                "'\(space.type).\(space.action)' depends on \(gap.construct): the diff samples it, other requests may change too",
-                at: gap.location))
+            part.diagnostics.append(
+                SpaceNotExhaustive(space: "\(space.type).\(space.action)", construct: gap.construct, check: .diff, at: gap.location).diagnostic)
         }
         part.requests = count
         var buckets: [Pair: [SpacePoint]] = [:]

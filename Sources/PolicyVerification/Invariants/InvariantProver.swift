@@ -80,8 +80,7 @@ public enum InvariantProver {
         if count > maxRequestsPerAction {
             part.diagnostics.append(
                 SpaceTooLarge(
-                    action: SpaceAction(resourceType: space.type, action: space.action), count: count, bound: maxRequestsPerAction,
-                    at: action.location
+                    space: "\(space.type).\(space.action)", count: count, check: .invariants(bound: maxRequestsPerAction), at: action.location
                 ).diagnostic)
             part.sampled = applicable.map { ($0, "\(space.type).\(space.action) not enumerated") }
             return part
@@ -90,7 +89,7 @@ public enum InvariantProver {
         for gap in space.gaps {
             part.diagnostics.append(
                 SpaceNotExhaustive(
-                    action: SpaceAction(resourceType: space.type, action: space.action), construct: gap.construct,
+                    space: "\(space.type).\(space.action)", construct: gap.construct, check: .invariants(bound: maxRequestsPerAction),
                     at: gap.location ?? action.location
                 ).diagnostic)
         }
@@ -137,9 +136,7 @@ struct CheckedInvariant {
             guard let values else { return nil }
             for value in values where !known.contains(value.value) {
                 ok = false
-                diagnostics.append(Diagnostic(
-                    .error, .unknownName, "unknown \(kind) '\(value.value)' in invariant '\(decl.name)'", at: value.location,
-                    length: value.length, help: Suggestion.help(for: value.value, kind: kind + "s", known: known)))
+                diagnostics.append(InvariantUnknownName(invariant: decl.name, kind: kind, name: value, known: known).diagnostic)
             }
             return Set(values.map(\.value))
         }

@@ -12,13 +12,6 @@ public struct InvariantResult: Sendable {
     public var counterexample: Counterexample?
 
     public var passed: Bool { counterexample == nil }
-
-    public init(name: String, location: SourceLocation, checked: Int, counterexample: Counterexample?) {
-        self.name = name
-        self.location = location
-        self.checked = checked
-        self.counterexample = counterexample
-    }
 }
 
 /// A concrete request that breaks an invariant, with what was expected and how the engine decided.
@@ -27,25 +20,16 @@ public struct Counterexample: Sendable {
     /// What the invariant required, e.g. "deny" or "a message on every deny".
     public var expected: String
     public var explanation: Explanation
-
-    public init(request: Request, expected: String, explanation: Explanation) {
-        self.request = request
-        self.expected = expected
-        self.explanation = explanation
-    }
 }
 
 /// Every invariant of a set, the size of the space they were proved over, and warnings (a condition that
 /// makes the space infinite, an invariant that selects nothing) or errors (an invariant written wrongly).
+///
+/// `InvariantProver` makes these values, and its results and counterexamples; callers read them, so their memberwise
+/// initialisers stay internal.
 public struct InvariantReport: Sendable {
-    public var results: [InvariantResult]
-    public var diagnostics: [Diagnostic]
+    public var results: [InvariantResult] = []
+    public var diagnostics: [Diagnostic] = []
     /// Requests enumerated (the union over all (resource type, action) pairs).
-    public var spaceSize: Int
-
-    public init(results: [InvariantResult] = [], diagnostics: [Diagnostic] = [], spaceSize: Int = 0) {
-        self.results = results
-        self.diagnostics = diagnostics
-        self.spaceSize = spaceSize
-    }
+    public var spaceSize: Int = 0
 }

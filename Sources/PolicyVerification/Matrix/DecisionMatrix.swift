@@ -84,18 +84,13 @@ struct MatrixBuilder {
     func build() -> (table: DecisionMatrix.Table?, diagnostics: [Diagnostic]) {
         let actions = policy.actionNames(of: type)
         let space = Self.unionSpace(type: type, actions: actions, policy: policy)
+        let check = SpaceCheck.matrix(bound: DecisionMatrix.maxRequestsPerType)
         var diagnostics: [Diagnostic] = space.gaps.map { gap in
-            Diagnostic(
-                .warning, .spaceNotExhaustive,
-                "'\(type)' depends on \(gap.construct), which the request space only samples: the matrix shows a sample",
-                at: gap.location)
+            SpaceNotExhaustive(space: type, construct: gap.construct, check: check, at: gap.location).diagnostic
         }
         let count = space.count
         guard count <= DecisionMatrix.maxRequestsPerType else {
-            diagnostics.append(Diagnostic(
-                .warning, .spaceTooLarge,
-                "the request space of '\(type)' holds \(count) requests, over \(DecisionMatrix.maxRequestsPerType): no matrix for it",
-                at: nil))
+            diagnostics.append(SpaceTooLarge(space: type, count: count, check: check, at: nil).diagnostic)
             return (nil, diagnostics)
         }
         var collected: [SpacePoint] = []

@@ -176,9 +176,9 @@ public enum MatrixHTML {
         })();
         """
 
-    /// Text safe inside HTML content and double-quoted attribute values (the XML escaping JUnit reports use).
+    /// Text safe inside HTML content and double-quoted attribute values (`MarkupText`, as JUnit reports escape).
     public static func escape(_ text: String) -> String {
-        JUnitReport.escape(text, inAttribute: true)
+        MarkupText.escape(text, inAttribute: true)
     }
 
     /// JSON safe inside a `<script>` element: every `<` (only ever inside a JSON string) as `\u003c`, so no

@@ -1,3 +1,4 @@
+import PolicyCompiler
 import PolicyModel
 import Testing
 @testable import PolicyVerification
@@ -61,5 +62,36 @@ import Testing
             finding.message
                 == "allow rule 'a' is wider than deny rule 'd' beside it: it matches every request the deny matches and 3 more, e.g. doc.read for role editor")
         #expect(finding.diagnostic.notes.map(\.1) == ["the deny rule"])
+    }
+    @Test func spaceTooLargeSaysWhichCheckItSkipped() {
+        let invariants = SpaceTooLarge(space: "doc.read", count: 9, check: .invariants(bound: 4), at: Self.here)
+        #expect(invariants.message == "the request space of 'doc.read' holds 9 requests, over 4: its invariants and lints are not checked")
+        #expect(invariants.help == "split conditions that compare many different literals, or fewer attributes per action")
+        let diff = SpaceTooLarge(space: "doc.read", count: 9, check: .diff, at: nil)
+        #expect(diff.message == "the request space of 'doc.read' holds 9 requests: its decisions were not compared")
+        let matrix = SpaceTooLarge(space: "doc", count: 9, check: .matrix(bound: 4), at: nil)
+        #expect(matrix.message == "the request space of 'doc' holds 9 requests, over 4: no matrix for it")
+        #expect(diff.help == nil && matrix.help == nil && matrix.diagnostic.location == nil && matrix.diagnostic.help.isEmpty)
+        #expect(diff.diagnostic.code == "space-too-large" && diff.diagnostic.severity == .warning)
+    }
+
+    @Test func spaceNotExhaustiveSaysWhatTheSamplingCosts() {
+        let construct = "two paths compared"
+        let invariants = SpaceNotExhaustive(space: "doc.read", construct: construct, check: .invariants(bound: 4), at: Self.here)
+        #expect(invariants.message == "'doc.read' depends on two paths compared, which the request space only samples: its invariants are checked, not proved")
+        #expect(invariants.help == "compare request values with literals (==, <, in ...) so every boundary can be tried")
+        let diff = SpaceNotExhaustive(space: "doc.read", construct: construct, check: .diff, at: Self.here)
+        #expect(diff.message == "'doc.read' depends on two paths compared: the diff samples it, other requests may change too")
+        let matrix = SpaceNotExhaustive(space: "doc", construct: construct, check: .matrix(bound: 4), at: nil)
+        #expect(matrix.message == "'doc' depends on two paths compared, which the request space only samples: the matrix shows a sample")
+        #expect(diff.help == nil && matrix.help == nil && diff.diagnostic.code == "space-not-exhaustive")
+    }
+
+    @Test func invariantUnknownNameIsAnErrorWithTheNearestName() {
+        let finding = InvariantUnknownName(
+            invariant: "free-never-exports", kind: "tier", name: Located("fre", at: Self.here, length: 3), known: ["free", "pro"])
+        #expect(finding.message == "unknown tier 'fre' in invariant 'free-never-exports'")
+        #expect(finding.help == ["did you mean 'free'? Known tiers: free, pro"])
+        #expect(finding.diagnostic.severity == .error && finding.diagnostic.code == "unknown-name" && finding.diagnostic.length == 3)
     }
 }
