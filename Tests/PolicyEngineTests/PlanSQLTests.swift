@@ -88,4 +88,25 @@ import Testing
             #expect(error.field == "resource.usage.docs")
         }
     }
+
+    @Test func aMemberRequirementNoRoleGrantsBindsNothing() throws {
+        // `delete` is granted by no role: only the owner may, and the member part is FALSE. It used to bind the
+        // subject's id for a placeholder it never wrote, so the statement had one value too many (SQLite: misuse).
+        let policy = try #require(PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+            tiers:
+              free: {name: Free, default: true}
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  viewer: {grants: [view]}
+                actions:
+                  view: {}
+                  delete: {}
+            """.utf8))]).policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "delete", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(Self.columns)
+        #expect(clause.sql == "((docs.owner_id = ?) OR FALSE)")
+        #expect(clause.sql.filter { $0 == "?" }.count == clause.bindings.count)
+    }
 }
