@@ -97,10 +97,11 @@ private struct SQLWriter {
             return "(\(column) = \(bind(.text(subject))))"
         case .memberRole(let subject, let roles):
             guard let role = columns.memberRole else { throw PlanSQLError(field: "resource.members", message: "no member-role expression given") }
+            // No role grants the action: nothing to bind (a value without its placeholder would shift every later one).
+            if roles?.isEmpty == true { return "FALSE" }
             let subjectMark = bind(.text(subject))
             let expression = role.replacingOccurrences(of: "?", with: subjectMark)
             guard let roles else { return "(\(expression) IS NOT NULL)" }
-            if roles.isEmpty { return "FALSE" }
             var marks: [String] = []
             for role in roles { marks.append(bind(.text(role))) }
             return "(\(expression) IN (\(marks.joined(separator: ", "))))"
