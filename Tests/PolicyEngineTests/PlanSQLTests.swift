@@ -109,4 +109,32 @@ import Testing
         #expect(clause.sql == "((docs.owner_id = ?) OR FALSE)")
         #expect(clause.sql.filter { $0 == "?" }.count == clause.bindings.count)
     }
+    @Test func theSubjectsKeyInAMembersIndexIsFilledIn() throws {
+        // `resource.members[subject.id]` must read the subject's own member role. The subject's id inside the index
+        // was left unfilled, so the SQL could not name it (HEAD: no SQL form; with NULL for errors: NULL on every
+        // row), and a list lost every resource the rule allowed.
+        let policy = try #require(PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+            tiers:
+              free: {name: Free, default: true}
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  viewer: {grants: [view]}
+                  editor: {grants: [view]}
+                actions:
+                  view: {}
+                  edit: {}
+            rules:
+              - name: editors-edit
+                effect: allow
+                actions: [edit]
+                when: "resource.members[subject.id] == 'editor'"
+            """.utf8))]).policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "edit", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(Self.columns)
+        #expect(clause.sql.contains("((SELECT role FROM members m WHERE m.doc_id = docs.id AND m.user_id = ?) = ?)"))
+        #expect(clause.bindings.contains(.text("editor")))
+        #expect(clause.sql.filter { $0 == "?" }.count == clause.bindings.count)
+    }
 }
