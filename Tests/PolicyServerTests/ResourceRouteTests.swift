@@ -114,6 +114,43 @@ import Testing
         }
     }
 
+    @Test func aNamedSubjectNeedsATrustingServerAndAPlanWithNoSQLFormIsNotListable() async throws {
+        let t = try TestServer { $0.trustCallerSubjects = false }
+        try await t.app.test(.router) { client in
+            try await client.execute(
+                uri: "/v1/plan", method: .post, body: body(#"{"subject": {"id": "u-1", "tier": "pro"}, "action": "edit", "resourceType": "project"}"#)
+            ) { r in
+                #expect(r.status == .forbidden, "\(r.text)")
+                #expect(r.object["code"] as? String == "caller_subject_not_trusted")
+                #expect(r.object["field"] as? String == "subject")
+            }
+            // `resource.role` has no SQL form yet: the list says so, naming the condition, rather than guessing.
+            let policy = try #require(PolicyCompiler.compile(name: "r", files: [PolicyFileInput(path: "r.yaml", bytes: Array("""
+                tiers:
+                  free: {name: Free, default: true}
+                resources:
+                  doc:
+                    owner: ownerId
+                    roles:
+                      viewer: {grants: [view]}
+                    actions:
+                      view: {}
+                rules:
+                  - name: by-role
+                    effect: allow
+                    actions: [view]
+                    when: "resource.role == 'viewer'"
+                """.utf8))]).policy)
+            t.server.service.install(policy)
+            let token = try await ListDifferential(gate: t.server.service, clock: RaceClock(Date())).makeUsers(1)[0].token
+            try await client.execute(uri: "/v1/resources?type=doc&action=view", method: .get, headers: bearer(token)) { r in
+                #expect(r.status == .unprocessableContent, "\(r.text)")
+                #expect(r.object["code"] as? String == "not_listable")
+                #expect(r.object["field"] as? String == "resource.role == 'viewer'")
+            }
+        }
+    }
+
     /// Pages of 5 while another task creates projects the user owns: every id stored before the first page is listed
     /// exactly once, and no id twice.
     @Test func pagesListEveryEarlierIdOnceWhileInsertsRun() async throws {
