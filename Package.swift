@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "PolicyVerification", dependencies: ["PolicyModel", "PolicySyntax", "PolicyCompiler", "PolicyEngine"]),
         // Users, sessions, PIN, device keys, Apple tokens, audit; the Store protocol and its SQLite form.
         .target(name: "Identity", dependencies: [
-            "PolicyModel",
+            "PolicyModel", "PolicyEngine",  // the engine's resource plans, turned into the store's list query
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -77,7 +77,7 @@ let package = Package(
         ]),
         // The PostgreSQL form of the identity store, on postgres-nio; its own target so Identity stays free of NIO.
         .target(name: "IdentityPostgres", dependencies: [
-            "Identity",
+            "Identity", "PolicyEngine",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
@@ -160,7 +160,7 @@ let package = Package(
             ],
             path: "Tests/AppStoreTestSupport"),
         // The writes that change a cached decision fact (issue 26), shared by the race tests of both stores; not a product.
-        .target(name: "GatehouseRaceSupport", dependencies: ["Gatehouse", "AppStoreTestSupport"], path: "Tests/RaceSupport"),
+        .target(name: "GatehouseRaceSupport", dependencies: ["Gatehouse", "PolicyCompiler", "PolicyEngine", "AppStoreTestSupport"], path: "Tests/RaceSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
         .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),

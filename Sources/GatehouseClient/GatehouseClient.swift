@@ -361,6 +361,30 @@ public actor GatehouseClient: CustomReflectable {
         }
     }
 
+    // MARK: - Lists and plans
+
+    /// One page of the stored resources of `type` (a shared type: `space`, `project`) on which the user may take
+    /// `action`: what `decide` would allow for each, found by the server in one query. Pass the page's `nextCursor` as
+    /// `cursor` for the next one; `limit` is 1 to 1000 (the server's default, 100, when nil). Needs a session.
+    public func resources(type: String, action: String, cursor: String? = nil, limit: Int? = nil) async throws -> ResourcePage {
+        let list = try await withBearer {
+            try await self.api.getResources(query: .init(_type: type, action: action, cursor: cursor, limit: limit)).ok.body.json
+        }
+        return ResourcePage(ids: list.ids, nextCursor: list.nextCursor)
+    }
+
+    /// The plan of `action` over every resource of `resourceType` for the session's subject (signed out without a
+    /// session): `always`, `never` with the reason, or a condition on the resource for the app's own data.
+    public func plan(action: String, resourceType: String) async throws -> ResourcePlanAnswer {
+        let plan = try await withBearer(requiringSession: false) {
+            try await self.api.postPlan(body: .json(.init(action: action, resourceType: resourceType))).ok.body.json
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return ResourcePlanAnswer(
+            plan: plan.plan.rawValue, reason: plan.reason, message: plan.message, whereJSON: try plan._where.map { try encoder.encode($0) })
+    }
+
     // MARK: - The account
 
     /// The signed-in account (`GET /v1/me`).

@@ -150,3 +150,23 @@ public struct ExplanationStep: Codable, Sendable, Hashable {
     /// `file:line:column` of the policy text that made the check, when there is one.
     public var policy: String?
 }
+
+/// One page of `GatehouseClient.resources(type:action:cursor:limit:)` (`GET /v1/resources`).
+public struct ResourcePage: Sendable, Hashable {
+    /// The ids of the stored resources the user may act on, in the server's id order.
+    public var ids: [String]
+    /// Pass it as `cursor` for the next page; nil on the last page.
+    public var nextCursor: String?
+}
+
+/// A resource plan as the server answers it (`POST /v1/plan`; docs/decision-contract.md, "Plans").
+public struct ResourcePlanAnswer: Sendable, Hashable {
+    /// `always`, `never` or `conditional`.
+    public var plan: String
+    /// For `never`: the reason a decision would give (`requires_upgrade`, `unauthenticated`, ...).
+    public var reason: String?
+    /// For `never`: the message a decision would give.
+    public var message: String?
+    /// For `conditional`: the `where` expression's JSON (sorted keys), for the app to apply to its own data.
+    public var whereJSON: Data?
+}

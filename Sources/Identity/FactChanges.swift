@@ -1,4 +1,5 @@
 import Foundation
+import PolicyEngine
 import Synchronization
 
 /// A decision fact a committed write changed, as a cache of decision facts keys it.
@@ -163,6 +164,8 @@ final class FactRecordingTransaction: IdentityTransaction {
         note(type, matching: nil)
         return try await base.deleteAll(type, column, before: date)
     }
+    var placeholders: SQLPlaceholders { base.placeholders }
+    func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] { try await base.fetchIds(sql, bindings) }
     func append(_ event: AuditEventRow) async throws { try await base.append(event) }
     func erase(actor pseudonym: String) async throws -> Int { try await base.erase(actor: pseudonym) }
     func afterCommit(_ action: @escaping @Sendable () -> Void) { base.afterCommit(action) }

@@ -54,6 +54,9 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The database did not answer within its deadline (stopped, unreachable, a lock held, a pool with no
         /// free connection); nothing was decided or changed. Try again after `retryAfter` seconds.
         case storageUnavailable = "storage_unavailable"
+        /// The policy's plan for a list reads something the store cannot query (a condition with no SQL form);
+        /// `field` names it. Nothing is wrong with the request: `decide` still answers for each resource.
+        case notListable = "not_listable"
     }
 
     /// What kind of refusal it is.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import PolicyEngine
 import Synchronization
 
 /// The SQLite form of `IdentityStore`, on an `AppDatabase`'s pool.
@@ -172,6 +173,21 @@ struct SQLiteTransaction: IdentityTransaction {
         var event = event
         event.id = nil
         try await insert(event)
+    }
+    var placeholders: SQLPlaceholders { .questionMarks }
+    func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] {
+        try await channel.perform { db in
+            var arguments = StatementArguments()
+            for value in bindings {
+                switch value {
+                case .text(let s): arguments += [s]
+                case .int(let i): arguments += [i]
+                case .double(let d): arguments += [d]
+                case .bool(let b): arguments += [b]
+                }
+            }
+            return try String.fetchAll(db, sql: sql, arguments: arguments)
+        }
     }
     func erase(actor pseudonym: String) async throws -> Int {
         try await channel.perform { db in try SQLiteStatements(db: db).erase(actor: pseudonym) }

@@ -1,4 +1,5 @@
 import Foundation
+import PolicyEngine
 import Synchronization
 
 /// Where identity data lives. Service logic runs inside `read`/`write` transactions of a store,
@@ -84,6 +85,11 @@ package protocol IdentityTransaction: Sendable {
     @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> Int
     /// Deletes the rows whose date `column` is before `date`; returns how many went.
     @discardableResult func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) async throws -> Int
+    /// How this store's SQL writes a bound value's placeholder: `?` (SQLite) or `$n` (PostgreSQL).
+    var placeholders: SQLPlaceholders { get }
+    /// The first column, as text, of the rows of one `SELECT` the identity layer wrote over its own tables (the
+    /// resource lists), its values bound in placeholder order, never written into `sql`. Nothing else may call it.
+    func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String]
     /// Appends to the audit log (which refuses updates and deletes).
     func append(_ event: AuditEventRow) async throws
     /// Gives every audit and decision row of a deleted user's pseudonym its own random pseudonym and

@@ -1,6 +1,7 @@
 import Foundation
 import Identity
 import Logging
+import PolicyEngine
 import PostgresNIO
 
 /// The store's operations inside one PostgreSQL transaction. Every value is a bind parameter;
@@ -101,6 +102,21 @@ struct PostgresTransaction: IdentityTransaction {
         var binds = PostgresBindings()
         binds.append(date)
         return try await rows("DELETE FROM \(quoted(R.table)) WHERE \(quoted(column)) < $1 RETURNING 1", binds).count
+    }
+
+    var placeholders: SQLPlaceholders { .numbered(first: 1) }
+
+    func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] {
+        var binds = PostgresBindings()
+        for value in bindings {
+            switch value {
+            case .text(let s): binds.append(s)
+            case .int(let i): binds.append(i)
+            case .double(let d): binds.append(d)
+            case .bool(let b): binds.append(b)
+            }
+        }
+        return try await rows(sql, binds).map { try $0.decode(String.self) }
     }
 
     func append(_ event: AuditEventRow) async throws {

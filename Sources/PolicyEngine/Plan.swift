@@ -288,13 +288,24 @@ extension ConditionNode {
     /// left names only the resource.
     func filled(_ input: borrowing EvaluationInput) -> ConditionNode {
         if !readsResource, !isConstant, let value = evaluate(input) { return .constant(value) }
+        // Every operand, so that what stays unfilled reads the resource or failed to evaluate (the SQL takes the
+        // latter for an error).
         switch self {
         case .not(let a): return .not(a.filled(input))
+        case .negate(let a): return .negate(a.filled(input))
+        case .size(let a): return .size(a.filled(input))
         case .and(let a, let b): return .and(a.filled(input), b.filled(input))
         case .or(let a, let b): return .or(a.filled(input), b.filled(input))
         case .compare(let op, let a, let b): return .compare(op, a.filled(input), b.filled(input))
+        case .add(let a, let b): return .add(a.filled(input), b.filled(input))
+        case .subtract(let a, let b): return .subtract(a.filled(input), b.filled(input))
         case .contains(let a, let b): return .contains(element: a.filled(input), container: b.filled(input))
+        case .index(let a, let b): return .index(a.filled(input), b.filled(input))
         case .stringTest(let test, let a, let b): return .stringTest(test, a.filled(input), b.filled(input))
+        case .inItems(let a, let items): return .inItems(a.filled(input), items.map { $0.filled(input) })
+        case .inStrings(let a, let set): return .inStrings(a.filled(input), set)
+        case .inValues(let a, let values): return .inValues(a.filled(input), values)
+        case .list(let items): return .list(items.map { $0.filled(input) })
         default: return self
         }
     }

@@ -16,14 +16,45 @@ public struct PlanColumns: Sendable, Hashable {
     /// An SQL expression giving the role of the member whose user id is its one `?`, NULL for a non-member,
     /// e.g. `(SELECT role FROM members m WHERE m.space_id = spaces.id AND m.user_id = ?)`.
     public var memberRole: String?
+    /// An SQL expression giving the usage counter whose name is its one `?`, NULL when the resource has none, for the
+    /// counters `usage` does not map, e.g. `(SELECT value FROM counters c WHERE c.doc_id = docs.id AND c.name = ?)`.
+    public var usageCounter: String?
+    /// An SQL expression giving how many members the resource has (`size(resource.members)`).
+    public var memberCount: String?
+    /// Whether an attribute with no column is absent on every row, as `decide` sees an attribute a resource does
+    /// not have: SQL NULL, so a condition reading it counts as an error (`has()` is false). False: a plan that
+    /// reads such an attribute fails to translate, naming it.
+    public var unmappedAttributesAreAbsent: Bool
 
     /// A mapping; an absent entry makes a plan that needs it fail to translate, naming the field.
-    public init(id: String? = nil, ownerId: String? = nil, attributes: [String: String] = [:], usage: [String: String] = [:], memberRole: String? = nil) {
+    public init(
+        id: String? = nil, ownerId: String? = nil, attributes: [String: String] = [:], usage: [String: String] = [:], memberRole: String? = nil,
+        usageCounter: String? = nil, memberCount: String? = nil, unmappedAttributesAreAbsent: Bool = false
+    ) {
         self.id = id
         self.ownerId = ownerId
         self.attributes = attributes
         self.usage = usage
         self.memberRole = memberRole
+        self.usageCounter = usageCounter
+        self.memberCount = memberCount
+        self.unmappedAttributesAreAbsent = unmappedAttributesAreAbsent
+    }
+}
+
+/// How a clause writes its placeholders: the one place the SQL dialects differ for `sqlWhere`.
+public enum SQLPlaceholders: Sendable, Hashable {
+    /// `?` for every value (SQLite, MySQL, JDBC).
+    case questionMarks
+    /// `$n`, numbered from `first` (PostgreSQL): a clause joined after `first - 1` values of the caller's own.
+    case numbered(first: Int)
+
+    /// The placeholder of the value bound after `earlier` values of this clause.
+    public func mark(after earlier: Int) -> String {
+        switch self {
+        case .questionMarks: "?"
+        case .numbered(let first): "$\(first + earlier)"
+        }
     }
 }
 
@@ -63,13 +94,14 @@ public struct PlanSQLError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension ResourcePlan {
-    /// The plan as a `WHERE` clause over the caller's table: `TRUE` for `always`, `FALSE` for `never`.
+    /// The plan as a `WHERE` clause over the caller's table: `TRUE` for `always`, `FALSE` for `never`; placeholders
+    /// as `placeholders` writes them (`?` unless told).
     ///
     /// SQL's NULL stands for what `decide` counts as an error (an absent attribute): a deny rule whose condition
     /// is NULL keeps the row out, as `decide` denies; a requirement or allow rule whose condition is NULL lets
     /// nothing in. Type mismatches that `decide` treats as errors are the database's to compare.
-    public func sqlWhere(_ columns: PlanColumns) throws(PlanSQLError) -> SQLWhere {
-        var writer = SQLWriter(columns: columns)
+    public func sqlWhere(_ columns: PlanColumns, placeholders: SQLPlaceholders = .questionMarks) throws(PlanSQLError) -> SQLWhere {
+        var writer = SQLWriter(columns: columns, placeholders: placeholders)
         switch self {
         case .always: return SQLWhere(sql: "TRUE", bindings: [])
         case .never: return SQLWhere(sql: "FALSE", bindings: [])
@@ -82,11 +114,12 @@ extension ResourcePlan {
 
 private struct SQLWriter {
     let columns: PlanColumns
+    let placeholders: SQLPlaceholders
     var bindings: [SQLValue] = []
 
     mutating func bind(_ value: SQLValue) -> String {
         bindings.append(value)
-        return "?"
+        return placeholders.mark(after: bindings.count - 1)
     }
 
     mutating func write(_ expression: PlanExpression) throws(PlanSQLError) -> String {
@@ -96,11 +129,10 @@ private struct SQLWriter {
             if let name = field.attribute { column = try attribute(name) } else { column = try owner() }
             return "(\(column) = \(bind(.text(subject))))"
         case .memberRole(let subject, let roles):
-            guard let role = columns.memberRole else { throw PlanSQLError(field: "resource.members", message: "no member-role expression given") }
-            let subjectMark = bind(.text(subject))
-            let expression = role.replacingOccurrences(of: "?", with: subjectMark)
+            // No role grants the action: nothing to bind (a value without its placeholder would shift every later one).
+            if roles?.isEmpty == true { return "FALSE" }
+            let expression = try memberRole(of: subject)
             guard let roles else { return "(\(expression) IS NOT NULL)" }
-            if roles.isEmpty { return "FALSE" }
             var marks: [String] = []
             for role in roles { marks.append(bind(.text(role))) }
             return "(\(expression) IN (\(marks.joined(separator: ", "))))"
@@ -133,12 +165,41 @@ private struct SQLWriter {
         return column
     }
 
-    private func usage(_ name: String) throws(PlanSQLError) -> String {
-        guard let column = columns.usage[name] else { throw PlanSQLError(field: "resource.usage.\(name)", message: "no column given") }
-        return column
+    private mutating func usage(_ name: String) throws(PlanSQLError) -> String {
+        if let column = columns.usage[name] { return column }
+        guard let counter = columns.usageCounter else { throw PlanSQLError(field: "resource.usage.\(name)", message: "no column given") }
+        return counter.replacingOccurrences(of: "?", with: bind(.text(name)))
+    }
+
+    /// The member-role expression for `user`, the user's id bound.
+    private mutating func memberRole(of user: String) throws(PlanSQLError) -> String {
+        guard let role = columns.memberRole else { throw PlanSQLError(field: "resource.members", message: "no member-role expression given") }
+        return role.replacingOccurrences(of: "?", with: bind(.text(user)))
+    }
+
+    /// Whether the node is an error on every row, as `decide` finds it: it reads an attribute no row has (when the
+    /// columns say unmapped attributes are absent) through operators that fail on an error, or it reads no resource
+    /// field and is not a constant (its subject and context parts failed when the plan was made).
+    private func isError(_ node: ConditionNode) -> Bool {
+        if !node.readsResource {
+            if case .constant = node { return false }
+            return true
+        }
+        switch node {
+        case .attribute(.resource, let name, _): return columns.unmappedAttributesAreAbsent && columns.attributes[name] == nil
+        case .compare(_, let a, let b), .add(let a, let b), .subtract(let a, let b), .contains(let a, let b), .index(let a, let b),
+            .stringTest(_, let a, let b):
+            return isError(a) || isError(b)
+        case .not(let a), .negate(let a), .size(let a), .inStrings(let a, _), .inValues(let a, _): return isError(a)
+        case .inItems(let a, let items): return isError(a) || items.contains { isError($0) }
+        case .list(let items): return items.contains { isError($0) }
+        default: return false
+        }
     }
 
     private mutating func write(_ node: ConditionNode, source: String) throws(PlanSQLError) -> String {
+        // SQL's NULL is the error: AND, OR and NOT then treat it as CEL's commutative operators do.
+        if isError(node) { return "NULL" }
         switch node {
         case .constant(.bool(let b)): return b ? "TRUE" : "FALSE"
         case .and(let a, let b): return "(\(try write(a, source: source)) AND \(try write(b, source: source)))"
@@ -153,7 +214,11 @@ private struct SQLWriter {
             var marks: [String] = []
             for string in strings.sorted() { marks.append(bind(.text(string))) }
             return "(\(left) IN (\(marks.joined(separator: ", "))))"
-        case .has(.attribute(.resource, let name)): return "(\(try attribute(name)) IS NOT NULL)"
+        case .has(.attribute(.resource, let name)):
+            if columns.unmappedAttributesAreAbsent && columns.attributes[name] == nil { return "FALSE" }
+            return "(\(try attribute(name)) IS NOT NULL)"
+        case .contains(element: .constant(.string(let user)), container: .field(.resourceMembers)):
+            return "(\(try memberRole(of: user)) IS NOT NULL)"
         case .has(.field(.resourceId)):
             guard let id = columns.id else { throw PlanSQLError(field: "resource.id", message: "no column given") }
             return "(\(id) IS NOT NULL)"
@@ -165,7 +230,12 @@ private struct SQLWriter {
     }
 
     private mutating func value(_ node: ConditionNode, source: String) throws(PlanSQLError) -> String {
+        if isError(node) { return "NULL" }
         switch node {
+        case .index(.field(.resourceMembers), .constant(.string(let user))): return try memberRole(of: user)
+        case .size(.field(.resourceMembers)):
+            guard let count = columns.memberCount else { throw PlanSQLError(field: "resource.members", message: "no member-count expression given") }
+            return count
         case .attribute(.resource, let name, _): return try attribute(name)
         case .usage(let name): return "COALESCE(\(try usage(name)), 0)"
         case .field(.resourceOwnerId): return try owner()

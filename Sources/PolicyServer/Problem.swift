@@ -123,6 +123,7 @@ public enum ProblemCode: Sendable, Hashable, CaseIterable, RawRepresentable {
         case .appAccountMismatch: (403, "Purchase made for another account")
         case .purchaseOwnedElsewhere: (409, "Purchase owned by another account")
         case .unknownProduct: (422, "Unknown product")
+        case .notListable: (422, "Not listable")
         }
     }
 }

@@ -142,6 +142,10 @@ struct BearerOnly: ClientMiddleware {
                 }
             }
 
+            // Lists and plans.
+            _ = try await call("postPlan", bearer: t) { try await api.postPlan(body: .json(.init(action: "edit", resourceType: "project"))) }
+            _ = try await call("getResources", bearer: t) { try await api.getResources(query: .init(_type: "project", action: "view", limit: 10)) }
+
             // The operator's routes, on the registered user.
             let user = registered.userId
             _ = try await call("postOperatorAppleCredentialState", bearer: operatorToken) {

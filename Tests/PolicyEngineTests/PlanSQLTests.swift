@@ -88,4 +88,139 @@ import Testing
             #expect(error.field == "resource.usage.docs")
         }
     }
+
+    @Test func numberedPlaceholdersFollowTheCallersOwnValues() throws {
+        let policy = try #require(Self.policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "edit", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(Self.columns, placeholders: .numbered(first: 3))
+        #expect(!clause.sql.contains("?"))
+        #expect(clause.sql == "((NOT (docs.archived = $3)) AND ((docs.owner_id = $4) OR ((SELECT role FROM members m WHERE m.doc_id = docs.id AND m.user_id = $5) IN ($6))) AND (COALESCE(docs.doc_count, 0) < $7))")
+        #expect(clause.bindings.count == 5)
+        #expect(SQLPlaceholders.questionMarks.mark(after: 4) == "?")
+    }
+
+    @Test func anUnmappedAttributeIsAbsentWhenTheColumnsSaySo() throws {
+        let policy = try #require(Self.policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "edit", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        var columns = Self.columns
+        columns.attributes = [:]
+        // Without the flag an unmapped attribute is an error naming it.
+        do {
+            _ = try plan.sqlWhere(columns)
+            Issue.record("an unmapped attribute translated")
+        } catch {
+            #expect(error.field == "resource.attributes.archived")
+        }
+        // With it, the attribute is SQL NULL: the deny rule's condition is an error, which keeps every row out, as
+        // decide denies a resource without the attribute.
+        columns.unmappedAttributesAreAbsent = true
+        let clause = try plan.sqlWhere(columns)
+        #expect(clause.sql.hasPrefix("((NOT NULL) AND "))
+        #expect(!clause.bindings.contains(.bool(true)))
+        var resource = Resource(type: "doc")
+        resource.ownerId = Self.subject("free").id
+        #expect(policy.decide(Request(subject: Self.subject("free"), action: "edit", resource: resource, context: Context(now: Date(timeIntervalSince1970: 0)))).effect == .deny)
+    }
+
+    @Test func hasOfAnAbsentAttributeIsFalseNotAnError() throws {
+        let policy = try #require(PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+            tiers:
+              free: {name: Free, default: true}
+            attributes:
+              resource:
+                region: string
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  viewer: {grants: [view]}
+                actions:
+                  view: {}
+            rules:
+              - name: regional
+                effect: allow
+                actions: [view]
+                when: "!has(resource.attributes.region) || resource.attributes.region.startsWith('e')"
+            """.utf8))]).policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "view", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(PlanColumns(ownerId: "o", memberRole: "r(?)", unmappedAttributesAreAbsent: true))
+        #expect(clause.sql.contains("(NOT FALSE) OR NULL"))
+    }
+
+    @Test func countersAndMembersByExpressionBindTheirNames() throws {
+        let policy = try #require(PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+            tiers:
+              free: {name: Free, default: true}
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  viewer: {grants: [view]}
+                actions:
+                  view: {}
+            rules:
+              - name: small-and-shared
+                effect: allow
+                actions: [view]
+                when: "resource.usage.pages < 10 && size(resource.members) > 1 && subject.id in resource.members && resource.members[subject.id] == 'viewer'"
+            """.utf8))]).policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "view", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let columns = PlanColumns(
+            ownerId: "docs.owner", memberRole: "(SELECT role FROM m WHERE m.doc = docs.id AND m.user = ?)",
+            usageCounter: "(SELECT value FROM c WHERE c.doc = docs.id AND c.name = ?)", memberCount: "(SELECT COUNT(*) FROM m WHERE m.doc = docs.id)")
+        let clause = try plan.sqlWhere(columns, placeholders: .numbered(first: 1))
+        #expect(clause.sql.contains("COALESCE((SELECT value FROM c WHERE c.doc = docs.id AND c.name = $"))
+        #expect(clause.sql.contains("(SELECT COUNT(*) FROM m WHERE m.doc = docs.id) > $"))
+        #expect(clause.bindings.contains(.text("pages")))
+        #expect(!clause.sql.contains("pages") && !clause.sql.contains("DROP"))
+        #expect(clause.sql.filter { $0 == "$" }.count == clause.bindings.count)
+    }
+    @Test func aMemberRequirementNoRoleGrantsBindsNothing() throws {
+        // `delete` is granted by no role: only the owner may, and the member part is FALSE. It used to bind the
+        // subject's id for a placeholder it never wrote, so the statement had one value too many (SQLite: misuse).
+        let policy = try #require(PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+            tiers:
+              free: {name: Free, default: true}
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  viewer: {grants: [view]}
+                actions:
+                  view: {}
+                  delete: {}
+            """.utf8))]).policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "delete", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(Self.columns)
+        #expect(clause.sql == "((docs.owner_id = ?) OR FALSE)")
+        #expect(clause.sql.filter { $0 == "?" }.count == clause.bindings.count)
+    }
+    @Test func theSubjectsKeyInAMembersIndexIsFilledIn() throws {
+        // `resource.members[subject.id]` must read the subject's own member role. The subject's id inside the index
+        // was left unfilled, so the SQL could not name it (HEAD: no SQL form; with NULL for errors: NULL on every
+        // row), and a list lost every resource the rule allowed.
+        let policy = try #require(PolicyCompiler.compile(name: "t", files: [PolicyFileInput(path: "t.yaml", bytes: Array("""
+            tiers:
+              free: {name: Free, default: true}
+            resources:
+              doc:
+                owner: ownerId
+                roles:
+                  viewer: {grants: [view]}
+                  editor: {grants: [view]}
+                actions:
+                  view: {}
+                  edit: {}
+            rules:
+              - name: editors-edit
+                effect: allow
+                actions: [edit]
+                when: "resource.members[subject.id] == 'editor'"
+            """.utf8))]).policy)
+        let plan = policy.plan(subject: Self.subject("free"), action: "edit", resourceType: "doc", context: Context(now: Date(timeIntervalSince1970: 0)))
+        let clause = try plan.sqlWhere(Self.columns)
+        #expect(clause.sql.contains("((SELECT role FROM members m WHERE m.doc_id = docs.id AND m.user_id = ?) = ?)"))
+        #expect(clause.bindings.contains(.text("editor")))
+        #expect(clause.sql.filter { $0 == "?" }.count == clause.bindings.count)
+    }
 }

@@ -12,6 +12,7 @@ func addRoutes(to routes: RouteBuilder) {
     let purchases = PurchaseController(server: server)
     let spaces = SpaceController(server: server)
     let operators = OperatorController(server: server)
+    let lists = ListController(server: server)
 
     // Operations: liveness, readiness, metrics, the policy version, the playground.
     routes.on(.get, "/healthz", health.healthz)
@@ -26,6 +27,10 @@ func addRoutes(to routes: RouteBuilder) {
     routes.decision("/v1/decide/batch", metric: "batch", decisions.batch)
     routes.decision("/v1/explain", metric: "explain", decisions.explain)
     routes.decision("/v1/check", metric: "check", decisions.check)
+
+    // The inverse questions: a plan over every resource of a type, and the store's list of the bearer's resources.
+    routes.on(.post, "/v1/plan", lists.plan)
+    routes.on(.get, "/v1/resources", lists.resources)
 
     // Signing in and out.
     routes.on(.post, "/v1/auth/anonymous", sessions.anonymous)

@@ -1,0 +1,74 @@
+import Foundation
+import Gatehouse
+import GatehouseRaceSupport
+import PolicyCompiler
+import PolicyServer
+import Testing
+
+/// `GatehouseService.resources` on PostgreSQL (`$n` placeholders, postgres-nio binds): the store's list against
+/// `decide` by token for the shipped sets and generated ones, and pagination while resources are inserted.
+@Suite struct ResourceListPostgresTests {
+    static let long = ProcessInfo.processInfo.environment["GATEHOUSE_LONG_TESTS"] == "1"
+
+    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    func theListIsWhatDecideAllows() async throws {
+        let clock = RaceClock(Date())
+        try await FactNotificationTests.withReplicas(clock: clock) { replicas, _ in
+            let world = ListDifferential(gate: replicas[0].gate, clock: clock)
+            let users = try await world.makeUsers(6)
+            var report = ListDifferential.Report()
+            for set in ["research-crawler", "contacasal"] {
+                let policy = try #require(PolicyCompiler.load(directory: TestServer.root.appendingPathComponent("policies/\(set)").path).policy)
+                for seed in 0..<UInt64(Self.long ? 10 : 2) { report.add(try await world.run(policy, users: users, resourcesPerType: 30, seed: 2_000 + seed)) }
+            }
+            var skipped = 0
+            for seed in 0..<UInt64(Self.long ? 200 : 25) {
+                var generator = ListPolicyGenerator(seed: 77_000 + seed)
+                let yaml = generator.yaml()
+                guard let policy = PolicyCompiler.compile(name: "g", files: [PolicyFileInput(path: "g.yaml", bytes: Array(yaml.utf8))]).policy else {
+                    skipped += 1
+                    continue
+                }
+                report.add(try await world.run(policy, users: users, resourcesPerType: 25, seed: 77_000 + seed))
+                if !report.failures.isEmpty {
+                    Issue.record("policy:\n\(yaml)")
+                    break
+                }
+            }
+            print("store list vs decide on PostgreSQL: \(report); \(skipped) generated sets did not compile")
+            #expect(report.failures.isEmpty, "\(report.failures.joined(separator: "\n"))")
+            #expect(report.notListable == 0)
+            #expect(report.allowed > 0 && report.allowed < report.cases)
+        }
+    }
+
+    /// Pages of 5 through the facade while another task creates projects the user owns, on PostgreSQL.
+    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    func pagesListEveryEarlierIdOnceWhileInsertsRun() async throws {
+        let clock = RaceClock(Date())
+        try await FactNotificationTests.withReplicas(clock: clock) { replicas, _ in
+            let gate = replicas[0].gate
+            let token = try await ListDifferential(gate: gate, clock: clock).makeUsers(1)[0].token
+            var before: [String] = []
+            for _ in 0..<40 { before.append(try await gate.createSpace(accessToken: token, name: "P", type: "project", inviteRole: "editor").resourceId) }
+            let inserting = Task {
+                var added: [String] = []
+                for _ in 0..<40 { added.append(try await gate.createSpace(accessToken: token, name: "Q", type: "project", inviteRole: "editor").resourceId) }
+                return added
+            }
+            var listed: [String] = []
+            var cursor: String?
+            for _ in 0..<1_000 {
+                let page = try await gate.resources(token: token, type: "project", action: "view", cursor: cursor, limit: 5)
+                listed += page.ids
+                guard let next = page.nextCursor else { break }
+                cursor = next
+            }
+            let added = try await inserting.value
+            #expect(Set(listed).count == listed.count, "an id listed twice")
+            let counts = Dictionary(listed.map { ($0, 1) }, uniquingKeysWith: +)
+            #expect(before.allSatisfy { counts[$0] == 1 }, "an id stored before the first page was skipped")
+            #expect(Set(listed).isSubset(of: Set(before + added)))
+        }
+    }
+}
