@@ -33,6 +33,10 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
     /// How many times a write body runs before a serialization failure is returned as a storage error.
     public static let maxWriteAttempts = 12
 
+    /// The statements `read` and `write` send (their `BEGIN`, `COMMIT` and `ROLLBACK` included), each one round
+    /// trip to the server: what the round-trip tests count.
+    package let roundTrips = RoundTripCounter()
+
     /// Test hook: nil, or how many more write transactions commit before one fails (the counter is
     /// then cleared). The failing one runs its body, then the server raises a serialization failure
     /// (SQLSTATE 40001) in place of its `COMMIT`, so `write` rolls back and runs the body again.
@@ -359,15 +363,19 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
         -> T
     {
         let logger = self.logger
+        let roundTrips = self.roundTrips
         return try await withConnection { connection in
+            roundTrips.add()
             try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
             // A new list per run: a run rolled back for a retry takes its deferred actions with it.
             let actions = AfterCommitActions()
             let value: T
             do {
-                value = try await body(PostgresTransaction(connection: connection, logger: logger, factChannel: self.factChannel, actions: actions))
+                value = try await body(
+                    PostgresTransaction(connection: connection, logger: logger, factChannel: self.factChannel, actions: actions, roundTrips: roundTrips))
             } catch {
                 // A broken connection cannot roll back; the server ends its transaction with it.
+                roundTrips.add()
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
@@ -377,8 +385,10 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
                         "DO $$ BEGIN RAISE EXCEPTION 'injected by failCommitForTesting' USING ERRCODE = 'serialization_failure'; END $$",
                         logger: logger)
                 }
+                roundTrips.add()
                 try await connection.query("COMMIT", logger: logger)
             } catch {
+                roundTrips.add()
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
@@ -459,4 +469,13 @@ func quoted(_ identifier: String) -> String {
         !identifier.isEmpty && identifier.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x5F },
         "not an identifier")
     return "\"" + identifier + "\""
+}
+
+/// A count of statements sent, each one round trip to the server.
+package final class RoundTripCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    package init() {}
+    /// The statements counted so far.
+    package var value: Int { count.load(ordering: .relaxed) }
+    func add() { count.add(1, ordering: .relaxed) }
 }

@@ -98,6 +98,42 @@ import Testing
         #expect(e?.reason == "PostgreSQL error 23505")
         #expect(!"\(String(describing: e))".contains(tokens.userId))
     }
+
+    /// What a decision reads from the store (the session with its user's subject facts and counters, the resource's
+    /// owner, members and usage) takes one statement, one round trip: no `BEGIN`, no `COMMIT`, one query for all of
+    /// it (issue 26). So does any one of them alone, and a token or resource the store does not know.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aDecisionsFactsAreReadInOneRoundTrip() async throws {
+        let h = try await Harness(.postgres)
+        let store = try #require(h.postgres)
+        let signedIn = try await h.service.signInAnonymously(source: ClientSource("round-trips"))
+        let token = try await h.service.setPIN(accessToken: signedIn.accessToken, pin: "739154").accessToken
+        let space = try await h.service.createSpace(accessToken: token, name: "P", inviteRole: "editor")
+        try await h.service.setAppRoles(userId: signedIn.userId, roles: ["partner", "admin"])
+        _ = try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources")
+        let key = try #require(h.service.cacheKey(accessToken: token))
+
+        func roundTrips(_ read: () async throws -> (session: SessionFacts?, resource: ResourceFacts?)) async throws
+            -> (Int, SessionFacts?, ResourceFacts?)
+        {
+            let before = store.roundTrips.value
+            let (session, resource) = try await read()
+            return (store.roundTrips.value - before, session, resource)
+        }
+        let both = try await roundTrips { try await h.service.readDecisionFacts(accessTokenKey: key, resourceId: space.resourceId, at: h.clock.now) }
+        print("round trips for a bearer decision's facts (session, subject, resource): \(both.0)")
+        #expect(both.0 == 1)
+        #expect(both.1?.userId == signedIn.userId && both.1?.subject.roles == ["admin", "partner"])
+        #expect(both.2?.ownerId == signedIn.userId && both.2?.members == [signedIn.userId: "owner"] && both.2?.usage == ["sources": 1])
+        let session = try await roundTrips { try await h.service.readDecisionFacts(accessTokenKey: key, resourceId: nil, at: h.clock.now) }
+        #expect(session.0 == 1 && session.1?.subject.id == signedIn.userId && session.2 == nil)
+        let resource = try await roundTrips { try await h.service.readDecisionFacts(accessTokenKey: nil, resourceId: space.resourceId, at: h.clock.now) }
+        #expect(resource.0 == 1 && resource.1 == nil && resource.2?.id == space.resourceId)
+        let unknown = try await roundTrips {
+            try await h.service.readDecisionFacts(accessTokenKey: Data(repeating: 7, count: key.count), resourceId: "no-such-resource", at: h.clock.now)
+        }
+        #expect(unknown.0 == 1 && unknown.1 == nil && unknown.2 == nil)
+    }
 }
 
 final class CapturedLines: Sendable {
