@@ -56,7 +56,6 @@ extension IdentityService {
     }
 
     func privacy(_ tx: any IdentityTransaction, _ userId: String) async throws -> PrivacySettings {
-        guard let row = try await tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)) else { return PrivacySettings() }
-        return PrivacySettings(analytics: row.analytics, crashReporting: row.crashReporting, aiSuggestions: row.aiSuggestions, dataSharing: DataSharing(rawValue: row.dataSharing) ?? .none)
+        PrivacySettings(try await tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)))
     }
 }

@@ -27,6 +27,10 @@ package protocol IdentityStore: Sendable {
     /// `window` seconds have passed, and never moves back. PostgreSQL counts in one atomic statement, so
     /// concurrent counts on any number of replicas queue on the row instead of aborting each other.
     func countInWindow(_ scope: String, window: TimeInterval, at t: Date) async throws -> GuessLimitRow
+    /// The rows a decision reads (`DecisionRows`), from one snapshot, each part only when its key is given: the session
+    /// whose access token hashes to `accessTokenHash` with its user's facts, and the resource `resourceId`. PostgreSQL
+    /// reads them in one statement (one round trip, no `BEGIN`/`COMMIT`); the default reads them in one `read`.
+    func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows
 }
 
 extension IdentityStore {
@@ -41,6 +45,10 @@ extension IdentityStore {
             try await tx.upsert(row)
             return row
         }
+    }
+
+    package func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows {
+        try await read { tx in try await DecisionRows.read(tx, accessTokenHash: accessTokenHash, resourceId: resourceId) }
     }
 }
 

@@ -133,6 +133,24 @@ import Testing
             try await h.service.readDecisionFacts(accessTokenKey: Data(repeating: 7, count: key.count), resourceId: "no-such-resource", at: h.clock.now)
         }
         #expect(unknown.0 == 1 && unknown.1 == nil && unknown.2 == nil)
+        // The one statement reads what the statement-by-statement read (SQLite's, any store's default) does, on the
+        // same rows: with a subscription and privacy settings stored, and for a revoked session.
+        try await h.service.recordSubscription(userId: signedIn.userId, productId: "p", expiresAt: h.clock.now.addingTimeInterval(86400), productTiers: ["p": "pro"])
+        try await h.service.setPrivacySettings(accessToken: token, PrivacySettings(analytics: true, aiSuggestions: true, dataSharing: .none))
+        _ = try await h.service.incrementUserUsage(userId: signedIn.userId, counter: "exports")
+        func bothReads(_ hash: Data?, _ resourceId: String?) async throws {
+            let one = try await store.decisionRows(accessTokenHash: hash, resourceId: resourceId)
+            let byStatements = try await store.read { tx in try await DecisionRows.read(tx, accessTokenHash: hash, resourceId: resourceId) }
+            #expect(one == byStatements)
+        }
+        try await bothReads(key, space.resourceId)
+        let stored = try await store.decisionRows(accessTokenHash: key, resourceId: nil)
+        #expect(stored.user?.tier == "pro" && stored.user?.privacy.analytics == true && stored.user?.usage == ["exports": 1])
+        try await h.service.signOut(accessToken: token)
+        try await bothReads(key, nil)
+        #expect(try await store.decisionRows(accessTokenHash: key, resourceId: nil).session?.revokedAt != nil)
+        try await bothReads(nil, space.resourceId)
+        try await bothReads(nil, nil)
     }
 }
 
