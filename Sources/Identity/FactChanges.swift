@@ -201,6 +201,9 @@ struct FactRecordingStore: IdentityStore {
     func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows {
         try await base.decisionRows(accessTokenHash: accessTokenHash, resourceId: resourceId)
     }
+    func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        try await base.readOne(body)
+    }
 }
 
 /// A store shared with other processes that can relay their writes' fact changes (PostgreSQL's `LISTEN`): the

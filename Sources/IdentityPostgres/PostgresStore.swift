@@ -222,6 +222,19 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
         }
     }
 
+    /// One statement on a pooled connection, outside any transaction block: no `BEGIN`, no `COMMIT`.
+    package func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        let (logger, factChannel, roundTrips) = (self.logger, self.factChannel, self.roundTrips)
+        do {
+            return try await withConnection { connection in
+                let bare = PostgresTransaction(connection: connection, logger: logger, factChannel: factChannel, actions: AfterCommitActions(), roundTrips: roundTrips)
+                return try await body(OneStatementTransaction(base: bare))
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
     package func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         var attempt = 1
         while true {

@@ -152,6 +152,24 @@ import Testing
         try await bothReads(nil, space.resourceId)
         try await bothReads(nil, nil)
     }
+
+    /// A read of one statement (`readOne`: a token's session for `validate`, the privacy settings, a user's counters)
+    /// is that statement alone, one round trip, no `BEGIN`/`COMMIT`.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aOneStatementReadIsOneRoundTrip() async throws {
+        let h = try await Harness(.postgres)
+        let store = try #require(h.postgres)
+        let user = try await h.service.signInAnonymously(source: ClientSource("one-statement"))
+        var before = store.roundTrips.value
+        _ = try await h.service.validate(accessToken: user.accessToken)
+        #expect(store.roundTrips.value - before == 1)
+        before = store.roundTrips.value
+        #expect(try await h.service.privacySettings(accessToken: user.accessToken) == PrivacySettings())
+        #expect(store.roundTrips.value - before == 2)
+        before = store.roundTrips.value
+        _ = try await h.service.userUsage(userId: user.userId)
+        #expect(store.roundTrips.value - before == 1)
+    }
 }
 
 final class CapturedLines: Sendable {
