@@ -14,8 +14,9 @@ import Synchronization
 /// read-then-write rule of the identity flows (PIN failure counts, refresh rotation, single-use
 /// challenges, throttles) as strict across replicas as SQLite's single writer keeps it in one
 /// process, without each flow naming the rows it must lock. Reads run in a `REPEATABLE READ READ
-/// ONLY` transaction, so a read body sees one snapshot; what a decision reads
-/// (`decisionRows`) is one statement without a transaction, one round trip instead of ten.
+/// ONLY` transaction, so a read body sees one snapshot. Two reads are one statement and go without
+/// a transaction block (one statement sees one snapshot by itself): `readOne`, and what a decision
+/// reads (`decisionRows`), one round trip where `BEGIN`, the statements and `COMMIT` took 7 to 10.
 ///
 /// The client is a `Service`: queries wait for a connection only while `run()` runs (in the
 /// server's `ServiceGroup`, or through `withStore`). Call `migrate()` once it runs.
@@ -34,8 +35,8 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
     /// How many times a write body runs before a serialization failure is returned as a storage error.
     public static let maxWriteAttempts = 12
 
-    /// The statements `read` and `write` send (their `BEGIN`, `COMMIT` and `ROLLBACK` included), each one round
-    /// trip to the server: what the round-trip tests count.
+    /// The statements `read`, `write`, `readOne` and `decisionRows` send (`BEGIN`, `COMMIT` and `ROLLBACK` included),
+    /// each one round trip to the server: what the round-trip tests count.
     package let roundTrips = RoundTripCounter()
 
     /// Test hook: nil, or how many more write transactions commit before one fails (the counter is
@@ -304,8 +305,7 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
         }
         var read = DecisionRows()
         if cells["id"].bytes != nil {
-            let session = try RowDecoding.decode(SessionRow.self, row)
-            read.session = session
+            read.session = try RowDecoding.decode(SessionRow.self, row)
             var privacy = PrivacySettings()
             if cells["p.analytics"].bytes != nil {
                 privacy = PrivacySettings(
