@@ -159,8 +159,14 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/AppStoreTestSupport"),
-        // The writes that change a cached decision fact (issue 26), shared by the race tests of both stores; not a product.
-        .target(name: "GatehouseRaceSupport", dependencies: ["Gatehouse", "PolicyCompiler", "PolicyEngine", "AppStoreTestSupport"], path: "Tests/RaceSupport"),
+        // The writes that change a cached decision fact (issue 26), shared by the race tests of both stores, with Apple's
+        // signed notices (an RSA key, hence _CryptoExtras), and the list differential (issue 27); not a product.
+        .target(
+            name: "GatehouseRaceSupport",
+            dependencies: [
+                "Gatehouse", "PolicyCompiler", "PolicyEngine", "AppStoreTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ], path: "Tests/RaceSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
         .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),

@@ -49,7 +49,7 @@ extension IdentityService {
     /// The account's `appAccountToken` is made on the first call (a write), read after that.
     public func profile(accessToken: String) async throws -> AccountProfile {
         let s = try await validate(accessToken: accessToken)
-        var token = try await store.read { tx in try await tx.fetchOne(AppAccountTokenRow.self, "userId", .text(s.userId))?.token }
+        var token = try await store.readOne { tx in try await tx.fetchOne(AppAccountTokenRow.self, "userId", .text(s.userId))?.token }
         if token == nil {
             let t = now()
             token = try await store.write { tx in try await self.appAccountToken(tx, userId: s.userId, at: t) }

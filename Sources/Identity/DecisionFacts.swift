@@ -28,6 +28,14 @@ public struct ResourceFacts: Sendable, Hashable {
     public var members: [String: String]
     /// Usage counter name to its count, as `incrementUsage` left it.
     public var usage: [String: Int]
+
+    package init(id: String, type: String, ownerId: String, members: [String: String], usage: [String: Int]) {
+        self.id = id
+        self.type = type
+        self.ownerId = ownerId
+        self.members = members
+        self.usage = usage
+    }
 }
 
 extension IdentityService {
@@ -56,16 +64,18 @@ extension IdentityService {
     }
 
     func resourceFacts(_ tx: any IdentityTransaction, _ resourceId: String) async throws -> ResourceFacts? {
-        guard let r = try await tx.fetchOne(ResourceRow.self, "id", .text(resourceId)) else { return nil }
-        var members: [String: String] = [:]
-        for m in try await tx.fetchAll(MembershipRow.self, "resourceId", .text(resourceId)) { members[m.userId] = m.role }
-        var usage: [String: Int] = [:]
-        for u in try await tx.fetchAll(UsageCounterRow.self, "resourceId", .text(resourceId)) { usage[u.name] = u.value }
-        return ResourceFacts(id: r.id, type: r.type, ownerId: r.ownerId, members: members, usage: usage)
+        try await ResourceFacts.read(tx, resourceId)
     }
 
-    /// Everything a decision for the holder of `accessToken` needs from the store, read in one transaction (one
-    /// snapshot): the session's subject, the resource's owner, members and usage, and, for a resource the store does
+    /// The subject of session `s` with its user's facts `user`.
+    func subject(of s: SessionRow, _ user: UserFacts) -> Subject {
+        Subject(
+            id: s.userId, tier: user.tier, subscriptionExpiry: user.subscriptionExpiry, roles: user.roles,
+            auth: Authentication(method: s.authMethod, verifiedAt: s.verifiedAt), attributes: user.privacy.attributes)
+    }
+
+    /// Everything a decision for the holder of `accessToken` needs from the store, read from one snapshot (one
+    /// statement on PostgreSQL): the session's subject, the resource's owner, members and usage, and, for a resource the store does
     /// not know, the user's own counters. A token that is unknown, expired, idle or revoked gives no subject (never an
     /// error); no token gives none either. A session not seen for `lastSeenGranularity` is marked seen afterwards,
     /// in a write of its own, as `validate(accessToken:)` does.
@@ -76,19 +86,15 @@ extension IdentityService {
         if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
         let t = now()
         let hash = accessToken.flatMap { TokenKind.access.hash(of: $0) }
-        let (facts, seen) = try await store.read { tx -> (DecisionFacts, Bool) in
-            var facts = DecisionFacts(tokenGiven: accessToken != nil)
-            var seen = false
-            if let hash, let s = try await self.liveSession(tx, accessTokenHash: hash, at: t) {
-                facts.subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
-                seen = self.needsSeen(s, at: t)
-            }
-            if let resourceId, let stored = try await self.resourceFacts(tx, resourceId), sharedTypes?.contains(stored.type) ?? true {
-                facts.resource = stored
-            }
-            if facts.resource == nil, let userId = facts.subject?.id { facts.userUsage = try await self.userUsage(tx, userId) }
-            return (facts, seen)
+        let rows = try await store.decisionRows(accessTokenHash: hash, resourceId: resourceId)
+        var facts = DecisionFacts(tokenGiven: accessToken != nil)
+        var seen = false
+        if let s = rows.session, isLive(s, at: t), let user = rows.user {
+            facts.subject = subject(of: s, user)
+            seen = needsSeen(s, at: t)
         }
+        if let stored = rows.resource, sharedTypes?.contains(stored.type) ?? true { facts.resource = stored }
+        if facts.resource == nil, facts.subject != nil, let user = rows.user { facts.userUsage = user.usage }
         guard seen, let hash else { return facts }
         do {
             _ = try await markSeen(accessTokenHash: hash, at: t)
@@ -120,23 +126,22 @@ extension IdentityService {
     public func cacheKey(accessToken: String) -> Data? { TokenKind.access.hash(of: accessToken) }
 
     /// The live session whose access token hashes to `key` (with its user's facts) and the stored facts of
-    /// `resourceId`, each only when asked, read in one transaction (one snapshot) at `t`. The session is nil when
+    /// `resourceId`, each only when asked, read from one snapshot at `t` (`IdentityStore.decisionRows`: one statement on
+    /// PostgreSQL). The session is nil when
     /// there is none or it is not live (unknown, expired, idle, revoked); the resource nil for an id the store does
     /// not know. A malformed resource id is `invalid_input` on `resource.id`.
     public func readDecisionFacts(accessTokenKey key: Data?, resourceId: String?, at t: Date) async throws
         -> (session: SessionFacts?, resource: ResourceFacts?)
     {
         if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
-        return try await store.read { tx in
-            var session: SessionFacts?
-            if let key, let s = try await self.liveSession(tx, accessTokenHash: key, at: t) {
-                let subject = try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt)
-                session = SessionFacts(
-                    userId: s.userId, subject: subject, userUsage: try await self.userUsage(tx, s.userId), expiresAt: s.expiresAt,
-                    accessExpiresAt: s.accessExpiresAt, lastSeenAt: s.lastSeenAt)
-            }
-            return (session, try await resourceId.asyncMap { try await self.resourceFacts(tx, $0) } ?? nil)
+        let rows = try await store.decisionRows(accessTokenHash: key, resourceId: resourceId)
+        var session: SessionFacts?
+        if let s = rows.session, isLive(s, at: t), let user = rows.user {
+            session = SessionFacts(
+                userId: s.userId, subject: subject(of: s, user), userUsage: user.usage, expiresAt: s.expiresAt, accessExpiresAt: s.accessExpiresAt,
+                lastSeenAt: s.lastSeenAt)
         }
+        return (session, rows.resource)
     }
 
     /// Whether a session read earlier is still live at `t` by the clock alone (its lifetime, its access token's, the
@@ -155,13 +160,5 @@ extension IdentityService {
         } catch let error as IdentityError where error.code == .unauthenticated {
             return false
         }
-    }
-}
-
-extension Optional {
-    /// The value mapped by an async `transform`, nil when there is none.
-    func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

@@ -201,6 +201,12 @@ struct FactRecordingStore: IdentityStore {
     func countInWindow(_ scope: String, window: TimeInterval, at t: Date) async throws -> GuessLimitRow {
         try await base.countInWindow(scope, window: window, at: t)
     }
+    func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows {
+        try await base.decisionRows(accessTokenHash: accessTokenHash, resourceId: resourceId)
+    }
+    func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        try await base.readOne(body)
+    }
 }
 
 /// A store shared with other processes that can relay their writes' fact changes (PostgreSQL's `LISTEN`): the

@@ -41,7 +41,7 @@ extension IdentityService {
     /// The privacy settings of the session's user. Throws `unauthenticated` for a token that is not live.
     public func privacySettings(accessToken: String) async throws -> PrivacySettings {
         let s = try await validate(accessToken: accessToken)
-        return try await store.read { tx in try await self.privacy(tx, s.userId) }
+        return try await store.readOne { tx in try await self.privacy(tx, s.userId) }
     }
 
     /// Replaces the session's user's privacy settings and audits the change. Throws `unauthenticated`
@@ -56,7 +56,6 @@ extension IdentityService {
     }
 
     func privacy(_ tx: any IdentityTransaction, _ userId: String) async throws -> PrivacySettings {
-        guard let row = try await tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)) else { return PrivacySettings() }
-        return PrivacySettings(analytics: row.analytics, crashReporting: row.crashReporting, aiSuggestions: row.aiSuggestions, dataSharing: DataSharing(rawValue: row.dataSharing) ?? .none)
+        PrivacySettings(try await tx.fetchOne(PrivacySettingsRow.self, "userId", .text(userId)))
     }
 }

@@ -122,7 +122,7 @@ extension IdentityService {
     public func validate(accessToken: String) async throws -> VerifiedSession {
         guard let hash = TokenKind.access.hash(of: accessToken) else { throw IdentityError.signedOut }
         let t = now()
-        let found = try await store.read { tx in try await self.liveSession(tx, accessTokenHash: hash, at: t) }
+        let found = try await store.readOne { tx in try await self.liveSession(tx, accessTokenHash: hash, at: t) }
         guard var s = found else { throw IdentityError.signedOut }
         if needsSeen(s, at: t) { s = try await markSeen(accessTokenHash: hash, at: t) }
         return VerifiedSession(sessionId: s.id, userId: s.userId, authMethod: s.authMethod, authLevel: s.authLevel, verifiedAt: s.verifiedAt, expiresAt: s.expiresAt)

@@ -28,6 +28,15 @@ package protocol IdentityStore: Sendable {
     /// `window` seconds have passed, and never moves back. PostgreSQL counts in one atomic statement, so
     /// concurrent counts on any number of replicas queue on the row instead of aborting each other.
     func countInWindow(_ scope: String, window: TimeInterval, at t: Date) async throws -> GuessLimitRow
+    /// The rows a decision reads (`DecisionRows`), from one snapshot, each part only when its key is given: the session
+    /// whose access token hashes to `accessTokenHash` with its user's facts, and the resource `resourceId`. PostgreSQL
+    /// reads them in one statement (one round trip, no `BEGIN`/`COMMIT`); the default reads them in one `read`.
+    func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows
+    /// Runs `body`, which reads with one statement (one `fetchOne` or `fetchAll`), as `read` does. PostgreSQL sends
+    /// it alone, without `BEGIN`/`COMMIT` (one statement sees one snapshot by itself): one round trip instead of
+    /// three. On every store a second operation, or a write, fails the read (`storage`): a body that needs two
+    /// statements needs `read`'s snapshot.
+    func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T
 }
 
 extension IdentityStore {
@@ -43,6 +52,51 @@ extension IdentityStore {
             return row
         }
     }
+
+    package func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows {
+        try await read { tx in try await DecisionRows.read(tx, accessTokenHash: accessTokenHash, resourceId: resourceId) }
+    }
+
+    package func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        try await read { tx in try await body(OneStatementTransaction(base: tx)) }
+    }
+}
+
+/// A transaction that allows one read statement (`readOne`'s): a second operation or any write is a storage error,
+/// the same on every store, so a body that outgrows `readOne` fails in every test rather than only on PostgreSQL.
+package final class OneStatementTransaction: IdentityTransaction {
+    private let base: any IdentityTransaction
+    private let used = Mutex(false)
+
+    package init(base: any IdentityTransaction) { self.base = base }
+
+    private func take() throws {
+        let again = used.withLock { used in
+            defer { used = true }
+            return used
+        }
+        if again { throw IdentityError(.storage, field: "database", "a one-statement read ran a second statement") }
+    }
+
+    private static func refused() -> IdentityError { IdentityError(.storage, field: "database", "a one-statement read cannot write") }
+
+    package func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        try take()
+        return try await base.fetchOne(type, conditions)
+    }
+    package func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] {
+        try take()
+        return try await base.fetchAll(type, conditions)
+    }
+    package func insert<R: StoredRow>(_ row: R) async throws { throw Self.refused() }
+    package func update<R: StoredRow>(_ row: R) async throws { throw Self.refused() }
+    package func upsert<R: StoredRow>(_ row: R) async throws { throw Self.refused() }
+    package func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> Int { throw Self.refused() }
+    package func deleteAll<R: StoredRow>(_ type: R.Type, _ column: String, before date: Date) async throws -> Int { throw Self.refused() }
+    package func append(_ event: AuditEventRow) async throws { throw Self.refused() }
+    package func erase(actor pseudonym: String) async throws -> Int { throw Self.refused() }
+    package func afterCommit(_ action: @escaping @Sendable () -> Void) { base.afterCommit(action) }
+    package func announce(_ changes: Set<FactChange>) async throws { throw Self.refused() }
 }
 
 extension GuessLimitRow {

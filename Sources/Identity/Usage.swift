@@ -48,7 +48,7 @@ extension IdentityService {
 
     /// A user's own usage counters, by name.
     public func userUsage(userId: String) async throws -> [String: Int] {
-        try await store.read { tx in try await self.userUsage(tx, userId) }
+        try await store.readOne { tx in try await self.userUsage(tx, userId) }
     }
 
     func userUsage(_ tx: any IdentityTransaction, _ userId: String) async throws -> [String: Int] {

@@ -14,7 +14,9 @@ import Synchronization
 /// read-then-write rule of the identity flows (PIN failure counts, refresh rotation, single-use
 /// challenges, throttles) as strict across replicas as SQLite's single writer keeps it in one
 /// process, without each flow naming the rows it must lock. Reads run in a `REPEATABLE READ READ
-/// ONLY` transaction, so a read body sees one snapshot.
+/// ONLY` transaction, so a read body sees one snapshot. Two reads are one statement and go without
+/// a transaction block (one statement sees one snapshot by itself): `readOne`, and what a decision
+/// reads (`decisionRows`), one round trip where `BEGIN`, the statements and `COMMIT` took 7 to 10.
 ///
 /// The client is a `Service`: queries wait for a connection only while `run()` runs (in the
 /// server's `ServiceGroup`, or through `withStore`). Call `migrate()` once it runs.
@@ -32,6 +34,10 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
 
     /// How many times a write body runs before a serialization failure is returned as a storage error.
     public static let maxWriteAttempts = 12
+
+    /// The statements `read`, `write`, `readOne` and `decisionRows` send (`BEGIN`, `COMMIT` and `ROLLBACK` included),
+    /// each one round trip to the server: what the round-trip tests count.
+    package let roundTrips = RoundTripCounter()
 
     /// Test hook: nil, or how many more write transactions commit before one fails (the counter is
     /// then cleared). The failing one runs its body, then the server raises a serialization failure
@@ -217,6 +223,19 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
         }
     }
 
+    /// One statement on a pooled connection, outside any transaction block: no `BEGIN`, no `COMMIT`.
+    package func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        let (logger, factChannel, roundTrips) = (self.logger, self.factChannel, self.roundTrips)
+        do {
+            return try await withConnection { connection in
+                let bare = PostgresTransaction(connection: connection, logger: logger, factChannel: factChannel, actions: AfterCommitActions(), roundTrips: roundTrips)
+                return try await body(OneStatementTransaction(base: bare))
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
     package func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         var attempt = 1
         while true {
@@ -231,6 +250,79 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
                 throw Self.mapped(error)
             }
         }
+    }
+
+    // MARK: - Decision reads
+
+    /// The rows a decision reads, in one statement: one round trip, no `BEGIN`/`COMMIT` (one statement sees one
+    /// snapshot by itself). A parameter left nil matches nothing, so its part comes back empty. Lists come as arrays
+    /// in key order, names and values from the same ordered subquery.
+    static let decisionRowsSQL = """
+        SELECT s.*,
+          sub."tier" AS "sub.tier", sub."expiresAt" AS "sub.expiresAt",
+          ARRAY(SELECT "role" FROM "appRole" WHERE "userId" = s."userId" ORDER BY "role") AS "roles",
+          p."analytics" AS "p.analytics", p."crashReporting" AS "p.crashReporting", p."aiSuggestions" AS "p.aiSuggestions",
+          p."dataSharing" AS "p.dataSharing",
+          ARRAY(SELECT "name" FROM "userUsageCounter" WHERE "userId" = s."userId" ORDER BY "name") AS "uu.names",
+          ARRAY(SELECT "value" FROM "userUsageCounter" WHERE "userId" = s."userId" ORDER BY "name") AS "uu.values",
+          r."id" AS "r.id", r."type" AS "r.type", r."ownerId" AS "r.ownerId",
+          ARRAY(SELECT "userId" FROM "membership" WHERE "resourceId" = r."id" ORDER BY "userId") AS "m.users",
+          ARRAY(SELECT "role" FROM "membership" WHERE "resourceId" = r."id" ORDER BY "userId") AS "m.roles",
+          ARRAY(SELECT "name" FROM "usageCounter" WHERE "resourceId" = r."id" ORDER BY "name") AS "u.names",
+          ARRAY(SELECT "value" FROM "usageCounter" WHERE "resourceId" = r."id" ORDER BY "name") AS "u.values"
+        FROM (SELECT 1) AS "one"
+        LEFT JOIN "session" s ON s."accessTokenHash" = $1
+        LEFT JOIN "subscription" sub ON sub."userId" = s."userId"
+        LEFT JOIN "privacySettings" p ON p."userId" = s."userId"
+        LEFT JOIN "resource" r ON r."id" = $2
+        """
+
+    package func decisionRows(accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows {
+        let logger = self.logger
+        let roundTrips = self.roundTrips
+        do {
+            return try await withConnection { connection in
+                var binds = PostgresBindings()
+                try binds.append(accessTokenHash.map { ByteBuffer(bytes: $0) })
+                try binds.append(resourceId)
+                roundTrips.add()
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.decisionRowsSQL, binds: binds), logger: logger).collect()
+                guard let row = rows.first else { return DecisionRows() }
+                return try Self.decisionRows(row)
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// `DecisionRows` from the one row of `decisionRowsSQL`.
+    static func decisionRows(_ row: PostgresRow) throws -> DecisionRows {
+        let cells = row.makeRandomAccess()
+        func pairs<V>(_ keys: String, _ values: [V]) throws -> [String: V] {
+            let k = try cells[keys].decode([String].self)
+            guard k.count == values.count else { throw IdentityError(.storage, field: "database", "a decision read's lists disagree") }
+            return Dictionary(zip(k, values), uniquingKeysWith: { first, _ in first })
+        }
+        var read = DecisionRows()
+        if cells["id"].bytes != nil {
+            read.session = try RowDecoding.decode(SessionRow.self, row)
+            var privacy = PrivacySettings()
+            if cells["p.analytics"].bytes != nil {
+                privacy = PrivacySettings(
+                    stored: try cells["p.analytics"].decode(Bool.self), crashReporting: try cells["p.crashReporting"].decode(Bool.self),
+                    aiSuggestions: try cells["p.aiSuggestions"].decode(Bool.self), dataSharing: try cells["p.dataSharing"].decode(String.self))
+            }
+            read.user = UserFacts(
+                tier: try cells["sub.tier"].decode(String?.self), subscriptionExpiry: try cells["sub.expiresAt"].decode(Date?.self),
+                roles: try cells["roles"].decode([String].self), privacy: privacy, usage: try pairs("uu.names", try cells["uu.values"].decode([Int].self)))
+        }
+        if cells["r.id"].bytes != nil {
+            read.resource = ResourceFacts(
+                id: try cells["r.id"].decode(String.self), type: try cells["r.type"].decode(String.self), ownerId: try cells["r.ownerId"].decode(String.self),
+                members: try pairs("m.users", try cells["m.roles"].decode([String].self)),
+                usage: try pairs("u.names", try cells["u.values"].decode([Int].self)))
+        }
+        return read
     }
 
     /// `VACUUM`s the tables an erasure or deletion touches, so the old row versions holding erased
@@ -359,15 +451,19 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
         -> T
     {
         let logger = self.logger
+        let roundTrips = self.roundTrips
         return try await withConnection { connection in
+            roundTrips.add()
             try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
             // A new list per run: a run rolled back for a retry takes its deferred actions with it.
             let actions = AfterCommitActions()
             let value: T
             do {
-                value = try await body(PostgresTransaction(connection: connection, logger: logger, factChannel: self.factChannel, actions: actions))
+                value = try await body(
+                    PostgresTransaction(connection: connection, logger: logger, factChannel: self.factChannel, actions: actions, roundTrips: roundTrips))
             } catch {
                 // A broken connection cannot roll back; the server ends its transaction with it.
+                roundTrips.add()
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
@@ -377,8 +473,10 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
                         "DO $$ BEGIN RAISE EXCEPTION 'injected by failCommitForTesting' USING ERRCODE = 'serialization_failure'; END $$",
                         logger: logger)
                 }
+                roundTrips.add()
                 try await connection.query("COMMIT", logger: logger)
             } catch {
+                roundTrips.add()
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
             }
@@ -459,4 +557,13 @@ func quoted(_ identifier: String) -> String {
         !identifier.isEmpty && identifier.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x5F },
         "not an identifier")
     return "\"" + identifier + "\""
+}
+
+/// A count of statements sent, each one round trip to the server.
+package final class RoundTripCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    package init() {}
+    /// The statements counted so far.
+    package var value: Int { count.load(ordering: .relaxed) }
+    func add() { count.add(1, ordering: .relaxed) }
 }

@@ -13,9 +13,12 @@ struct PostgresTransaction: IdentityTransaction {
     let factChannel: String
     /// This run's deferred actions; a run that a serialization failure ends drops them with it.
     let actions: AfterCommitActions
+    /// The store's count of statements sent.
+    let roundTrips: RoundTripCounter
 
     private func rows(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
-        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+        roundTrips.add()
+        return try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
     }
 
     /// ` WHERE "a" = $n AND ...` for `conditions`, in key order, binds appended to `binds`.

@@ -48,15 +48,15 @@ import Testing
         #expect(try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
     }
 
-    /// A facade on SQLite whose identity service accepts the race support's App Store signer and operator, as a `RaceWorld`.
+    /// A facade on SQLite whose identity service accepts the race support's App Store signer, operator and Apple keys, as a
+    /// `RaceWorld`.
     static func world() throws -> (RaceWorld, GatehouseService) {
         let clock = RaceClock()
         let ca = try AppStoreTestCA(now: clock.now)
         let f = try Facade(policySet: "research-crawler") { RaceWorld.configure(&$0, ca: ca) }
         // The facade's identity service reads its own clock; the race world's writes move that one.
         let identity = IdentityService(
-            store: SQLiteStore(f.database), configuration: f.identity.configuration,
-            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
+            store: SQLiteStore(f.database), configuration: f.identity.configuration, jwksFetcher: RaceApple.shared.jwksFetcher, now: { clock.now })
         return (RaceWorld(identity: identity, clock: clock, ca: ca), GatehouseService(policy: f.gate.policy, identity: identity))
     }
 

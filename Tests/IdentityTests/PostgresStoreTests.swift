@@ -98,6 +98,78 @@ import Testing
         #expect(e?.reason == "PostgreSQL error 23505")
         #expect(!"\(String(describing: e))".contains(tokens.userId))
     }
+
+    /// What a decision reads from the store (the session with its user's subject facts and counters, the resource's
+    /// owner, members and usage) takes one statement, one round trip: no `BEGIN`, no `COMMIT`, one query for all of
+    /// it (issue 26). So does any one of them alone, and a token or resource the store does not know.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aDecisionsFactsAreReadInOneRoundTrip() async throws {
+        let h = try await Harness(.postgres)
+        let store = try #require(h.postgres)
+        let signedIn = try await h.service.signInAnonymously(source: ClientSource("round-trips"))
+        let token = try await h.service.setPIN(accessToken: signedIn.accessToken, pin: "739154").accessToken
+        let space = try await h.service.createSpace(accessToken: token, name: "P", inviteRole: "editor")
+        try await h.service.setAppRoles(userId: signedIn.userId, roles: ["partner", "admin"])
+        _ = try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources")
+        let key = try #require(h.service.cacheKey(accessToken: token))
+
+        func roundTrips(_ read: () async throws -> (session: SessionFacts?, resource: ResourceFacts?)) async throws
+            -> (Int, SessionFacts?, ResourceFacts?)
+        {
+            let before = store.roundTrips.value
+            let (session, resource) = try await read()
+            return (store.roundTrips.value - before, session, resource)
+        }
+        let both = try await roundTrips { try await h.service.readDecisionFacts(accessTokenKey: key, resourceId: space.resourceId, at: h.clock.now) }
+        print("round trips for a bearer decision's facts (session, subject, resource): \(both.0)")
+        #expect(both.0 == 1)
+        #expect(both.1?.userId == signedIn.userId && both.1?.subject.roles == ["admin", "partner"])
+        #expect(both.2?.ownerId == signedIn.userId && both.2?.members == [signedIn.userId: "owner"] && both.2?.usage == ["sources": 1])
+        let session = try await roundTrips { try await h.service.readDecisionFacts(accessTokenKey: key, resourceId: nil, at: h.clock.now) }
+        #expect(session.0 == 1 && session.1?.subject.id == signedIn.userId && session.2 == nil)
+        let resource = try await roundTrips { try await h.service.readDecisionFacts(accessTokenKey: nil, resourceId: space.resourceId, at: h.clock.now) }
+        #expect(resource.0 == 1 && resource.1 == nil && resource.2?.id == space.resourceId)
+        let unknown = try await roundTrips {
+            try await h.service.readDecisionFacts(accessTokenKey: Data(repeating: 7, count: key.count), resourceId: "no-such-resource", at: h.clock.now)
+        }
+        #expect(unknown.0 == 1 && unknown.1 == nil && unknown.2 == nil)
+        // The one statement reads what the statement-by-statement read (SQLite's, any store's default) does, on the
+        // same rows: with a subscription and privacy settings stored, and for a revoked session.
+        try await h.service.recordSubscription(userId: signedIn.userId, productId: "p", expiresAt: h.clock.now.addingTimeInterval(86400), productTiers: ["p": "pro"])
+        try await h.service.setPrivacySettings(accessToken: token, PrivacySettings(analytics: true, aiSuggestions: true, dataSharing: .none))
+        _ = try await h.service.incrementUserUsage(userId: signedIn.userId, counter: "exports")
+        func bothReads(_ hash: Data?, _ resourceId: String?) async throws {
+            let one = try await store.decisionRows(accessTokenHash: hash, resourceId: resourceId)
+            let byStatements = try await store.read { tx in try await DecisionRows.read(tx, accessTokenHash: hash, resourceId: resourceId) }
+            #expect(one == byStatements)
+        }
+        try await bothReads(key, space.resourceId)
+        let stored = try await store.decisionRows(accessTokenHash: key, resourceId: nil)
+        #expect(stored.user?.tier == "pro" && stored.user?.privacy.analytics == true && stored.user?.usage == ["exports": 1])
+        try await h.service.signOut(accessToken: token)
+        try await bothReads(key, nil)
+        #expect(try await store.decisionRows(accessTokenHash: key, resourceId: nil).session?.revokedAt != nil)
+        try await bothReads(nil, space.resourceId)
+        try await bothReads(nil, nil)
+    }
+
+    /// A read of one statement (`readOne`: a token's session for `validate`, the privacy settings, a user's counters)
+    /// is that statement alone, one round trip, no `BEGIN`/`COMMIT`.
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aOneStatementReadIsOneRoundTrip() async throws {
+        let h = try await Harness(.postgres)
+        let store = try #require(h.postgres)
+        let user = try await h.service.signInAnonymously(source: ClientSource("one-statement"))
+        var before = store.roundTrips.value
+        _ = try await h.service.validate(accessToken: user.accessToken)
+        #expect(store.roundTrips.value - before == 1)
+        before = store.roundTrips.value
+        #expect(try await h.service.privacySettings(accessToken: user.accessToken) == PrivacySettings())
+        #expect(store.roundTrips.value - before == 2)
+        before = store.roundTrips.value
+        _ = try await h.service.userUsage(userId: user.userId)
+        #expect(store.roundTrips.value - before == 1)
+    }
 }
 
 final class CapturedLines: Sendable {

@@ -62,6 +62,29 @@ import Testing
         #expect(try await h.auditRows().count == 1)
     }
 
+    /// `readOne` runs one read statement; a second one, or a write, fails the read on both stores alike (so a body
+    /// that outgrows it fails on SQLite too, not only where it would lose its snapshot), and the write changes nothing.
+    @Test(arguments: StoreKind.testable) func aOneStatementReadRefusesASecondStatementAndWrites(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let user = try await h.service.signInAnonymously(source: .inProcess)
+        let found = try await h.service.store.readOne { tx in try await tx.fetchOne(UserRow.self, "id", .text(user.userId))?.id }
+        #expect(found == user.userId)
+        let twice = await identityError {
+            try await h.service.store.readOne { tx in
+                _ = try await tx.fetchOne(UserRow.self, "id", .text(user.userId))
+                return try await tx.fetchAll(SessionRow.self, "userId", .text(user.userId)).count
+            }
+        }
+        #expect(twice?.code == .storage && twice?.field == "database")
+        let sessions = try await h.count("session")
+        let write = await identityError {
+            try await h.service.store.readOne { tx in try await tx.deleteAll(SessionRow.self, ["userId": .text(user.userId)]) }
+        }
+        #expect(write?.code == .storage && write?.field == "database")
+        #expect(try await h.count("session") == sessions)
+        _ = try await h.service.validate(accessToken: user.accessToken)
+    }
+
     @Test(arguments: StoreKind.testable) func aWriteThatFailsMidwayLeavesTheDatabaseAsItWas(store: StoreKind) async throws {
         let h = try await Harness(store)
         let tables = ["user", "privacySettings", "session", "refreshToken", "auditEvent"]

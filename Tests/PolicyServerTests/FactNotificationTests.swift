@@ -49,8 +49,8 @@ import Testing
             defer { group.cancelAll() }
             try await stores[0].migrate()
             let replicas = stores.map { store in
-                let identity = IdentityService(
-                    store: store, configuration: configuration, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: now)
+                // Apple's keys are the race support's, so its signed Apple notices verify.
+                let identity = IdentityService(store: store, configuration: configuration, jwksFetcher: RaceApple.shared.jwksFetcher, now: now)
                 return Replica(store: store, identity: identity, gate: GatehouseService(policy: policy, identity: identity))
             }
             for replica in replicas { try await waitUntil("the listener is up") { replica.identity.factChanges.heardFromOthers } }

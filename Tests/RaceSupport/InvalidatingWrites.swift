@@ -33,11 +33,31 @@ public struct RaceWorld: Sendable {
         self.ca = ca
     }
 
-    /// Purchases on for `bundleId`, trusting `ca`; an operator credential for the Apple credential state.
+    /// Purchases on for `bundleId`, trusting `ca`; an operator credential for the Apple credential state; Apple's
+    /// notices to `RaceApple.clientId` (the service must fetch Apple's keys from `RaceApple.shared.jwksFetcher`).
     public static func configure(_ configuration: inout IdentityConfiguration, ca: AppStoreTestCA) {
         configuration.appStore.bundleIds = [bundleId]
         try! configuration.appStore.addRootCertificate(ca.rootDER)
         configuration.operatorTokenDigests = [OperatorCredential.digest(of: operatorToken)]
+        configuration.apple.clientIds.insert(RaceApple.clientId)
+    }
+
+    /// Links the Apple id `apple.<userId>` to the account, authorized, as a sign-in with Apple leaves it.
+    static func linkApple(_ w: RaceWorld, _ a: RaceAccount) async throws {
+        let t = w.clock.now
+        let row = AppleIdentityRow(
+            subject: "apple." + a.userId, userId: a.userId, email: nil, isPrivateRelay: false, credentialState: AppleCredentialState.authorized.rawValue,
+            transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: nil)
+        try await w.identity.store.write { tx in try await tx.insert(row) }
+    }
+
+    /// Apple's signed notice of `type` about the account's Apple id, a second later, handled as the server's route
+    /// handles Apple's POST; throws unless it set the credential state `state`.
+    func handleAppleNotice(_ type: String, for a: RaceAccount, expecting state: AppleCredentialState) async throws {
+        clock.advance(1)
+        let notice = RaceApple.shared.notice(type: type, sub: "apple." + a.userId, at: clock.now)
+        let outcome = try await identity.handleAppleNotification(signedPayload: notice)
+        guard outcome == .applied(state) else { throw RaceSetupError("Apple's \(type) notice was \(outcome)") }
     }
 
     /// A signed transaction of `product` for `original`, signed now; `overrides` as `AppStoreTestCA.transaction`'s.
@@ -143,17 +163,24 @@ public struct InvalidatingWrite: Sendable, CustomStringConvertible {
                 return a.token
             }, shows: { r, _ in r.request.subject.tier != "pro" }),
         InvalidatingWrite(
-            name: "Apple credential state (revoked)",
-            prepare: { w, a in
-                let t = w.clock.now
-                let row = AppleIdentityRow(
-                    subject: "apple." + a.userId, userId: a.userId, email: nil, isPrivateRelay: false, credentialState: AppleCredentialState.authorized.rawValue,
-                    transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: nil)
-                try await w.identity.store.write { tx in try await tx.insert(row) }
-            },
+            name: "Apple credential state (revoked)", prepare: RaceWorld.linkApple,
             change: { w, a in
                 try await w.identity.updateAppleCredentialState(
                     appleUserId: "apple." + a.userId, state: .revoked, operator: OperatorCredential(token: RaceWorld.operatorToken))
+                return a.token
+            }, shows: { r, _ in r.tokenRejected }),
+        // Apple's own server-to-server notices (signed RS256 with Apple's keys): the user revoked Sign in with Apple,
+        // or deleted the Apple account. Each ends every session of the user before it is acknowledged.
+        InvalidatingWrite(
+            name: "Apple notice (consent revoked)", prepare: RaceWorld.linkApple,
+            change: { w, a in
+                try await w.handleAppleNotice("consent-revoked", for: a, expecting: .revoked)
+                return a.token
+            }, shows: { r, _ in r.tokenRejected }),
+        InvalidatingWrite(
+            name: "Apple notice (account deleted)", prepare: RaceWorld.linkApple,
+            change: { w, a in
+                try await w.handleAppleNotice("account-delete", for: a, expecting: .notFound)
                 return a.token
             }, shows: { r, _ in r.tokenRejected }),
         InvalidatingWrite(
