@@ -88,6 +88,11 @@ package final class OneStatementTransaction: IdentityTransaction {
         try take()
         return try await base.fetchAll(type, conditions)
     }
+    package var placeholders: SQLPlaceholders { base.placeholders }
+    package func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] {
+        try take()
+        return try await base.fetchIds(sql, bindings)
+    }
     package func insert<R: StoredRow>(_ row: R) async throws { throw Self.refused() }
     package func update<R: StoredRow>(_ row: R) async throws { throw Self.refused() }
     package func upsert<R: StoredRow>(_ row: R) async throws { throw Self.refused() }

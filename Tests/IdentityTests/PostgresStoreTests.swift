@@ -109,7 +109,7 @@ import Testing
         let signedIn = try await h.service.signInAnonymously(source: ClientSource("round-trips"))
         let token = try await h.service.setPIN(accessToken: signedIn.accessToken, pin: "739154").accessToken
         let space = try await h.service.createSpace(accessToken: token, name: "P", inviteRole: "editor")
-        try await h.service.setAppRoles(userId: signedIn.userId, roles: ["partner", "admin"])
+        try await h.service.setAppRoles(userId: signedIn.userId, roles: ["partner", "admin"], declared: ["customer", "driver", "partner", "admin"])
         _ = try await h.service.incrementUsage(resourceId: space.resourceId, counter: "sources")
         let key = try #require(h.service.cacheKey(accessToken: token))
 
