@@ -31,6 +31,8 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
     /// The identity services told of other replicas' writes (`relay(into:)`), and the signal that one was added.
     private let relayTargets = Mutex<[FactChanges]>([])
     private let relayAdded = AsyncStream<Void>.makeStream()
+    /// The listener's connection while it is open, so that `run()` can close it when the store stops.
+    private let listenerConnection = Mutex<PostgresConnection?>(nil)
 
     /// How many times a write body runs before a serialization failure is returned as a storage error.
     public static let maxWriteAttempts = 12
@@ -116,6 +118,8 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
             do {
                 let connection = try await PostgresConnection.connect(
                     configuration: try listenerConfiguration(), id: attempt, logger: logger)
+                listenerConnection.withLock { $0 = connection }
+                defer { listenerConnection.withLock { $0 = nil } }
                 do {
                     try await connection.listen(on: factChannel) { notifications in
                         for target in self.relayTargets.withLock({ $0 }) { target.relay(up: true) }
@@ -193,9 +197,12 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.relayFactChanges() }
-            // The pool stops at shutdown; the listener goes with it.
+            // The pool stops at shutdown; the listener goes with it. Its connection is closed as well as its task
+            // cancelled: a `LISTEN` still being set up when the cancellation arrives is then failed by the close
+            // rather than left waiting for an answer, and `run()` returns.
             await client.run()
             group.cancelAll()
+            if let connection = listenerConnection.withLock({ $0 }) { try? await connection.close() }
         }
     }
 
