@@ -354,5 +354,10 @@ package enum Schema {
             ALTER TABLE session ADD COLUMN previousAccessTokenHash BLOB;
             CREATE INDEX session_previousAccessTokenHash ON session(previousAccessTokenHash);
             """),
+        // A user's memberships in resource order, role included: a resource list walks them a page at a time
+        // (`IdentityService.listQuery`) instead of every resource of the type.
+        ("v13-membership-by-user", """
+            CREATE INDEX membership_userId_resourceId ON membership(userId, resourceId, role);
+            """),
     ]
 }

@@ -459,5 +459,12 @@ package enum PostgresSchema {
                 #"CREATE INDEX "session_previousAccessTokenHash" ON "session"("previousAccessTokenHash")"#,
             ]
         ),
+        (
+            // A user's memberships in resource order, role included: a resource list walks them a page at a time.
+            "v13-membership-by-user",
+            [
+                #"CREATE INDEX "membership_userId_resourceId" ON "membership"("userId", "resourceId", "role")"#,
+            ]
+        ),
     ]
 }
