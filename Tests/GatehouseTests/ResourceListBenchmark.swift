@@ -117,6 +117,16 @@ import Testing
         print(String(format: "with resource(id, type, ownerId): SQL alone %.1f ms (%.2fx), resources limit 1000 %.1f ms (%.2fx), limit 100 %.1f ms (%.2fx), plain SELECT %.1f ms",
             Self.median(rawTimes), Self.median(rawTimes) / c2, Self.median(again), Self.median(again) / c2, Self.median(again100), Self.median(again100) / c2, c2))
 
+        // What a page costs besides its query: the bearer's facts and the plan (`plan(bearer:)`), and one page of 100
+        // through the facade, each over 100 calls.
+        let perPage = try await Self.milliseconds {
+            for _ in 0..<100 { _ = try await gate.plan(bearer: me.token, action: "view", resourceType: "project") }
+        }
+        let firstPage = try await Self.milliseconds {
+            for _ in 0..<100 { _ = try await gate.resources(token: me.token, type: "project", action: "view", cursor: nil, limit: 100) }
+        }
+        print(String(format: "per page: bearer facts and plan %.3f ms, a first page of 100 through resources %.3f ms", perPage / 100, firstPage / 100))
+
         // plan next to decide, in-process, the same subject (wall time of a debug build: a ratio, not a figure).
         let policy = gate.policy
         let subject = try await gate.subject(token: me.token).subject
