@@ -43,7 +43,8 @@ extension IdentityService {
         if let after { try Self.validateResourceId(after, field: "cursor") }
         guard (1...Self.maximumListLimit).contains(limit) else { throw IdentityError.invalid("limit", "must be 1 to \(Self.maximumListLimit)") }
         if case .never = plan { return ResourcePage(ids: [], hasMore: false) }
-        return try await store.read { tx in
+        // One statement: `readOne` (on PostgreSQL no BEGIN and COMMIT around it, one round trip).
+        return try await store.readOne { tx in
             let query = try Self.listQuery(type: type, plan: plan, after: after, limit: limit, placeholders: tx.placeholders)
             let ids = try await tx.fetchIds(query.sql, query.bindings)
             return ResourcePage(ids: Array(ids.prefix(limit)), hasMore: ids.count > limit)
