@@ -143,7 +143,8 @@ extension IdentityService {
 
     /// One arm of a narrowed list: the source's rows of `type` after `after`, the plan as a filter, in id order, at most
     /// `limit + 1`. A membership arm walks `membership(userId, resourceId, role)` (v13) in order and reads the user's
-    /// role from the row it joined instead of probing `membership` again.
+    /// role from the row it joined instead of probing `membership` again; an owner arm walks `resource(ownerId, id)`
+    /// (v13), so neither sorts more than a page.
     private static func arm(
         _ source: ListSource, type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders, into query: inout SQLWhere
     ) throws {
@@ -160,7 +161,12 @@ extension IdentityService {
             if let roles {
                 query.sql += #" AND "listed"."role" IN ("# + roles.map { bind(.text($0)) }.joined(separator: ", ") + ")"
             }
-            if let after { query.sql += #" AND "listed"."resourceId" > "# + bind(.text(after)) }
+            if let after {
+                // The same bound on both sides of the join: PostgreSQL's merge join then starts `resource`'s key at the
+                // cursor instead of walking it from the first id on every page (SQLite's plan is unchanged).
+                query.sql += #" AND "listed"."resourceId" > "# + bind(.text(after))
+                query.sql += #" AND "resource"."id" > "# + bind(.text(after))
+            }
             columns.knownMemberRoles[user] = #""listed"."role""#
             order = #""listed"."resourceId""#
         case .owner(let user):

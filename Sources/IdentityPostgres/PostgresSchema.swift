@@ -460,10 +460,12 @@ package enum PostgresSchema {
             ]
         ),
         (
-            // A user's memberships in resource order, role included: a resource list walks them a page at a time.
-            "v13-membership-by-user",
+            // A user's memberships (role included) and owned resources in resource order: a resource list walks them
+            // a page at a time.
+            "v13-list-indexes",
             [
                 #"CREATE INDEX "membership_userId_resourceId" ON "membership"("userId", "resourceId", "role")"#,
+                #"CREATE INDEX "resource_ownerId_id" ON "resource"("ownerId", "id")"#,
             ]
         ),
     ]
