@@ -6,12 +6,14 @@ Allocations are counted by gatehouse-bench itself (malloc interposer), not here.
 Usage (from Benchmarks/, after `swift build -c release --product gatehouse-bench`):
     scripts/callgrind-per-decision.py decide research-crawler [PASSES]
     scripts/callgrind-per-decision.py allow|deny|prepared|explain SET [PASSES]
+    scripts/callgrind-per-decision.py plan SET [PASSES]    (one `plan` per request of the mix: instructions per call)
+    scripts/callgrind-per-decision.py plan-ratio SET [PASSES]   (plan next to decide on the same mix)
     scripts/callgrind-per-decision.py handwritten|handwritten-interned|interned SET [PASSES]
     scripts/callgrind-per-decision.py ratio SET [PASSES]   (decide and interned against the hand-written baselines)
     scripts/callgrind-per-decision.py scaling 10000 [PASSES]
 
 Runs `gatehouse-bench --profile KIND SET PASSES` under callgrind with collection switched on only inside
-`CompiledPolicy.decide` (or `explain`), so loading and compiling are not counted, and divides by the decisions
+`CompiledPolicy.decide` (or `explain`, or `plan`, whose own `decide` for a `never` plan is counted as part of it), so loading and compiling are not counted, and divides by the decisions
 made. SWIFT_DETERMINISTIC_HASHING=1 makes Dictionary layouts, and so the counts, repeat from run to run.
 """
 import os, re, subprocess, sys, tempfile
@@ -31,6 +33,8 @@ def stripped_copy(tmp):
 # The entry symbols collected per kind: explain, the hand-written baselines, or decide (every public form).
 PATTERNS = {
     "explain": r"CompiledA0V7explain",
+    # Only `plan` itself: a toggle on `decide` too would switch collection off inside a plan that calls it.
+    "plan": r"CompiledA0V4plan7subject",
     "handwritten": r"HandWrittenBaseline0aB0O(15researchCrawler|10mimisupply)y",
     "handwritten-interned": r"HandWrittenBaseline0aB0O6decidey",
     "interned": r"CompiledA0V6decidey\w*InternedRequestV",
@@ -80,6 +84,12 @@ def main():
         _, interned = per_decision("interned", target, passes) if "interned" in PATTERNS else (0, 0)
         if "interned" in PATTERNS:
             print(f"  interned decide {interned:,.0f} / hand-written over integers {hand_interned:,.0f} = {interned / hand_interned:.2f}x")
+        return
+    if kind == "plan-ratio":
+        n, decide = per_decision("decide", target, passes)
+        _, plan = per_decision("plan", target, passes)
+        print(f"{target}: {n} requests x {passes} passes, instructions per call")
+        print(f"  plan {plan:,.0f} / decide {decide:,.0f} = {plan / decide:.2f}x")
         return
     n, cost = per_decision(kind, target, passes)
     print(f"{kind} {target}: {n} requests x {passes} passes: {cost:,.0f} instructions per decision")

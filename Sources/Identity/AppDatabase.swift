@@ -354,5 +354,11 @@ package enum Schema {
             ALTER TABLE session ADD COLUMN previousAccessTokenHash BLOB;
             CREATE INDEX session_previousAccessTokenHash ON session(previousAccessTokenHash);
             """),
+        // A user's memberships (role included) and owned resources in resource order: a resource list walks them a
+        // page at a time (`IdentityService.listQuery`) instead of every resource of the type.
+        ("v13-list-indexes", """
+            CREATE INDEX membership_userId_resourceId ON membership(userId, resourceId, role);
+            CREATE INDEX resource_ownerId_id ON resource(ownerId, id);
+            """),
     ]
 }

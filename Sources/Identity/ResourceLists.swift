@@ -43,37 +43,156 @@ extension IdentityService {
         if let after { try Self.validateResourceId(after, field: "cursor") }
         guard (1...Self.maximumListLimit).contains(limit) else { throw IdentityError.invalid("limit", "must be 1 to \(Self.maximumListLimit)") }
         if case .never = plan { return ResourcePage(ids: [], hasMore: false) }
-        return try await store.read { tx in
+        // One statement: `readOne` (on PostgreSQL no BEGIN and COMMIT around it, one round trip).
+        return try await store.readOne { tx in
             let query = try Self.listQuery(type: type, plan: plan, after: after, limit: limit, placeholders: tx.placeholders)
             let ids = try await tx.fetchIds(query.sql, query.bindings)
             return ResourcePage(ids: Array(ids.prefix(limit)), hasMore: ids.count > limit)
         }
     }
 
-    /// `SELECT "id" FROM "resource" WHERE "type" = ? [AND "id" > ?] AND (plan) ORDER BY "id" LIMIT limit + 1`, every
-    /// value bound, placeholders in the order they appear.
+    /// The list's query, every value bound, placeholders in the order they appear.
+    ///
+    /// When every resource the plan allows is one the user owns or holds a membership of (`narrowing(_:)`: an `or`
+    /// of `owner is` and `role in` terms, or an `and` with such a part, the shipped sets' usual form), the query starts
+    /// from those rows through their indexes, one arm per source, each in id order and cut at `limit + 1`, the whole
+    /// plan kept as a filter in each arm:
+    /// `SELECT "id" FROM (members arm ORDER BY "resourceId" LIMIT n) UNION SELECT "id" FROM (owner arm ...) ORDER BY "id"
+    /// LIMIT n`. Otherwise, the generic form walks the type in id order:
+    /// `SELECT "id" FROM "resource" WHERE "type" = ? [AND "id" > ?] AND (plan) ORDER BY "id" LIMIT limit + 1`.
+    /// Both answer the same ids: an arm only leaves out rows the plan does not allow.
     package static func listQuery(type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders) throws -> SQLWhere {
-        var bindings: [SQLValue] = [.text(type)]
-        var sql = #"SELECT "resource"."id" FROM "resource" WHERE "resource"."type" = "# + placeholders.mark(after: 0)
-        if let after {
-            sql += #" AND "resource"."id" > "# + placeholders.mark(after: bindings.count)
-            bindings.append(.text(after))
+        if case .conditional(let expression) = plan, let sources = narrowing(expression), !sources.isEmpty {
+            var query = SQLWhere(sql: "", bindings: [])
+            for (index, source) in sources.enumerated() {
+                if index > 0 { query.sql += " UNION " }
+                query.sql += #"SELECT "id" FROM ("#
+                try arm(source, type: type, plan: plan, after: after, limit: limit, placeholders: placeholders, into: &query)
+                query.sql += #") AS "arm\#(index)""#
+            }
+            query.sql += #" ORDER BY "id" LIMIT "# + placeholders.mark(after: query.bindings.count)
+            query.bindings.append(.int(limit + 1))
+            return query
         }
+        var query = SQLWhere(sql: #"SELECT "resource"."id" FROM "resource" WHERE "resource"."type" = "# + placeholders.mark(after: 0), bindings: [.text(type)])
+        if let after {
+            query.sql += #" AND "resource"."id" > "# + placeholders.mark(after: query.bindings.count)
+            query.bindings.append(.text(after))
+        }
+        try appendPlan(plan, columns: planColumns, placeholders: placeholders, into: &query)
+        query.sql += #" ORDER BY "resource"."id" LIMIT "# + placeholders.mark(after: query.bindings.count)
+        query.bindings.append(.int(limit + 1))
+        return query
+    }
+
+    /// Where the rows a plan may allow come from: the resources a user holds a membership of (with one of `roles`, nil
+    /// for any), or the ones a user owns.
+    package enum ListSource: Hashable, Sendable {
+        case member(user: String, roles: [String]?)
+        case owner(user: String)
+    }
+
+    /// Sources whose rows include every row on which `expression`'s SQL is TRUE, or nil when the plan cannot be narrowed
+    /// (it may allow a resource the user neither owns nor is a member of). Empty: no row can be TRUE. Sound under SQL's
+    /// three-valued logic: `owner is` is TRUE only on the user's owned rows, `role in` only on rows with the user's
+    /// membership; an `and` is TRUE only where each part is, so any narrowed part will do; an `or` only where one part is,
+    /// so every part must narrow. `not`, usage and residual conditions are left as filters.
+    package static func narrowing(_ expression: PlanExpression) -> [ListSource]? {
+        switch expression {
+        case .ownerIsSubject(let subject, let field):
+            return field.attribute == nil ? [.owner(user: subject)] : nil
+        case .memberRole(let subject, let roles):
+            if roles?.isEmpty == true { return [] }
+            return [.member(user: subject, roles: roles)]
+        case .and(let parts):
+            // The narrowest part: the fewest sources, a membership with roles before any membership.
+            return parts.compactMap(narrowing).min { weight($0) < weight($1) }
+        case .or(let parts):
+            var sources: [ListSource] = []
+            for part in parts {
+                guard let narrowed = narrowing(part) else { return nil }
+                for source in narrowed { sources = merged(source, into: sources) }
+            }
+            return sources
+        case .usageBelow, .condition, .not:
+            return nil
+        }
+    }
+
+    private static func weight(_ sources: [ListSource]) -> Int {
+        sources.reduce(0) { total, source in
+            if case .member(_, nil) = source { return total + 3 }
+            return total + 2
+        }
+    }
+
+    /// `source` added to `sources`: one membership source per user (the union of the roles, any role absorbing), one
+    /// owner source per user.
+    private static func merged(_ source: ListSource, into sources: [ListSource]) -> [ListSource] {
+        guard case .member(let user, let roles) = source else { return sources.contains(source) ? sources : sources + [source] }
+        var result = sources
+        if let index = result.firstIndex(where: { if case .member(user, _) = $0 { true } else { false } }) {
+            guard case .member(_, let earlier) = result[index] else { return result }
+            let union: [String]? = if let earlier, let roles { Array(Set(earlier).union(roles)).sorted() } else { nil }
+            result[index] = .member(user: user, roles: union)
+        } else {
+            result.append(source)
+        }
+        return result
+    }
+
+    /// One arm of a narrowed list: the source's rows of `type` after `after`, the plan as a filter, in id order, at most
+    /// `limit + 1`. A membership arm walks `membership(userId, resourceId, role)` (v13) in order and reads the user's
+    /// role from the row it joined instead of probing `membership` again; an owner arm walks `resource(ownerId, id)`
+    /// (v13), so neither sorts more than a page.
+    private static func arm(
+        _ source: ListSource, type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders, into query: inout SQLWhere
+    ) throws {
+        func bind(_ value: SQLValue) -> String {
+            query.bindings.append(value)
+            return placeholders.mark(after: query.bindings.count - 1)
+        }
+        var columns = planColumns
+        let order: String
+        switch source {
+        case .member(let user, let roles):
+            query.sql += #"SELECT "resource"."id" FROM "membership" AS "listed" JOIN "resource" ON "resource"."id" = "listed"."resourceId""#
+            query.sql += #" WHERE "listed"."userId" = "# + bind(.text(user))
+            if let roles {
+                query.sql += #" AND "listed"."role" IN ("# + roles.map { bind(.text($0)) }.joined(separator: ", ") + ")"
+            }
+            if let after {
+                // The same bound on both sides of the join: PostgreSQL's merge join then starts `resource`'s key at the
+                // cursor instead of walking it from the first id on every page (SQLite's plan is unchanged).
+                query.sql += #" AND "listed"."resourceId" > "# + bind(.text(after))
+                query.sql += #" AND "resource"."id" > "# + bind(.text(after))
+            }
+            columns.knownMemberRoles[user] = #""listed"."role""#
+            order = #""listed"."resourceId""#
+        case .owner(let user):
+            query.sql += #"SELECT "resource"."id" FROM "resource" WHERE "resource"."ownerId" = "# + bind(.text(user))
+            if let after { query.sql += #" AND "resource"."id" > "# + bind(.text(after)) }
+            order = #""resource"."id""#
+        }
+        query.sql += #" AND "resource"."type" = "# + bind(.text(type))
+        try appendPlan(plan, columns: columns, placeholders: placeholders, into: &query)
+        query.sql += " ORDER BY \(order) LIMIT " + bind(.int(limit + 1))
+    }
+
+    /// ` AND (plan)`, its placeholders numbered after the query's bindings so far.
+    private static func appendPlan(_ plan: ResourcePlan, columns: PlanColumns, placeholders: SQLPlaceholders, into query: inout SQLWhere) throws {
         let clause: SQLWhere
         do {
             let first: SQLPlaceholders
             switch placeholders {
             case .questionMarks: first = .questionMarks
-            case .numbered(let start): first = .numbered(first: start + bindings.count)
+            case .numbered(let start): first = .numbered(first: start + query.bindings.count)
             }
-            clause = try plan.sqlWhere(planColumns, placeholders: first)
+            clause = try plan.sqlWhere(columns, placeholders: first)
         } catch {
             throw IdentityError(.notListable, field: error.field, "the policy's plan for this list has no SQL form")
         }
-        sql += " AND " + clause.sql
-        bindings += clause.bindings
-        sql += #" ORDER BY "resource"."id" LIMIT "# + placeholders.mark(after: bindings.count)
-        bindings.append(.int(limit + 1))
-        return SQLWhere(sql: sql, bindings: bindings)
+        query.sql += " AND " + clause.sql
+        query.bindings += clause.bindings
     }
 }

@@ -186,7 +186,8 @@ struct SQLiteTransaction: IdentityTransaction {
                 case .bool(let b): arguments += [b]
                 }
             }
-            return try String.fetchAll(db, sql: sql, arguments: arguments)
+            // Cached per connection: a list's pages share one SQL text (values are bound), so only the first is prepared.
+            return try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
         }
     }
     func erase(actor pseudonym: String) async throws -> Int {

@@ -459,5 +459,14 @@ package enum PostgresSchema {
                 #"CREATE INDEX "session_previousAccessTokenHash" ON "session"("previousAccessTokenHash")"#,
             ]
         ),
+        (
+            // A user's memberships (role included) and owned resources in resource order: a resource list walks them
+            // a page at a time.
+            "v13-list-indexes",
+            [
+                #"CREATE INDEX "membership_userId_resourceId" ON "membership"("userId", "resourceId", "role")"#,
+                #"CREATE INDEX "resource_ownerId_id" ON "resource"("ownerId", "id")"#,
+            ]
+        ),
     ]
 }

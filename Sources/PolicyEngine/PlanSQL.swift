@@ -25,6 +25,10 @@ public struct PlanColumns: Sendable, Hashable {
     /// not have: SQL NULL, so a condition reading it counts as an error (`has()` is false). False: a plan that
     /// reads such an attribute fails to translate, naming it.
     public var unmappedAttributesAreAbsent: Bool
+    /// Users whose role on the row the query already holds in a column (a membership row joined for that user), user
+    /// id to that SQL expression, with no placeholder: read instead of `memberRole` for them (the store's list walks
+    /// the user's own memberships this way, without probing `membership` again per row).
+    package var knownMemberRoles: [String: String] = [:]
 
     /// A mapping; an absent entry makes a plan that needs it fail to translate, naming the field.
     public init(
@@ -173,6 +177,7 @@ private struct SQLWriter {
 
     /// The member-role expression for `user`, the user's id bound.
     private mutating func memberRole(of user: String) throws(PlanSQLError) -> String {
+        if let known = columns.knownMemberRoles[user] { return known }
         guard let role = columns.memberRole else { throw PlanSQLError(field: "resource.members", message: "no member-role expression given") }
         return role.replacingOccurrences(of: "?", with: bind(.text(user)))
     }

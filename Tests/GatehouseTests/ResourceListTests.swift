@@ -1,9 +1,10 @@
 import Foundation
+import GRDB
 import Gatehouse
 import GatehouseRaceSupport
 import GatehouseTestSupport
 import PolicyCompiler
-import PolicyEngine
+@testable import PolicyEngine
 import Testing
 
 /// `GatehouseService.resources` on SQLite: the store's one-query list against `decide` by token, paging by an opaque
@@ -34,6 +35,50 @@ import Testing
         #expect(report.failures.isEmpty, "\(report.failures.joined(separator: "\n"))")
         #expect(report.notListable == 0)
         #expect(report.allowed > 0 && report.allowed < report.cases)
+        #expect(report.narrowed > 0, "no list took the query from the user's memberships and owned resources")
+    }
+
+    /// Which plans the store answers from the user's own rows: an `or` only when every part narrows (owner, member
+    /// role), an `and` by its narrowest part, and nothing under `not`, usage or residual conditions.
+    @Test func narrowingStartsFromTheUsersRowsOnlyWhereThePlanIsConfinedToThem() {
+        let owner = PlanExpression.ownerIsSubject(subject: "u1", field: OwnerFieldName(.ownerId))
+        let editor = PlanExpression.memberRole(subject: "u1", roles: ["editor", "owner"])
+        let viewer = PlanExpression.memberRole(subject: "u1", roles: ["viewer"])
+        let usage = PlanExpression.usageBelow(counter: "items", limit: 3)
+        #expect(IdentityService.narrowing(.or([owner, editor])) == [.owner(user: "u1"), .member(user: "u1", roles: ["editor", "owner"])])
+        #expect(IdentityService.narrowing(.or([editor, viewer])) == [.member(user: "u1", roles: ["editor", "owner", "viewer"])])
+        #expect(IdentityService.narrowing(.or([editor, .memberRole(subject: "u1", roles: nil)])) == [.member(user: "u1", roles: nil)])
+        #expect(IdentityService.narrowing(.and([usage, .or([owner, editor])])) == [.owner(user: "u1"), .member(user: "u1", roles: ["editor", "owner"])])
+        #expect(IdentityService.narrowing(.and([.or([owner, editor]), viewer])) == [.member(user: "u1", roles: ["viewer"])])
+        #expect(IdentityService.narrowing(.or([owner, usage])) == nil)
+        #expect(IdentityService.narrowing(.not(editor)) == nil)
+        #expect(IdentityService.narrowing(.and([usage])) == nil)
+        #expect(IdentityService.narrowing(.memberRole(subject: "u1", roles: [])) == [])
+        // An owner named by an attribute has no index to start from.
+        #expect(IdentityService.narrowing(.ownerIsSubject(subject: "u1", field: OwnerFieldName(.attribute("lead")))) == nil)
+    }
+
+    /// The shipped sets' list of projects starts from the user's memberships through `membership(userId, resourceId,
+    /// role)` and its owned resources through `resource(ownerId)`: SQLite walks no resource of the type.
+    @Test func theNarrowedListUsesTheIndexesOnSQLite() async throws {
+        let clock = RaceClock()
+        let f = try Facade(policySet: "research-crawler")
+        let identity = IdentityService(
+            store: SQLiteStore(f.database), configuration: f.identity.configuration,
+            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
+        let gate = GatehouseService(policy: f.gate.policy, identity: identity)
+        let me = try await ListDifferential(gate: gate, clock: clock).makeUsers(1)[0]
+        let plan = try await gate.plan(bearer: me.token, action: "view", resourceType: "project")
+        for after in [nil, "p1"] as [String?] {
+            let query = try IdentityService.listQuery(type: "project", plan: plan, after: after, limit: 100, placeholders: .questionMarks)
+            let details = try await f.database.pool.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings.map(\.databaseValue))!).map { $0["detail"] as String }
+            }
+            #expect(details.contains { $0.contains("membership_userId_resourceId") }, "plan \(plan.text): \(details)")
+            // `resource(ownerId, id)`: the owned rows come in id order, a page at a time, not all sorted for every page.
+            #expect(details.contains { $0.contains("resource_ownerId_id") }, "plan \(plan.text): \(details)")
+            #expect(!details.contains { $0.hasPrefix("SCAN resource") || $0.contains("sqlite_autoindex_resource_1 (id>?)") }, "\(details)")
+        }
     }
 
     @Test func generatedSetsListWhatDecideAllows() async throws {
@@ -58,5 +103,17 @@ import Testing
         #expect(report.failures.isEmpty, "\(report.failures.joined(separator: "\n"))")
         #expect(report.policies >= 30)
         #expect(report.allowed > 0 && report.allowed < report.cases)
+    }
+}
+
+extension SQLValue {
+    /// The value as GRDB binds it.
+    fileprivate var databaseValue: DatabaseValueConvertible {
+        switch self {
+        case .text(let t): t
+        case .int(let i): i
+        case .double(let d): d
+        case .bool(let b): b
+        }
     }
 }

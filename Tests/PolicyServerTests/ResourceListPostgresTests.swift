@@ -42,6 +42,22 @@ import Testing
         }
     }
 
+    /// A page is one statement: one round trip to PostgreSQL, no `BEGIN` and `COMMIT` around it (`readOne`).
+    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    func aPageIsOneRoundTrip() async throws {
+        let clock = RaceClock(Date())
+        try await FactNotificationTests.withReplicas(clock: clock) { replicas, _ in
+            let (store, gate) = (replicas[0].store, replicas[0].gate)
+            let token = try await ListDifferential(gate: gate, clock: clock).makeUsers(1)[0].token
+            for _ in 0..<3 { _ = try await gate.createSpace(accessToken: token, name: "P", type: "project", inviteRole: "editor") }
+            let plan = try await gate.plan(bearer: token, action: "view", resourceType: "project")
+            let before = store.roundTrips.value
+            let page = try await gate.identity.resourceIds(type: "project", plan: plan, after: nil, limit: 2)
+            #expect(store.roundTrips.value - before == 1)
+            #expect(page.ids.count == 2 && page.hasMore)
+        }
+    }
+
     /// Pages of 5 through the facade while another task creates projects the user owns, on PostgreSQL.
     @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
     func pagesListEveryEarlierIdOnceWhileInsertsRun() async throws {

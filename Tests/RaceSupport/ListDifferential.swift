@@ -27,18 +27,22 @@ public struct ListDifferential: Sendable {
         /// Lists asked for (one per user, type and action), and how many the store refused as `not_listable`.
         public var lists = 0
         public var notListable = 0
+        /// Lists whose plan the store answered from the user's memberships and owned resources (`IdentityService
+        /// .narrowing`) rather than by walking the type, so a run shows both query forms were compared.
+        public var narrowed = 0
         /// Cases allowed, so a run that allows nothing shows.
         public var allowed = 0
         public var policies = 0
         public var failures: [String] = []
         public init(policies: Int = 0) { self.policies = policies }
         public var description: String {
-            "\(cases) cases (\(allowed) allowed) over \(lists) lists (\(notListable) not listable) and \(policies) policies"
+            "\(cases) cases (\(allowed) allowed) over \(lists) lists (\(notListable) not listable, \(narrowed) narrowed) and \(policies) policies"
         }
         public mutating func add(_ other: Report) {
             cases += other.cases
             lists += other.lists
             notListable += other.notListable
+            narrowed += other.narrowed
             allowed += other.allowed
             policies += other.policies
             failures += other.failures.prefix(max(0, 3 - failures.count))
@@ -130,6 +134,11 @@ public struct ListDifferential: Sendable {
                         let plan = try await gate.plan(bearer: user.token, action: action, resourceType: type)
                         let query = try? IdentityService.listQuery(type: type, plan: plan, after: nil, limit: 7, placeholders: .questionMarks)
                         throw RaceSetupError("seed \(seed), \(type).\(action): \(error); plan \(plan.text); SQL \(query?.sql ?? "-") \(query?.bindings.count ?? -1)")
+                    }
+                    if case .conditional(let expression) = try await gate.plan(bearer: user.token, action: action, resourceType: type),
+                        let sources = IdentityService.narrowing(expression), !sources.isEmpty
+                    {
+                        report.narrowed += 1
                     }
                     for id in ids {
                         let allowed = try await gate.decide(token: user.token, action: action, resource: Resource(type: type, id: id)).isAllowed

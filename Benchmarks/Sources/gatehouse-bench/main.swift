@@ -15,7 +15,7 @@ import PolicySynth
 let usage = """
     usage: gatehouse-bench [--section shipped|check|facade|scaling|all] [--max-rules N] [--samples N]
            gatehouse-bench --compile-only N
-           gatehouse-bench --profile decide|allow|deny|prepared|explain|handwritten|interned|handwritten-interned SET PASSES
+           gatehouse-bench --profile decide|allow|deny|prepared|explain|plan|handwritten|interned|handwritten-interned SET PASSES
            gatehouse-bench --profile scaling N PASSES
            gatehouse-bench --decide-file POLICY_DIR REQUESTS_JSONL
     """
@@ -155,6 +155,10 @@ if let profile {
     }
     switch profile[0] {
     case "explain": for _ in 0..<passes { for r in requests { consume(policy.explain(r)) } }
+    case "plan":
+        // The plan each request's subject, action and type would ask for a list screen: one `plan` per request, so
+        // instructions per call sit next to `decide`'s on the same mix (callgrind collects only inside `plan`).
+        for _ in 0..<passes { for r in requests { consume(policy.plan(subject: r.subject, action: r.action, resourceType: r.resource.type, context: r.context)) } }
     case "handwritten":
         // Called directly, not through `HandWritten.check(for:)`'s closure, so the symbol callgrind collects is the one run.
         switch profile[1] {
