@@ -31,6 +31,19 @@ public struct SQLiteStore: IdentityStore {
         return try await run(body) { channel in try await pool.write { db in try channel.serve(db) } }
     }
 
+    /// One statement in one GRDB read access of its own: no channel and no task holding a connection while the body
+    /// runs (a single statement is its own snapshot). The body may run only that statement (`OneStatementTransaction`).
+    package func readOne<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
+        let actions = AfterCommitActions()
+        do {
+            let value = try await body(OneStatementTransaction(base: SQLiteTransaction(channel: SQLiteReadAccess(pool: database.pool), actions: actions)))
+            actions.runAfterCommit()
+            return value
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
     package func flushErasures() async throws {
         do {
             try await database.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
@@ -77,8 +90,23 @@ public struct SQLiteStore: IdentityStore {
     }
 }
 
+/// Where a transaction's operations run: a channel into one GRDB access, or (for `readOne`) an access per operation.
+protocol SQLiteOperations: Sendable {
+    /// Runs `work` on a connection and returns its result.
+    func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T
+}
+
+/// Each operation in a GRDB read access of its own.
+struct SQLiteReadAccess: SQLiteOperations {
+    let pool: DatabasePool
+
+    func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.read { db in try work(db) }
+    }
+}
+
 /// Hands a transaction body's operations to the GRDB access that runs them, and their results back.
-final class SQLiteChannel: @unchecked Sendable {
+final class SQLiteChannel: SQLiteOperations, @unchecked Sendable {
     private struct Job {
         let run: (Database) -> Void
         let fail: (any Error) -> Void
@@ -110,7 +138,7 @@ final class SQLiteChannel: @unchecked Sendable {
     }
 
     /// Runs `work` on the transaction's connection and returns its result.
-    func perform<T: Sendable>(_ work: @escaping (Database) throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             condition.lock()
             guard case .open = state else {
@@ -145,7 +173,7 @@ final class SQLiteChannel: @unchecked Sendable {
 
 /// The store's operations inside one SQLite transaction, each run on the access's connection.
 struct SQLiteTransaction: IdentityTransaction {
-    let channel: SQLiteChannel
+    let channel: any SQLiteOperations
     let actions: AfterCommitActions
 
     func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {

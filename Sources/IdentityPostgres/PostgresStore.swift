@@ -290,8 +290,8 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
         do {
             return try await withConnection { connection in
                 var binds = PostgresBindings()
-                try binds.append(accessTokenHash.map { ByteBuffer(bytes: $0) })
-                try binds.append(resourceId)
+                binds.append(accessTokenHash.map { ByteBuffer(bytes: $0) })
+                binds.append(resourceId)
                 roundTrips.add()
                 let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.decisionRowsSQL, binds: binds), logger: logger).collect()
                 guard let row = rows.first else { return DecisionRows() }

@@ -231,7 +231,6 @@ struct ResolvePass {
         return result
     }
 
-    @discardableResult
     /// A test's expected reason must exist and agree with its expected decision: `allowed` goes with allow, every
     /// other reason with deny. A test that expects both could never pass, and would say so only when run.
     private mutating func checkExpectation(_ test: TestDecl) {
