@@ -164,7 +164,7 @@ let package = Package(
         .target(
             name: "GatehouseRaceSupport",
             dependencies: [
-                "Gatehouse", "PolicyCompiler", "PolicyEngine", "AppStoreTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "Gatehouse", "PolicyCompiler", "PolicyEngine", "AppStoreTestSupport", "GatehouseTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "Tests/RaceSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.

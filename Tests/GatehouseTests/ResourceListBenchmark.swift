@@ -34,13 +34,8 @@ import Testing
     }
 
     @Test(.enabled(if: enabled)) func listingTenThousandMemberships() async throws {
-        let clock = RaceClock()
-        let f = try Facade(policySet: "research-crawler")
-        let identity = IdentityService(
-            store: SQLiteStore(f.database), configuration: f.identity.configuration,
-            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
-        let gate = GatehouseService(policy: f.gate.policy, identity: identity)
-        let world = ListDifferential(gate: gate, clock: clock)
+        let (world, database) = try ResourceListTests.worldAndDatabase()
+        let (gate, clock, identity) = (world.gate, world.clock, world.gate.identity)
         let users = try await world.makeUsers(2)
         let (me, other) = (users[0], users[1])
         let now = clock.now.timeIntervalSinceReferenceDate
@@ -67,7 +62,7 @@ import Testing
             } while cursor != nil
             return ids
         }
-        let pool = f.database.pool
+        let pool = database.pool
         let userId = me.id
         func plain() async throws -> [String] {
             try await pool.read { db in

@@ -13,13 +13,17 @@ import Testing
     /// How many random sets the default run compares; GATEHOUSE_LONG_TESTS=1 for ten times as many.
     static let long = ProcessInfo.processInfo.environment["GATEHOUSE_LONG_TESTS"] == "1"
 
-    static func world(_ set: String = "research-crawler") throws -> ListDifferential {
+    static func world(_ set: String = "research-crawler") throws -> ListDifferential { try worldAndDatabase(set).world }
+
+    /// The differential's world on a fresh SQLite database, on a clock the world moves, with that database (for the
+    /// tests and the benchmark that read it directly).
+    static func worldAndDatabase(_ set: String = "research-crawler") throws -> (world: ListDifferential, database: AppDatabase) {
         let clock = RaceClock()
         let f = try Facade(policySet: set)
         let identity = IdentityService(
             store: SQLiteStore(f.database), configuration: f.identity.configuration,
             jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
-        return ListDifferential(gate: GatehouseService(policy: f.gate.policy, identity: identity), clock: clock)
+        return (ListDifferential(gate: GatehouseService(policy: f.gate.policy, identity: identity), clock: clock), f.database)
     }
 
     /// mimisupply declares no shared type: its store holds nothing to list (`invalid_input` on `type`, ResourceRouteTests).
@@ -61,17 +65,13 @@ import Testing
     /// The shipped sets' list of projects starts from the user's memberships through `membership(userId, resourceId,
     /// role)` and its owned resources through `resource(ownerId)`: SQLite walks no resource of the type.
     @Test func theNarrowedListUsesTheIndexesOnSQLite() async throws {
-        let clock = RaceClock()
-        let f = try Facade(policySet: "research-crawler")
-        let identity = IdentityService(
-            store: SQLiteStore(f.database), configuration: f.identity.configuration,
-            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
-        let gate = GatehouseService(policy: f.gate.policy, identity: identity)
-        let me = try await ListDifferential(gate: gate, clock: clock).makeUsers(1)[0]
+        let (world, database) = try Self.worldAndDatabase()
+        let gate = world.gate
+        let me = try await world.makeUsers(1)[0]
         let plan = try await gate.plan(bearer: me.token, action: "view", resourceType: "project")
         for after in [nil, "p1"] as [String?] {
             let query = try IdentityService.listQuery(type: "project", plan: plan, after: after, limit: 100, placeholders: .questionMarks)
-            let details = try await f.database.pool.read { db in
+            let details = try await database.pool.read { db in
                 try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings.map(\.databaseValue))!).map { $0["detail"] as String }
             }
             #expect(details.contains { $0.contains("membership_userId_resourceId") }, "plan \(plan.text): \(details)")
@@ -84,21 +84,8 @@ import Testing
     @Test func generatedSetsListWhatDecideAllows() async throws {
         let world = try Self.world()
         let users = try await world.makeUsers(6)
-        var report = ListDifferential.Report()
-        var skipped = 0
-        for seed in 0..<UInt64(Self.long ? 400 : 40) {
-            var generator = ListPolicyGenerator(seed: 77_000 + seed)
-            let yaml = generator.yaml()
-            guard let policy = PolicyCompiler.compile(name: "generated", files: [PolicyFileInput(path: "g.yaml", bytes: Array(yaml.utf8))]).policy else {
-                skipped += 1
-                continue
-            }
-            report.add(try await world.run(policy, users: users, resourcesPerType: 25, seed: 77_000 + seed))
-            if !report.failures.isEmpty {
-                Issue.record("policy:\n\(yaml)")
-                break
-            }
-        }
+        let (report, skipped, failing) = try await world.runGenerated(seeds: 77_000..<(77_000 + UInt64(Self.long ? 400 : 40)), users: users)
+        if let failing { Issue.record("policy:\n\(failing)") }
         print("store list vs decide on SQLite, generated sets: \(report); \(skipped) sets did not compile")
         #expect(report.failures.isEmpty, "\(report.failures.joined(separator: "\n"))")
         #expect(report.policies >= 30)

@@ -21,20 +21,9 @@ import Testing
                 let policy = try #require(PolicyCompiler.load(directory: TestServer.root.appendingPathComponent("policies/\(set)").path).policy)
                 for seed in 0..<UInt64(Self.long ? 10 : 2) { report.add(try await world.run(policy, users: users, resourcesPerType: 30, seed: 2_000 + seed)) }
             }
-            var skipped = 0
-            for seed in 0..<UInt64(Self.long ? 200 : 25) {
-                var generator = ListPolicyGenerator(seed: 77_000 + seed)
-                let yaml = generator.yaml()
-                guard let policy = PolicyCompiler.compile(name: "g", files: [PolicyFileInput(path: "g.yaml", bytes: Array(yaml.utf8))]).policy else {
-                    skipped += 1
-                    continue
-                }
-                report.add(try await world.run(policy, users: users, resourcesPerType: 25, seed: 77_000 + seed))
-                if !report.failures.isEmpty {
-                    Issue.record("policy:\n\(yaml)")
-                    break
-                }
-            }
+            let (generated, skipped, failing) = try await world.runGenerated(seeds: 77_000..<(77_000 + UInt64(Self.long ? 200 : 25)), users: users)
+            report.add(generated)
+            if let failing { Issue.record("policy:\n\(failing)") }
             print("store list vs decide on PostgreSQL: \(report); \(skipped) generated sets did not compile")
             #expect(report.failures.isEmpty, "\(report.failures.joined(separator: "\n"))")
             #expect(report.notListable == 0)

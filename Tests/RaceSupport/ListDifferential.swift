@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import Gatehouse
 import PolicyCompiler
 import Identity
@@ -68,8 +69,26 @@ public struct ListDifferential: Sendable {
 
     /// Installs `policy`, gives the users random tiers and app roles, stores `resourcesPerType` random resources of each
     /// shared type, and compares every list with `decide`; removes the resources after.
+    /// `run` over the generated sets of `seeds` (`ListPolicyGenerator`, 25 resources a type), stopping at the first
+    /// set that disagrees; with the sets that did not compile, and the YAML of the one that disagreed.
+    public func runGenerated(seeds: Range<UInt64>, users: [User]) async throws -> (report: Report, skipped: Int, failing: String?) {
+        var report = Report()
+        var skipped = 0
+        for seed in seeds {
+            var generator = ListPolicyGenerator(seed: seed)
+            let yaml = generator.yaml()
+            guard let policy = PolicyCompiler.compile(name: "generated", files: [PolicyFileInput(path: "g.yaml", bytes: Array(yaml.utf8))]).policy else {
+                skipped += 1
+                continue
+            }
+            report.add(try await run(policy, users: users, resourcesPerType: 25, seed: seed))
+            if !report.failures.isEmpty { return (report, skipped, yaml) }
+        }
+        return (report, skipped, nil)
+    }
+
     public func run(_ policy: CompiledPolicy, users: [User], resourcesPerType: Int, seed: UInt64) async throws -> Report {
-        var rng = ListRandom(seed)
+        var rng = SeededRandom(seed: seed)
         gate.install(policy)
         let now = clock.now
         let tiers = policy.tierIDs
@@ -188,28 +207,12 @@ extension CompiledPolicy {
     public var limitCounters: [String] { Array(Set(resourceTypes.values.flatMap { $0.actions.values.compactMap { $0.limit?.counter } })).sorted() }
 }
 
-/// A seeded SplitMix64, so a failing seed replays.
-public struct ListRandom: Sendable {
-    var state: UInt64
-    public init(_ seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    public mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    public mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-}
-
 /// Random policy sets over what the store holds (owners, member roles, member counts, usage counters) and what it does
 /// not (resource attributes, absent on every stored resource), with the subject and clock parts the engine folds in:
 /// tiers, app roles, sign-in, limits, allow and deny rules with `&&`, `||` and `!`.
 public struct ListPolicyGenerator: Sendable {
-    var rng: ListRandom
-    public init(seed: UInt64) { rng = ListRandom(seed) }
+    var rng: SeededRandom
+    public init(seed: UInt64) { rng = SeededRandom(seed: seed) }
 
     public mutating func yaml() -> String {
         let tiers = ["free", "plus", "pro"].prefix(1 + rng.below(3))
