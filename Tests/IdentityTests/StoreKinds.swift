@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTestSupport
 import Logging
 import PostgresNIO
 import Testing
@@ -27,7 +28,7 @@ enum TestPostgres {
     static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
     /// At most this many tests hold PostgreSQL schemas at once (each pool opens up to 4 connections),
     /// so a whole parallel run stays far below the server's default `max_connections` of 100.
-    static let gate = AsyncGate(limit: 12)
+    static var gate: AsyncGate { PostgresTestGate.shared }
 
     static func configuration(schema: String) throws -> PostgresLocation {
         guard let url else { throw IdentityError(.notFound, field: "GATEHOUSE_TEST_POSTGRES_URL", "is not set") }
@@ -136,31 +137,6 @@ struct StoreScope: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == StoreScope {
     /// PostgreSQL schemas of the suite's harnesses are dropped when each test case ends.
     static var storeScope: StoreScope { StoreScope() }
-}
-
-/// A counting semaphore for async code.
-actor AsyncGate {
-    private let limit: Int
-    private var taken = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    init(limit: Int) { self.limit = limit }
-
-    func acquire() async {
-        if taken < limit {
-            taken += 1
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func release() {
-        if waiting.isEmpty {
-            taken -= 1
-        } else {
-            waiting.removeFirst().resume()
-        }
-    }
 }
 
 @Suite struct PostgresAvailability {

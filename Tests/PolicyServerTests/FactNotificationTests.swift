@@ -1,5 +1,6 @@
 import AppStoreTestSupport
 import Foundation
+import GatehouseTestSupport
 import Gatehouse
 import GatehouseRaceSupport
 import PolicyEngine
@@ -27,6 +28,20 @@ import Testing
     static func withReplicas(
         clock: RaceClock? = nil, configure: (inout IdentityConfiguration) -> Void = { _ in },
         _ body: @Sendable ([Replica], SharedDatabase) async throws -> Void
+    ) async throws {
+        // One permit of the run's PostgreSQL gate for the two replicas, as the identity harness takes one per test case.
+        await PostgresTestGate.shared.acquire()
+        do {
+            try await withReplicasHoldingTheGate(clock: clock, configure: configure, body)
+        } catch {
+            await PostgresTestGate.shared.release()
+            throw error
+        }
+        await PostgresTestGate.shared.release()
+    }
+
+    private static func withReplicasHoldingTheGate(
+        clock: RaceClock?, configure: (inout IdentityConfiguration) -> Void, _ body: @Sendable ([Replica], SharedDatabase) async throws -> Void
     ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("facts-\(UUID().uuidString)")
         let database = try SharedDatabase.make(.postgres, in: dir)
