@@ -59,11 +59,11 @@ import Testing
     }
 
     func outageAndReturn(_ cluster: PrivateCluster, _ store: PostgresStore) async throws {
-        try await store.migrate()
+        try await settingUp { try await store.migrate() }
         var config = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: [AppleFixture.clientId]))
         config.pin = .unsafeForTesting(rounds: Harness.testRounds)
         let service = IdentityService(store: store, configuration: config, jwksFetcher: StaticJWKSFetcher(Data("{\"keys\":[]}".utf8)))
-        let tokens = try await service.register(username: "outage", pin: "739154", source: .inProcess)
+        let tokens = try await settingUp { try await service.register(username: "outage", pin: "739154", source: .inProcess) }
 
         try await cluster.stopServer()
         for attempt in 0..<3 {
@@ -82,6 +82,20 @@ import Testing
             if !served { try await Task.sleep(for: .milliseconds(500)) }
         }
         #expect(served, "the store did not serve again after PostgreSQL returned")
+    }
+
+    /// The setup on a cluster just started, before the outage: its first connections can miss the pool deadline on a
+    /// loaded machine (three of this session's seven full runs failed here), which is not what the test is about.
+    /// Retried on `storage_unavailable` only, for at most 60 s.
+    func settingUp<T>(_ body: () async throws -> T) async throws -> T {
+        for _ in 0..<60 {
+            do {
+                return try await body()
+            } catch let error as IdentityError where error.code == .storageUnavailable {
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        return try await body()
     }
 
     // MARK: - 3. Limits that hold under a burst
@@ -368,7 +382,11 @@ import Testing
             location.maxConnections = 2
             let store = PostgresStore(configuration: location, logger: TestPostgres.quietLogger)
             let running = Task { try? await store.run() }
-            let code = await bounded(seconds: 30) { await outcomeCode { try await store.migrate() } }
+            // With the right CA a first connection that misses the pool deadline under load is retried (`settingUp`);
+            // with the other CA every connection is refused, so one try says so.
+            let code = await bounded(seconds: accepted ? 90 : 30) {
+                await outcomeCode { accepted ? try await settingUp { try await store.migrate() } : try await store.migrate() }
+            }
             running.cancel()
             if accepted {
                 #expect(code == "ok", "with the CA that signed the server's certificate: \(code ?? "no answer")")
