@@ -17,7 +17,8 @@ struct TestServer {
     let server: GatehouseServer
 
     init(
-        policySet: String = "research-crawler", database: URL? = nil, logger: Logger? = nil, configure: (inout ServerSettings) -> Void = { _ in }
+        policySet: String = "research-crawler", database: URL? = nil, logger: Logger? = nil, clockStoppedAt: Date? = nil,
+        configure: (inout ServerSettings) -> Void = { _ in }
     ) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-serve-\(UUID().uuidString)")
         policies = dir.appendingPathComponent(policySet)
@@ -32,8 +33,11 @@ struct TestServer {
         identity.pin = .unsafeForTesting(rounds: 1_000)
         var quiet = Logger(label: "gatehouse-test")
         quiet.logLevel = .critical
+        let now: @Sendable () -> Date
+        if let clockStoppedAt { now = { clockStoppedAt } } else { now = { Date() } }
         server = try GatehouseServer(
-            settings: settings, checks: .verification, logger: logger ?? quiet, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")))
+            settings: settings, checks: .verification, logger: logger ?? quiet, identity: identity, jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")),
+            now: now)
     }
 
     /// An application over the router alone (no watcher), for `.router` and `.live` tests.
