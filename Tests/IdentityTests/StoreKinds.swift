@@ -38,6 +38,10 @@ enum TestPostgres {
         var configuration = location
         configuration.schema = schema
         configuration.maxConnections = 4
+        // A lease waits up to 20 s, not the shipped 3 s: a whole parallel run on two cores queues leases longer than
+        // that, and a test of concurrent writes (SpaceTests.concurrentUsageIncrementsLoseNothing) then failed on the
+        // wait, not on what it checks. Deadline behaviour has its own stores in PressureTests.
+        configuration.deadlines.pool = .seconds(20)
         return configuration
     }
 
