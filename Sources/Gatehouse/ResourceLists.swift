@@ -1,4 +1,5 @@
 import Foundation
+import Identity
 import PolicyEngine
 import PolicyModel
 
@@ -58,9 +59,7 @@ extension GatehouseService {
         guard policy.resourceTypeNames.contains(resourceType) else {
             throw IdentityError(.invalidInput, field: "resourceType", "must be one of \(policy.resourceTypeNames.joined(separator: ", "))")
         }
-        guard policy.actionNames(of: resourceType).contains(action) else {
-            throw IdentityError(.invalidInput, field: "action", "must be one of \(policy.actionNames(of: resourceType).joined(separator: ", "))")
-        }
+        try Self.checkAction(action, of: resourceType, by: policy)
         guard let bearer else {
             let resolved = try unbound(Request(subject: subject, action: action, resource: Resource(type: resourceType), context: context))
             return policy.plan(subject: resolved.request.subject, action: action, resourceType: resourceType, context: resolved.request.context)
@@ -84,9 +83,13 @@ extension GatehouseService {
                 .invalidInput, field: "type",
                 shared.isEmpty ? "this policy set declares no shared resource types" : "must be one of \(shared.joined(separator: ", "))")
         }
-        guard policy.actionNames(of: type).contains(action) else {
-            throw IdentityError(.invalidInput, field: "action", "must be one of \(policy.actionNames(of: type).joined(separator: ", "))")
-        }
+        try checkAction(action, of: type, by: policy)
+    }
+
+    /// Refuses an action `type` does not declare, naming `action` and the ones it does.
+    static func checkAction(_ action: String, of type: String, by policy: CompiledPolicy) throws {
+        let actions = policy.actionNames(of: type)
+        guard actions.contains(action) else { throw IdentityError(.invalidInput, field: "action", "must be one of \(actions.joined(separator: ", "))") }
     }
 }
 
@@ -95,17 +98,14 @@ extension GatehouseService {
 enum ListCursor {
     static func make(lastId: String, type: String, action: String) -> String {
         let text = ["1", type, action, lastId].joined(separator: "\u{0}")
-        return Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return SecretCoding.base64URL(text.utf8)
     }
 
     /// The last id of the page `cursor` ends, if it is a cursor of this list.
     static func lastId(in cursor: String, type: String, action: String) throws(IdentityError) -> String {
         let refused = IdentityError(.invalidInput, field: "cursor", "not a cursor of this list (a nextCursor of the same type and action)")
         guard cursor.utf8.count <= 2048 else { throw refused }
-        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { throw refused }
+        guard let data = SecretCoding.fromBase64URL(cursor), let text = String(data: data, encoding: .utf8) else { throw refused }
         let parts = text.split(separator: "\u{0}", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "1", parts[1] == type, parts[2] == action, !parts[3].isEmpty else { throw refused }
         return String(parts[3])

@@ -205,17 +205,8 @@ struct SQLiteTransaction: IdentityTransaction {
     var placeholders: SQLPlaceholders { .questionMarks }
     func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] {
         try await channel.perform { db in
-            var arguments = StatementArguments()
-            for value in bindings {
-                switch value {
-                case .text(let s): arguments += [s]
-                case .int(let i): arguments += [i]
-                case .double(let d): arguments += [d]
-                case .bool(let b): arguments += [b]
-                }
-            }
             // Cached per connection: a list's pages share one SQL text (values are bound), so only the first is prepared.
-            return try String.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+            try String.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(bindings))
         }
     }
     func erase(actor pseudonym: String) async throws -> Int {
@@ -347,6 +338,21 @@ final class SQLiteCommitProbe: Sendable {
             let version = sqlite3_column_int64(h.statement, 0)
             defer { h.last = version }
             return h.last != nil && h.last != version
+        }
+    }
+}
+
+extension StatementArguments {
+    /// A plan's SQL values (`SQLWhere.bindings`) as GRDB binds them, in order.
+    package init(_ bindings: [SQLValue]) {
+        self.init()
+        for value in bindings {
+            switch value {
+            case .text(let s): self += [s]
+            case .int(let i): self += [i]
+            case .double(let d): self += [d]
+            case .bool(let b): self += [b]
+            }
         }
     }
 }

@@ -22,7 +22,7 @@ public struct SystemRandomSource: RandomSource {
 }
 
 /// Encoding, hashing and comparison helpers for secrets.
-enum SecretCoding {
+package enum SecretCoding {
     static func sha256(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
     static func sha256(_ bytes: some DataProtocol) -> Data { Data(SHA256.hash(data: bytes)) }
 
@@ -30,7 +30,7 @@ enum SecretCoding {
         bytes.map { String(format: "%02x", $0) }.joined()
     }
 
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
+    package static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -40,7 +40,7 @@ enum SecretCoding {
     /// Strict base64url without padding: rejects any other character, impossible lengths and non-canonical
     /// encodings (stray bits in the last character). Decoded byte by byte: it runs on every bearer token presented,
     /// and Foundation's string replacements cost more than the rest of a cached decision.
-    static func fromBase64URL(_ text: some StringProtocol) -> Data? {
+    package static func fromBase64URL(_ text: some StringProtocol) -> Data? {
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count * 3 / 4)
         var accumulated: UInt32 = 0

@@ -13,19 +13,6 @@ import Testing
 
     static func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
 
-    static func arguments(_ bindings: [SQLValue]) -> StatementArguments {
-        var arguments = StatementArguments()
-        for value in bindings {
-            switch value {
-            case .text(let t): arguments += [t]
-            case .int(let i): arguments += [i]
-            case .double(let d): arguments += [d]
-            case .bool(let b): arguments += [b]
-            }
-        }
-        return arguments
-    }
-
     static func milliseconds(_ body: () async throws -> Void) async rethrows -> Double {
         let start = ContinuousClock.now
         try await body()
@@ -86,14 +73,14 @@ import Testing
         let plan = try await gate.plan(bearer: me.token, action: "view", resourceType: "project")
         let query = try IdentityService.listQuery(type: "project", plan: plan, after: nil, limit: 20_000, placeholders: .questionMarks)
         func raw() async throws -> Int {
-            try await pool.read { db in try String.fetchAll(db, sql: query.sql, arguments: Self.arguments(query.bindings)).count }
+            try await pool.read { db in try String.fetchAll(db, sql: query.sql, arguments: StatementArguments(query.bindings)).count }
         }
         var rawTimes: [Double] = []
         for _ in 0..<7 { rawTimes.append(try await Self.milliseconds { _ = try await raw() }) }
         print("plan: \(plan.text)")
         print(String(format: "the list's SQL alone, one query: %.1f ms (%.2fx)", Self.median(rawTimes), Self.median(rawTimes) / c))
         let explained = try await pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: Self.arguments(query.bindings)).map { $0["detail"] as String }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings)).map { $0["detail"] as String }
         }
         print("EXPLAIN QUERY PLAN: \(explained.joined(separator: "; "))")
         // Would a covering index on the resource side (the arm's lookup by id reads type and owner) help further?

@@ -72,7 +72,7 @@ import Testing
         for after in [nil, "p1"] as [String?] {
             let query = try IdentityService.listQuery(type: "project", plan: plan, after: after, limit: 100, placeholders: .questionMarks)
             let details = try await database.pool.read { db in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings.map(\.databaseValue))!).map { $0["detail"] as String }
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings)).map { $0["detail"] as String }
             }
             #expect(details.contains { $0.contains("membership_userId_resourceId") }, "plan \(plan.text): \(details)")
             // `resource(ownerId, id)`: the owned rows come in id order, a page at a time, not all sorted for every page.
@@ -90,17 +90,5 @@ import Testing
         #expect(report.failures.isEmpty, "\(report.failures.joined(separator: "\n"))")
         #expect(report.policies >= 30)
         #expect(report.allowed > 0 && report.allowed < report.cases)
-    }
-}
-
-extension SQLValue {
-    /// The value as GRDB binds it.
-    fileprivate var databaseValue: DatabaseValueConvertible {
-        switch self {
-        case .text(let t): t
-        case .int(let i): i
-        case .double(let d): d
-        case .bool(let b): b
-        }
     }
 }
