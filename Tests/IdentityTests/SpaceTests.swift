@@ -10,7 +10,12 @@ import Testing
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let partner = try await h.service.signInAnonymously(source: .inProcess)
         let space = try await h.service.createSpace(accessToken: owner.accessToken, name: "Casa", inviteRole: "editor")
-        #expect(!String(describing: space).contains(space.shareCode))
+        // Printed, reflected or dumped (a debugger, a log line with `dump`), the code is not shown.
+        var dumped = ""
+        dump(space, to: &dumped)
+        for text in [String(describing: space), String(reflecting: space), dumped] {
+            #expect(!text.contains(space.shareCode), "\(text)")
+        }
         // Codes are case-insensitive and may be typed with separators.
         let typed = String(space.shareCode.prefix(5)).lowercased() + "-" + space.shareCode.dropFirst(5)
         let joined = try await h.service.joinSpace(accessToken: partner.accessToken, shareCode: typed, source: .inProcess)
