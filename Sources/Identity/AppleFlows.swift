@@ -108,7 +108,7 @@ extension IdentityService {
                         try await self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .failure, reason: "issued_before_\(identity.credentialState)", user: user, at: t)
                         return .failure(.rejected("identityToken.iat", "issued before this Apple id was revoked; sign in with Apple again"))
                     }
-                    try await self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
+                    try await self.audit(tx, .credentialStateChanged, method: AuthMethod.apple, outcome: .success, reason: "\(identity.credentialState)->authorized", user: user, at: t)
                     identity.credentialState = AppleCredentialState.authorized.rawValue
                     identity.stateChangedAt = t
                 }
@@ -230,7 +230,7 @@ extension IdentityService {
             try await tx.update(identity)
             let count = try await self.revokeSessions(tx, of: user.id, reason: "apple_\(state.rawValue)", at: t)
             try await self.audit(tx, .sessionsRevoked, method: AuthMethod.apple, outcome: .success, reason: "apple_\(state.rawValue):\(count)", user: user, at: t)
-            try await self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+            try await self.audit(tx, .credentialStateChanged, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
             return .applied(state)
         }
     }
@@ -275,7 +275,7 @@ extension IdentityService {
                 try await tx.insert(AppleIdentityRow(subject: to, userId: user.id, email: identity.email, isPrivateRelay: identity.isPrivateRelay, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
             }
             try await tx.update(identity)
-            try await self.audit(tx, .credentialState, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
+            try await self.audit(tx, .credentialStateChanged, method: AuthMethod.apple, outcome: .success, reason: "\(old)->\(state.rawValue)", user: user, at: t)
         }
     }
 }

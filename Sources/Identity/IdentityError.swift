@@ -1,26 +1,30 @@
 import Foundation
+import PolicyModel
 
 /// A refusal or failure from the identity layer, naming the input field at fault.
 ///
 /// `reason` is fixed text chosen by the code that throws; it never echoes a submitted value,
 /// so an error can be logged or shown without leaking a PIN, token or nonce.
 public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What kind of refusal or failure it is; the raw value is the wire form (`invalid_input`).
-    public enum Code: String, Sendable, Hashable, CaseIterable {
+    /// What kind of refusal or failure it is; the raw value, the case name in snake case, is the wire form
+    /// (`invalid_input`, `app_store_algorithm_not_es256`).
+    public enum Code: CaseIterable, SpelledCases, Sendable {
+        package static let spelling = CaseSpelling.snake
+
         /// The input is malformed (wrong length, characters, shape).
-        case invalidInput = "invalid_input"
+        case invalidInput
         /// The token is unknown, expired or revoked; the caller is signed out.
         case unauthenticated
         /// A PIN, signature or share code did not match.
-        case invalidCredentials = "invalid_credentials"
+        case invalidCredentials
         /// Too many recent failures: try again after `retryAfter` seconds.
         case throttled
         /// Locked until a stronger verification resets it.
         case locked
         /// A Sign in with Apple identity token failed verification.
-        case tokenRejected = "token_rejected"
+        case tokenRejected
         /// The account, session, Apple id or space it names does not exist.
-        case notFound = "not_found"
+        case notFound
         /// The change collides with the account's state (an Apple id linked already, a PIN set already).
         case conflict
         /// The session is valid but not allowed to do this.
@@ -28,35 +32,35 @@ public struct IdentityError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The database failed; the transaction was rolled back.
         case storage
         /// App Store purchases are not configured on this server (no bundle id).
-        case purchasesNotConfigured = "purchases_not_configured"
+        case purchasesNotConfigured
         /// An App Store signed value is not a compact JWS of the expected shape and claims.
-        case invalidSignedTransaction = "invalid_signed_transaction"
+        case invalidSignedTransaction
         /// The JWS header's `alg` is not ES256.
-        case appStoreAlgorithm = "app_store_algorithm_not_es256"
+        case appStoreAlgorithmNotES256
         /// The ES256 signature does not verify under the leaf certificate's key (forged or edited).
-        case appStoreSignature = "app_store_signature_invalid"
+        case appStoreSignatureInvalid
         /// The `x5c` chain does not reach a trusted root (Apple Root CA - G3 or a configured one).
-        case appStoreUntrustedChain = "app_store_untrusted_chain"
+        case appStoreUntrustedChain
         /// The leaf or intermediate lacks Apple's marker extension.
-        case appStoreMarkerMissing = "app_store_marker_missing"
+        case appStoreMarkerMissing
         /// A certificate of the chain is not valid at the payload's `signedDate`.
-        case appStoreCertificateExpired = "app_store_certificate_expired"
+        case appStoreCertificateExpired
         /// The payload's `bundleId` is not a configured bundle id.
-        case appStoreWrongBundle = "app_store_wrong_bundle"
+        case appStoreWrongBundle
         /// The payload's `environment` is not an accepted one.
-        case appStoreEnvironment = "app_store_environment_not_allowed"
+        case appStoreEnvironmentNotAllowed
         /// The transaction's `appAccountToken` is not the account's own.
-        case appAccountMismatch = "app_account_mismatch"
+        case appAccountMismatch
         /// The transaction's `originalTransactionId` belongs to another account.
-        case purchaseOwnedElsewhere = "purchase_owned_elsewhere"
+        case purchaseOwnedElsewhere
         /// The product is not one the served policy maps to a tier.
-        case unknownProduct = "unknown_product"
+        case unknownProduct
         /// The database did not answer within its deadline (stopped, unreachable, a lock held, a pool with no
         /// free connection); nothing was decided or changed. Try again after `retryAfter` seconds.
-        case storageUnavailable = "storage_unavailable"
+        case storageUnavailable
         /// The policy's plan for a list reads something the store cannot query (a condition with no SQL form);
         /// `field` names it. Nothing is wrong with the request: `decide` still answers for each resource.
-        case notListable = "not_listable"
+        case notListable
     }
 
     /// What kind of refusal it is.

@@ -140,41 +140,18 @@ enum AuthLevel {
     }
 }
 
-/// What the audit log records; a fixed vocabulary, so no free text can carry a secret.
-package enum AuditKind: String, Sendable, CaseIterable {
-    case signUp = "sign_up"
-    case signIn = "sign_in"
-    case pinVerify = "pin_verify"
-    case pinLockout = "pin_lockout"
-    case pinSet = "pin_set"
-    case pinChanged = "pin_changed"
-    case pinReset = "pin_reset"
-    case pinRehashed = "pin_rehashed"
-    case pinUnlocked = "pin_unlocked"
-    case failureRateAlarm = "failure_rate_alarm"
-    case deviceEnrolled = "device_enrolled"
-    case deviceVerify = "device_verify"
-    case deviceLocked = "device_locked"
-    case refreshReuse = "refresh_token_reuse"
-    case signOut = "sign_out"
-    case signOutEverywhere = "sign_out_everywhere"
-    case sessionsRevoked = "sessions_revoked"
-    case appleLinked = "apple_linked"
-    case appleUnlinked = "apple_unlinked"
-    case usernameSet = "username_set"
-    case credentialState = "credential_state_changed"
-    case appleNotification = "apple_notification"
-    case spaceCreated = "space_created"
-    case spaceJoined = "space_joined"
-    case shareCodeRejected = "share_code_rejected"
-    case subscriptionChanged = "subscription_changed"
-    case appStorePurchase = "app_store_purchase"
-    case appStoreNotification = "app_store_notification"
-    case rolesChanged = "roles_changed"
-    case privacyChanged = "privacy_changed"
-    case dataExport = "data_export"
-    case accountDeleted = "account_deleted"
-    case logsExpired = "logs_expired"
+/// What the audit log records; a fixed vocabulary, so no free text can carry a secret. Stored as the case name in
+/// snake case (`sign_up`, `refresh_token_reuse`); AuditVocabularyTests pins every name.
+package enum AuditKind: SpelledCases, Sendable {
+    package static let spelling = CaseSpelling.snake
+
+    case signUp, signIn, signOut, signOutEverywhere, sessionsRevoked, refreshTokenReuse
+    case pinVerify, pinLockout, pinSet, pinChanged, pinReset, pinRehashed, pinUnlocked, failureRateAlarm
+    case deviceEnrolled, deviceVerify, deviceLocked
+    case appleLinked, appleUnlinked, appleNotification, credentialStateChanged, usernameSet
+    case spaceCreated, spaceJoined, shareCodeRejected
+    case subscriptionChanged, appStorePurchase, appStoreNotification
+    case rolesChanged, privacyChanged, dataExport, accountDeleted, logsExpired
 }
 
 package enum AuditOutcome: String, Sendable {

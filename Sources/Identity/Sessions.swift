@@ -190,7 +190,7 @@ extension IdentityService {
                 session.revokedAt = t
                 session.revokedReason = "refresh_token_reuse"
                 try await tx.update(session)
-                try await self.audit(tx, .refreshReuse, outcome: .failure, reason: "family_revoked", user: try? self.user(tx, session.userId), at: t)
+                try await self.audit(tx, .refreshTokenReuse, outcome: .failure, reason: "family_revoked", user: try? self.user(tx, session.userId), at: t)
                 return .failure(IdentityError(.unauthenticated, field: "refreshToken", "already used; the session is revoked"))
             }
             let successorHash = SecretCoding.sha256(nextRefresh)

@@ -53,21 +53,23 @@ public struct AbuseLimits: Sendable {
 
 /// Counters of security events since start, for the server to export as metrics.
 public final class SecurityCounters: Sendable {
-    /// A counter; the raw value is its metric name.
-    public enum Name: String, Sendable, CaseIterable {
+    /// A counter; the raw value, its case name in snake case (`pin_failures`), is its metric name.
+    public enum Name: CaseIterable, SpelledCases, Sendable {
+        package static let spelling = CaseSpelling.snake
+
         /// PIN checks that failed (wrong PIN or unknown user).
-        case pinFailures = "pin_failures"
+        case pinFailures
         /// Attempts refused without a check: throttled, locked, source-limited.
-        case refusals = "refusals"
+        case refusals
         /// Times the global failure rate crossed `AbuseLimits.alarmFailures`.
-        case failureRateAlarms = "failure_rate_alarms"
+        case failureRateAlarms
         /// Refusals not written to the audit log because one like it was written within the interval.
-        case coalescedAuditRows = "coalesced_audit_rows"
+        case coalescedAuditRows
         /// Sign in with Apple tokens and notifications that failed verification.
-        case appleTokenRejections = "apple_token_rejections"
+        case appleTokenRejections
         /// Erasures whose cleanup of old row versions (PostgreSQL's `VACUUM`) was skipped, for want of the
         /// tables' ownership: the deleted values stay in the tables' pages until the owner's next VACUUM.
-        case erasureCleanupsSkipped = "erasure_cleanups_skipped"
+        case erasureCleanupsSkipped
     }
 
     private let values = Mutex<[Name: Int]>([:])

@@ -15,19 +15,20 @@ public enum ProblemCode: Sendable, Hashable, CaseIterable, RawRepresentable {
     /// A refusal of the identity layer, in its own wire form (`unauthenticated`, `throttled`, `not_found`, ...).
     case identity(IdentityError.Code)
 
-    /// The server's own codes (none the identity layer also has).
-    public enum Server: String, Sendable, Hashable, CaseIterable {
+    /// The server's own codes (none the identity layer also has), spelled as their case names in snake case.
+    public enum Server: CaseIterable, SpelledCases, Sendable {
+        package static let spelling = CaseSpelling.snake
+
         // The HTTP exchange: a method, media type or framing the server does not take, a slow or failed read.
-        case methodNotAllowed = "method_not_allowed", unsupportedMediaType = "unsupported_media_type", malformedRequest = "malformed_request"
+        case methodNotAllowed, unsupportedMediaType, malformedRequest
         /// `httpError`: an HTTP error of the framework's with no code of its own (its status is kept).
-        case readTimeout = "read_timeout", httpError = "http_error"
+        case readTimeout, httpError
         // The body: too large, not JSON, not a valid request (with the reader's `field`, `kind` and `offset`).
-        case bodyTooLarge = "body_too_large", invalidJSON = "invalid_json", invalidRequest = "invalid_request"
+        case bodyTooLarge, invalidJSON, invalidRequest
         // Who may ask: the operator credential, and who names a decision's subject.
-        case operatorCredentialRequired = "operator_credential_required", subjectWithBearer = "subject_with_bearer"
-        case callerSubjectNotTrusted = "caller_subject_not_trusted"
+        case operatorCredentialRequired, subjectWithBearer, callerSubjectNotTrusted
         // The server itself: its database not ready, an unexpected failure (logged by type, never detailed).
-        case notReady = "not_ready", `internal`
+        case notReady, `internal`
 
         /// The HTTP status it is answered with.
         var status: Int {
@@ -117,9 +118,9 @@ public enum ProblemCode: Sendable, Hashable, CaseIterable, RawRepresentable {
         case .storage, .storageUnavailable: (503, "Storage unavailable")
         case .purchasesNotConfigured: (501, "Purchases not configured")
         case .invalidSignedTransaction: (400, "Invalid signed transaction")
-        case .appStoreAlgorithm, .appStoreSignature, .appStoreUntrustedChain, .appStoreMarkerMissing, .appStoreCertificateExpired:
+        case .appStoreAlgorithmNotES256, .appStoreSignatureInvalid, .appStoreUntrustedChain, .appStoreMarkerMissing, .appStoreCertificateExpired:
             (422, "App Store signature rejected")
-        case .appStoreWrongBundle, .appStoreEnvironment: (422, "Not this app's purchase")
+        case .appStoreWrongBundle, .appStoreEnvironmentNotAllowed: (422, "Not this app's purchase")
         case .appAccountMismatch: (403, "Purchase made for another account")
         case .purchaseOwnedElsewhere: (409, "Purchase owned by another account")
         case .unknownProduct: (422, "Unknown product")

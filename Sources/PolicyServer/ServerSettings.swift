@@ -85,72 +85,38 @@ public struct ServerSettings: Sendable {
         self.database = database
     }
 
-    /// The variable each option falls back to.
-    public enum Variable: String, CaseIterable, Sendable {
-        case policies = "GATEHOUSE_POLICIES"
-        case database = "GATEHOUSE_DATABASE"
-        case host = "GATEHOUSE_HOST"
-        case port = "GATEHOUSE_PORT"
-        case appleClientId = "GATEHOUSE_APPLE_CLIENT_ID"
-        case appleJWKS = "GATEHOUSE_APPLE_JWKS"
-        case operatorTokenFile = "GATEHOUSE_OPERATOR_TOKEN_FILE"
-        case operatorToken = "GATEHOUSE_OPERATOR_TOKEN"
-        case strictReload = "GATEHOUSE_STRICT_RELOAD"
-        case bodyLimit = "GATEHOUSE_BODY_LIMIT"
-        case signInLimit = "GATEHOUSE_SIGNIN_LIMIT"
-        case trustedProxies = "GATEHOUSE_TRUSTED_PROXIES"
-        case readTimeout = "GATEHOUSE_READ_TIMEOUT"
-        case decisionLog = "GATEHOUSE_DECISION_LOG"
-        case appStoreBundleId = "GATEHOUSE_APP_STORE_BUNDLE_ID"
-        case appStoreEnvironment = "GATEHOUSE_APP_STORE_ENVIRONMENT"
-        case appStoreRootCertificate = "GATEHOUSE_APP_STORE_ROOT_CERTIFICATE"
-        case trustCallerSubjects = "GATEHOUSE_TRUST_CALLER_SUBJECTS"
-        case writeLimit = "GATEHOUSE_WRITE_LIMIT"
-        case sourceWriteLimit = "GATEHOUSE_SOURCE_WRITE_LIMIT"
-        case maintenanceInterval = "GATEHOUSE_MAINTENANCE_INTERVAL"
-        case retentionDays = "GATEHOUSE_RETENTION_DAYS"
-        case ipv6Prefix = "GATEHOUSE_IPV6_PREFIX"
-        case maxConnections = "GATEHOUSE_MAX_CONNECTIONS"
-        case requestTimeout = "GATEHOUSE_REQUEST_TIMEOUT"
-        case accessTokenLifetime = "GATEHOUSE_ACCESS_TOKEN_LIFETIME"
-        case refreshGracePeriod = "GATEHOUSE_REFRESH_GRACE_PERIOD"
-        case decisionCacheEntries = "GATEHOUSE_DECISION_CACHE_ENTRIES"
-        case bundleKey = "GATEHOUSE_BUNDLE_KEY"
+    /// The variable each option falls back to: `GATEHOUSE_` and the case name in screaming snake case
+    /// (`GATEHOUSE_APPLE_CLIENT_ID`), backing the option `--` and the case name in kebab case (`--apple-client-id`),
+    /// but for the exceptions `rawValue` and `option` name. With `Options` and Serve.swift's declarations this states
+    /// every option; ServeOptionTableTests checks that the three agree (ArgumentParser needs its options declared in
+    /// the command, and this target does not depend on it) and pins every variable's name.
+    public enum Variable: CaseIterable, Sendable {
+        case policies, database, host, port, appleClientId, appleJWKS, operatorTokenFile, operatorToken, strictReload
+        case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog
+        case appStoreBundleId, appStoreEnvironment, appStoreRootCertificate, trustCallerSubjects
+        case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, requestTimeout
+        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey
 
-        /// The command-line option of `policy serve` that this variable backs (nil: the variable only). With
-        /// `Options` and Serve.swift's declarations this states every option; ServeOptionTableTests checks that the
-        /// three agree (ArgumentParser needs its options declared in the command, and this target does not depend on it).
+        /// The variable's name (`GATEHOUSE_SIGNIN_LIMIT` was named before the rule).
+        public var rawValue: String {
+            self == .signInLimit ? "GATEHOUSE_SIGNIN_LIMIT" : "GATEHOUSE_" + CaseSpelling.screamingSnake.spell("\(self)")
+        }
+
+        /// The variable named `rawValue`.
+        public init?(rawValue: String) {
+            guard let match = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = match
+        }
+
+        /// The command-line option of `policy serve` that this variable backs (nil: the variable only).
         public var option: String? {
             switch self {
-            case .policies: "--policies"
-            case .database: "--database"
-            case .host: "--host"
-            case .port: "--port"
-            case .appleClientId: "--apple-client-id"
-            case .appleJWKS: "--apple-jwks"
-            case .operatorTokenFile: "--operator-token-file"
+            // A secret on a command line is shown to every user by `ps`: the token is read from a file or the variable.
             case .operatorToken: nil
-            case .strictReload: "--strict-reload"
-            case .bodyLimit: "--body-limit"
-            case .signInLimit: "--sign-in-limit"
+            // Given once per address.
             case .trustedProxies: "--trusted-proxy"
-            case .readTimeout: "--read-timeout"
-            case .decisionLog: "--decision-log"
-            case .appStoreBundleId: "--app-store-bundle-id"
-            case .appStoreEnvironment: "--app-store-environment"
-            case .appStoreRootCertificate: "--app-store-root-certificate"
-            case .trustCallerSubjects: "--trust-caller-subjects"
-            case .writeLimit: "--write-limit"
-            case .sourceWriteLimit: "--source-write-limit"
-            case .maintenanceInterval: "--maintenance-interval"
             case .retentionDays: "--retention"
-            case .ipv6Prefix: "--ipv6-prefix"
-            case .maxConnections: "--max-connections"
-            case .requestTimeout: "--request-timeout"
-            case .accessTokenLifetime: "--access-token-lifetime"
-            case .refreshGracePeriod: "--refresh-grace-period"
-            case .decisionCacheEntries: "--decision-cache-entries"
-            case .bundleKey: "--bundle-key"
+            default: "--" + CaseSpelling.kebab.spell("\(self)")
             }
         }
 

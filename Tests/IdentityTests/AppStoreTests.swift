@@ -88,13 +88,13 @@ import Testing
 
         var code: IdentityError.Code {
             switch self {
-            case .flippedSignatureByte, .payloadEditedUnderOldSignature: .appStoreSignature
+            case .flippedSignatureByte, .payloadEditedUnderOldSignature: .appStoreSignatureInvalid
             case .chainToAnotherRoot: .appStoreUntrustedChain
             case .leafWithoutMarker, .intermediateWithoutMarker: .appStoreMarkerMissing
             case .certificateExpiredAtSignedDate: .appStoreCertificateExpired
             case .foreignBundleId: .appStoreWrongBundle
-            case .disallowedEnvironment: .appStoreEnvironment
-            case .algorithmOtherThanES256: .appStoreAlgorithm
+            case .disallowedEnvironment: .appStoreEnvironmentNotAllowed
+            case .algorithmOtherThanES256: .appStoreAlgorithmNotES256
             case .notAJWS: .invalidSignedTransaction
             }
         }

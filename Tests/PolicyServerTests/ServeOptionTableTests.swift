@@ -40,6 +40,28 @@ import Testing
         #expect(fields == ServerSettings.Variable.allCases.compactMap(\.option).count)
     }
 
+    /// The names are spelled from the case names (`ServerSettings.Variable`); deployments set them, so they are pinned.
+    @Test func theVariablesAndOptionsAreNamedSo() {
+        let names = ServerSettings.Variable.allCases.map { "\($0.rawValue) \($0.option ?? "-")" }
+        #expect(names == [
+            "GATEHOUSE_POLICIES --policies", "GATEHOUSE_DATABASE --database", "GATEHOUSE_HOST --host", "GATEHOUSE_PORT --port",
+            "GATEHOUSE_APPLE_CLIENT_ID --apple-client-id", "GATEHOUSE_APPLE_JWKS --apple-jwks",
+            "GATEHOUSE_OPERATOR_TOKEN_FILE --operator-token-file", "GATEHOUSE_OPERATOR_TOKEN -", "GATEHOUSE_STRICT_RELOAD --strict-reload",
+            "GATEHOUSE_BODY_LIMIT --body-limit", "GATEHOUSE_SIGNIN_LIMIT --sign-in-limit", "GATEHOUSE_TRUSTED_PROXIES --trusted-proxy",
+            "GATEHOUSE_READ_TIMEOUT --read-timeout", "GATEHOUSE_DECISION_LOG --decision-log",
+            "GATEHOUSE_APP_STORE_BUNDLE_ID --app-store-bundle-id", "GATEHOUSE_APP_STORE_ENVIRONMENT --app-store-environment",
+            "GATEHOUSE_APP_STORE_ROOT_CERTIFICATE --app-store-root-certificate", "GATEHOUSE_TRUST_CALLER_SUBJECTS --trust-caller-subjects",
+            "GATEHOUSE_WRITE_LIMIT --write-limit", "GATEHOUSE_SOURCE_WRITE_LIMIT --source-write-limit",
+            "GATEHOUSE_MAINTENANCE_INTERVAL --maintenance-interval", "GATEHOUSE_RETENTION_DAYS --retention",
+            "GATEHOUSE_IPV6_PREFIX --ipv6-prefix", "GATEHOUSE_MAX_CONNECTIONS --max-connections",
+            "GATEHOUSE_REQUEST_TIMEOUT --request-timeout", "GATEHOUSE_ACCESS_TOKEN_LIFETIME --access-token-lifetime",
+            "GATEHOUSE_REFRESH_GRACE_PERIOD --refresh-grace-period", "GATEHOUSE_DECISION_CACHE_ENTRIES --decision-cache-entries",
+            "GATEHOUSE_BUNDLE_KEY --bundle-key",
+        ])
+        #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGNIN_LIMIT") == .signInLimit)
+        #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGN_IN_LIMIT") == nil)
+    }
+
     /// Every variable and option is documented where operators look (docs/server.md or docs/deploy.md).
     @Test func everyOptionAndVariableIsDocumented() throws {
         let docs = try ["docs/server.md", "docs/deploy.md"].map {

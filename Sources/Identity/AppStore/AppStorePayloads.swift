@@ -1,4 +1,5 @@
 import Foundation
+import PolicyModel
 
 /// The claims of a StoreKit 2 signed transaction (`JWSTransactionDecodedPayload`) that a tier depends on.
 /// Dates are milliseconds since 1970, as Apple sends them.
@@ -47,20 +48,18 @@ package struct AppStoreNotificationPayload: Decodable, Sendable, Hashable {
     package var data: NotificationData?
 }
 
-/// The notification types that change a tier; every other type is answered 200 and changes nothing.
-public enum AppStoreNotificationType: String, Sendable, CaseIterable {
-    /// A subscription renewed: the tier runs to the new `expiresDate`.
-    case didRenew = "DID_RENEW"
-    /// A subscription expired: the tier ends at its `expiresDate`.
-    case expired = "EXPIRED"
+/// The notification types that change a tier; every other type is answered 200 and changes nothing. Apple's names
+/// are the case names in screaming snake case (`DID_RENEW`).
+public enum AppStoreNotificationType: CaseIterable, SpelledCases, Sendable {
+    package static let spelling = CaseSpelling.screamingSnake
+
+    /// The tier runs to the transaction's `expiresDate`: a renewal (the new date), an expiry (the tier ends at it),
+    /// auto-renew turned on or off.
+    case didRenew, expired, didChangeRenewalStatus
     /// A renewal failed: the tier runs to the grace period's end when there is one, else to `expiresDate`.
-    case didFailToRenew = "DID_FAIL_TO_RENEW"
-    /// Apple refunded the transaction: the tier it granted ends.
-    case refund = "REFUND"
-    /// Family Sharing access was revoked: the tier it granted ends.
-    case revoke = "REVOKE"
-    /// Auto-renew was turned on or off: the tier runs to `expiresDate` either way.
-    case didChangeRenewalStatus = "DID_CHANGE_RENEWAL_STATUS"
+    case didFailToRenew
+    /// Apple refunded the transaction, or Family Sharing access was revoked: the tier it granted ends.
+    case refund, revoke
 }
 
 extension Date {

@@ -52,7 +52,7 @@ package struct AppStoreSignedDataVerifier: Sendable {
             throw Self.malformed(field + ".header", "is not a JOSE header")
         }
         // Pinned: ES256 and nothing else (no `none`, no HMAC keyed with a public key).
-        guard header.alg == "ES256" else { throw IdentityError(.appStoreAlgorithm, field: field + ".alg", "must be ES256") }
+        guard header.alg == "ES256" else { throw IdentityError(.appStoreAlgorithmNotES256, field: field + ".alg", "must be ES256") }
         guard header.crit == nil else { throw Self.malformed(field + ".crit", "critical header parameters are not accepted") }
         guard let x5c = header.x5c, x5c.count == 3 else {
             throw IdentityError(.appStoreUntrustedChain, field: field + ".x5c", "must hold three certificates: leaf, intermediate, root")
@@ -71,7 +71,7 @@ package struct AppStoreSignedDataVerifier: Sendable {
         let signingInput = Data(jws.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
             key.isValidSignature(signature, for: signingInput)
-        else { throw IdentityError(.appStoreSignature, field: field + ".signature", "does not verify under the leaf's key") }
+        else { throw IdentityError(.appStoreSignatureInvalid, field: field + ".signature", "does not verify under the leaf's key") }
 
         guard let signed = try? JSONDecoder().decode(Signed.self, from: payloadData), let ms = signed.signedDate, ms.isFinite, ms > 0 else {
             throw Self.malformed(field + ".signedDate", "is required (milliseconds since 1970)")

@@ -176,7 +176,7 @@ extension IdentityService {
             throw IdentityError(.appStoreWrongBundle, field: field + ".bundleId", "is not a configured bundle id")
         }
         guard let env = AppStoreEnvironment(rawValue: environment), configuration.appStore.environments.contains(env) else {
-            throw IdentityError(.appStoreEnvironment, field: field + ".environment", "is not an accepted environment")
+            throw IdentityError(.appStoreEnvironmentNotAllowed, field: field + ".environment", "is not an accepted environment")
         }
     }
 
