@@ -1,4 +1,5 @@
 public import Foundation
+public import PolicyModel
 
 #if canImport(CryptoKit)
 internal import CryptoKit
@@ -18,7 +19,7 @@ public protocol DeviceKey: Sendable {
 
 /// A P-256 key in memory (CryptoKit on Apple platforms, swift-crypto elsewhere): for tests, the command line and
 /// devices without a Secure Enclave. Keep `rawRepresentation` in the Keychain to reuse it.
-public struct SoftwareDeviceKey: DeviceKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct SoftwareDeviceKey: DeviceKey, SecretRedacting {
     /// The private scalar; only `Data` is kept, so the key is `Sendable` whichever crypto library made it.
     private let scalar: Data
     public let publicKey: Data
@@ -44,11 +45,8 @@ public struct SoftwareDeviceKey: DeviceKey, CustomStringConvertible, CustomDebug
         try P256.Signing.PrivateKey(rawRepresentation: scalar).signature(for: challenge).derRepresentation
     }
 
-    /// Never the private key.
-    public var description: String { "SoftwareDeviceKey(<private>)" }
-    public var debugDescription: String { description }
-    /// What `dump` and reflection see: the public key only.
-    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKey], displayStyle: .struct) }
+    /// The public key only, never the private one.
+    public var shownFields: KeyValuePairs<String, Any> { ["publicKey": publicKey, "privateKey": Self.redacted] }
 }
 
 #if canImport(CryptoKit) && (os(iOS) || os(macOS))

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PolicyModel
 
 /// The current time; injected so tests control timeouts and lockouts without sleeping.
 public typealias Now = @Sendable () -> Date
@@ -99,19 +100,17 @@ enum TokenKind: String {
 /// app): operator actions such as `unlockPIN`, `deleteUser`, Apple credential states and log expiry
 /// need one. The service stores only SHA-256 digests of the accepted tokens
 /// (`IdentityConfiguration.operatorTokenDigests`). Printing it shows no token.
-public struct OperatorCredential: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct OperatorCredential: Sendable, SecretRedacting {
     let token: String
     /// The credential an operator presented; accepted when its SHA-256 digest is configured.
     public init(token: String) { self.token = token }
     /// The digest to put in `operatorTokenDigests` for `token`.
     public static func digest(of token: String) -> Data { SecretCoding.sha256(token) }
-    public var description: String { "OperatorCredential(<redacted>)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+    public var shownFields: KeyValuePairs<String, Any> { ["token": Self.redacted] }
 }
 
 /// The bearer tokens of a session. Printing or dumping it shows no token.
-public struct SessionTokens: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct SessionTokens: Sendable, SecretRedacting {
     /// The session's id (not a secret: it names the session in audit rows and sign-out).
     public let sessionId: String
     /// The signed-in user's id.
@@ -123,13 +122,11 @@ public struct SessionTokens: Sendable, CustomStringConvertible, CustomDebugStrin
     /// The single-use token that gets the next pair (`refresh`); presenting it twice ends the session.
     public let refreshToken: String
 
-    public var description: String { "SessionTokens(session: \(sessionId), user: \(userId), tokens: <redacted>)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["sessionId": sessionId, "userId": userId], displayStyle: .struct) }
+    public var shownFields: KeyValuePairs<String, Any> { ["session": sessionId, "user": userId, "tokens": Self.redacted] }
 }
 
 /// The result of a verification on an existing session: the access token to use from now on.
-public struct StepUp: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct StepUp: Sendable, SecretRedacting {
     /// A new token when the auth level rose (the old one is dead), else the token presented.
     public let accessToken: String
     /// Whether `accessToken` is new (the auth level rose, so the old token stopped working).
@@ -137,7 +134,5 @@ public struct StepUp: Sendable, CustomStringConvertible, CustomDebugStringConver
     /// The method that verified: `pin` or `biometric`.
     public let method: String
 
-    public var description: String { "StepUp(method: \(method), rotated: \(rotated), token: <redacted>)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["method": method, "rotated": rotated], displayStyle: .struct) }
+    public var shownFields: KeyValuePairs<String, Any> { ["method": method, "rotated": rotated, "token": Self.redacted] }
 }

@@ -2,12 +2,12 @@ import Foundation
 import PolicyModel
 
 /// A shared space just created, with the code that lets a partner join it.
-public struct NewSpace: Sendable, CustomStringConvertible {
+public struct NewSpace: Sendable, SecretRedacting {
     /// The space's resource id; its creator is the owner.
     public let resourceId: String
     /// The one-time code a partner enters to join (10 Crockford base32 symbols); stored only as a hash.
     public let shareCode: String
-    public var description: String { "NewSpace(\(resourceId), shareCode: <redacted>)" }
+    public var shownFields: KeyValuePairs<String, Any> { ["resourceId": resourceId, "shareCode": Self.redacted] }
 }
 
 extension IdentityService {

@@ -19,16 +19,6 @@ public struct BundleManifest: Codable, Sendable, Hashable {
     public var revision: UInt64
     /// The signing key's id (hex of the first 8 bytes of SHA-256 of the raw public key).
     public var keyID: String
-
-    public init(formatVersion: Int, name: String, contentHash: String, policyHash: String, createdAt: String, revision: UInt64, keyID: String) {
-        self.formatVersion = formatVersion
-        self.name = name
-        self.contentHash = contentHash
-        self.policyHash = policyHash
-        self.createdAt = createdAt
-        self.revision = revision
-        self.keyID = keyID
-    }
 }
 
 /// Why a bundle was refused. Each case names the check that failed; none carries key material.
@@ -95,7 +85,7 @@ public enum BundleBuildError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An Ed25519 key a bundle is signed with, and its public half. Printed or dumped, it shows its key id only.
-public struct BundleSigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct BundleSigningKey: Sendable, SecretRedacting {
     package let key: Curve25519.Signing.PrivateKey
 
     /// A new random key.
@@ -115,9 +105,8 @@ public struct BundleSigningKey: Sendable, CustomStringConvertible, CustomDebugSt
     /// The text of the key's file. It holds the secret: write it with mode 0600.
     public var fileText: String { Self.filePrefix + key.rawRepresentation.base64EncodedString() + "\n" }
 
-    public var description: String { "BundleSigningKey(key id \(publicKey.keyID))" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["keyID": publicKey.keyID]) }
+    /// The key id only.
+    public var shownFields: KeyValuePairs<String, Any> { ["keyID": publicKey.keyID, "key": Self.redacted] }
 
     /// The public half, to pin on devices.
     public var publicKey: BundlePublicKey { BundlePublicKey(key: key.publicKey) }

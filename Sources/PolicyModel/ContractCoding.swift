@@ -102,7 +102,7 @@ public struct ProblemDetails: Codable, Sendable, Hashable, Error {
 /// The tokens a sign-in or refresh returns: a short-lived access token, the refresh token that renews it, and the user.
 ///
 /// Secrets: `description`, `debugDescription` and the mirror (`dump`, string interpolation) show neither token.
-public struct TokenPair: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct TokenPair: Codable, Sendable, Hashable, SecretRedacting {
     /// The bearer for API calls (`gha_...`).
     public var accessToken: String
     /// When the server stops accepting `accessToken`.
@@ -147,16 +147,8 @@ public struct TokenPair: Codable, Sendable, Hashable, CustomStringConvertible, C
     }
 
     /// The user and the expiry; the tokens redacted.
-    public var description: String {
-        "TokenPair(userId: \(userId), accessExpiresAt: \(Timestamp.format(accessExpiresAt)), tokens: <redacted>)"
-    }
-
-    /// The same as `description`: the tokens redacted.
-    public var debugDescription: String { description }
-
-    /// What `dump` and reflection see: the user and the expiry, never a token.
-    public var customMirror: Mirror {
-        Mirror(self, children: ["userId": userId, "accessExpiresAt": accessExpiresAt, "tokens": "<redacted>"], displayStyle: .struct)
+    public var shownFields: KeyValuePairs<String, Any> {
+        ["userId": userId, "accessExpiresAt": Timestamp.format(accessExpiresAt), "tokens": Self.redacted]
     }
 }
 
