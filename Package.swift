@@ -77,7 +77,7 @@ let package = Package(
         ]),
         // The PostgreSQL form of the identity store, on postgres-nio; its own target so Identity stays free of NIO.
         .target(name: "IdentityPostgres", dependencies: [
-            "Identity", "PolicyEngine",
+            "Identity", "PolicyModel", "PolicyEngine",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),

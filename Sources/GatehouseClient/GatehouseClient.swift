@@ -396,26 +396,26 @@ public actor GatehouseClient: CustomReflectable {
             subscriptionExpiresAt: p.subscriptionExpiresAt, appAccountToken: p.appAccountToken)
     }
 
-    /// The privacy settings the policy reads.
+    /// The privacy settings the policy reads (`PrivacySettings.attributes`).
     public func privacySettings() async throws -> PrivacySettings {
-        let p = try await withBearer { try await self.api.getMePrivacy().ok.body.json }
-        return PrivacySettings(analytics: p.analytics, crashReporting: p.crashReporting, aiSuggestions: p.aiSuggestions, dataSharing: p.dataSharing.rawValue)
+        try Self.settings(try await withBearer { try await self.api.getMePrivacy().ok.body.json })
     }
 
     /// Changes the privacy settings (fields left nil stay as they are) and returns them as they are now.
     @discardableResult
     public func updatePrivacy(_ change: PrivacyChange) async throws -> PrivacySettings {
-        var sharing: Components.Schemas.PrivacyChange.DataSharingPayload?
-        if let text = change.dataSharing {
-            guard let value = Components.Schemas.PrivacyChange.DataSharingPayload(rawValue: text) else {
-                throw GatehouseClientError(code: "invalid_request", detail: "must be one of none, minimal, standard", field: "dataSharing")
-            }
-            sharing = value
-        }
         let body = Components.Schemas.PrivacyChange(
-            analytics: change.analytics, crashReporting: change.crashReporting, aiSuggestions: change.aiSuggestions, dataSharing: sharing)
-        let p = try await withBearer { try await self.api.putMePrivacy(body: .json(body)).ok.body.json }
-        return PrivacySettings(analytics: p.analytics, crashReporting: p.crashReporting, aiSuggestions: p.aiSuggestions, dataSharing: p.dataSharing.rawValue)
+            analytics: change.analytics, crashReporting: change.crashReporting, aiSuggestions: change.aiSuggestions,
+            dataSharing: change.dataSharing.flatMap { .init(rawValue: $0.rawValue) })
+        return try Self.settings(try await withBearer { try await self.api.putMePrivacy(body: .json(body)).ok.body.json })
+    }
+
+    /// The server's settings as the type policies read; a `dataSharing` this client does not know is an error, not `none`.
+    private static func settings(_ p: Components.Schemas.Privacy) throws -> PrivacySettings {
+        guard let sharing = DataSharing(rawValue: p.dataSharing.rawValue) else {
+            throw GatehouseClientError(code: GatehouseClientError.unexpectedResponse, detail: "an unknown dataSharing value", field: "dataSharing")
+        }
+        return PrivacySettings(analytics: p.analytics, crashReporting: p.crashReporting, aiSuggestions: p.aiSuggestions, dataSharing: sharing)
     }
 
     /// Everything the server holds on the account, as JSON (GDPR export). Needs a recent verification.

@@ -35,26 +35,6 @@ public struct DecisionQuery: Sendable, Hashable {
     }
 }
 
-/// What the user allows to leave the device (`GET`/`PUT /v1/me/privacy`); policies read it as subject attributes.
-public struct PrivacySettings: Sendable, Hashable {
-    /// Analytics may be sent.
-    public var analytics: Bool
-    /// Crash reports may be sent.
-    public var crashReporting: Bool
-    /// AI suggestions may use the user's sources.
-    public var aiSuggestions: Bool
-    /// `none`, `minimal` or `standard`.
-    public var dataSharing: String
-
-    /// Settings with every field given.
-    public init(analytics: Bool, crashReporting: Bool, aiSuggestions: Bool, dataSharing: String) {
-        self.analytics = analytics
-        self.crashReporting = crashReporting
-        self.aiSuggestions = aiSuggestions
-        self.dataSharing = dataSharing
-    }
-}
-
 /// A change to the privacy settings: each field given is set, each nil one kept.
 public struct PrivacyChange: Sendable, Hashable {
     /// Analytics may be sent; nil keeps the setting.
@@ -63,11 +43,11 @@ public struct PrivacyChange: Sendable, Hashable {
     public var crashReporting: Bool?
     /// AI suggestions may use the user's sources; nil keeps the setting.
     public var aiSuggestions: Bool?
-    /// `none`, `minimal` or `standard`; nil keeps the setting.
-    public var dataSharing: String?
+    /// How much may be shared with partners; nil keeps the setting.
+    public var dataSharing: DataSharing?
 
     /// A change of the fields given.
-    public init(analytics: Bool? = nil, crashReporting: Bool? = nil, aiSuggestions: Bool? = nil, dataSharing: String? = nil) {
+    public init(analytics: Bool? = nil, crashReporting: Bool? = nil, aiSuggestions: Bool? = nil, dataSharing: DataSharing? = nil) {
         self.analytics = analytics
         self.crashReporting = crashReporting
         self.aiSuggestions = aiSuggestions

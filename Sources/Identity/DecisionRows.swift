@@ -1,4 +1,5 @@
 import Foundation
+import PolicyModel
 
 /// The rows one decision reads from the store, from one snapshot: the session an access token's hash names (live or
 /// not: the service judges that), its user's facts, and a resource's facts. PostgreSQL reads them in one statement.

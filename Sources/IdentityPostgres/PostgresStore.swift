@@ -2,6 +2,7 @@ import Foundation
 import Identity
 import Logging
 import NIOSSL
+import PolicyModel
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PolicyModel
 import PostgresNIO
 import Synchronization
 import Testing
