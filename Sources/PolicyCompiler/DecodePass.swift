@@ -229,12 +229,24 @@ struct DecodePass {
         }
     }
 
-    private mutating func decodeTests(_ node: SyntaxNode) {
-        guard let items = reader.sequence(node, "tests") else { return }
+    /// The items of the list `key` (tests, invariants) that are mappings of `allowed` keys, each with its `name:`, or
+    /// `unnamed` and its place in the list (`test 2`); an item of another shape (`what` names one in the error) or an
+    /// unknown key is reported, and an item that is not a mapping skipped.
+    private mutating func namedItems(
+        _ node: SyntaxNode, _ key: String, what: String, unnamed: String, allowed: [String]
+    ) -> [(item: SyntaxNode, fields: [SyntaxNode.Entry], name: String)] {
+        guard let items = reader.sequence(node, key) else { return [] }
+        var named: [(item: SyntaxNode, fields: [SyntaxNode.Entry], name: String)] = []
         for (index, item) in items.enumerated() {
-            guard let fields = reader.mapping(item, "a test") else { continue }
-            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.test.keys, in: "a test")
-            let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "test \(index + 1)"
+            guard let fields = reader.mapping(item, what) else { continue }
+            reader.rejectUnknownKeys(fields, allowed: allowed, in: what)
+            named.append((item, fields, fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "\(unnamed) \(index + 1)"))
+        }
+        return named
+    }
+
+    private mutating func decodeTests(_ node: SyntaxNode) {
+        for (item, fields, name) in namedItems(node, "tests", what: "a test", unnamed: "test", allowed: PolicyKeys.test.keys) {
             guard let request = fields.value("request") else {
                 reader.diagnostics.error(.missingKey, "test '\(name)' needs a 'request'", at: item.location)
                 continue
@@ -266,11 +278,7 @@ struct DecodePass {
     }
 
     private mutating func decodeInvariants(_ node: SyntaxNode) {
-        guard let items = reader.sequence(node, "invariants") else { return }
-        for (index, item) in items.enumerated() {
-            guard let fields = reader.mapping(item, "an invariant") else { continue }
-            reader.rejectUnknownKeys(fields, allowed: PolicyKeys.invariant.keys, in: "an invariant")
-            let name = fields.value("name").flatMap { reader.string($0, "name") }?.value ?? "invariant \(index + 1)"
+        for (item, fields, name) in namedItems(node, "invariants", what: "an invariant", unnamed: "invariant", allowed: PolicyKeys.invariant.keys) {
             var selector = InvariantSelector()
             if let whenNode = fields.value("when"), let entries = reader.mapping(whenNode, "when") {
                 reader.rejectUnknownKeys(entries, allowed: PolicyKeys.invariantSelector.keys, in: "the 'when' of invariant '\(name)'")

@@ -12,9 +12,8 @@ struct ActionTable: Sendable {
         case notASCII
     }
 
-    private let mask: Int
-    /// Slot per bucket, -1 for empty.
-    private let buckets: [Int32]
+    /// The pairs by the hash of their bytes.
+    private let table: ProbeTable
     private let hashes: [UInt64]
     private let types: [String]
     private let actions: [String]
@@ -24,34 +23,29 @@ struct ActionTable: Sendable {
     /// The pairs whose two names are small ASCII strings (`SmallName`), by their words: a request whose names are
     /// small too resolves here with no byte loop. Zero words for a pair with a longer name, which a small request
     /// name can never equal.
-    private let smallBuckets: [Int32]
+    private let smallTable: ProbeTable
     private let smallTypes: [SmallName]
     private let smallActions: [SmallName]
 
     init(_ keys: [(type: String, action: String)]) {
-        var capacity = 16
-        while capacity < keys.count * 2 { capacity <<= 1 }
-        var buckets = [Int32](repeating: -1, count: capacity)
+        let capacity = ProbeTable.capacity(for: keys.count, minimum: 16)
         var hashes: [UInt64] = []
         hashes.reserveCapacity(keys.count)
         var usable = keys.count < Int(Int32.max)
-        for (slot, key) in keys.enumerated() {
+        for key in keys {
             guard let hash = Self.hash(type: key.type, action: key.action) else {
                 usable = false
                 break
             }
             hashes.append(hash)
-            var i = Int(truncatingIfNeeded: hash) & (capacity - 1)
-            while buckets[i] >= 0 { i = (i + 1) & (capacity - 1) }
-            buckets[i] = Int32(slot)
         }
-        self.mask = capacity - 1
-        self.buckets = buckets
+        self.table = ProbeTable(
+            capacity: capacity, entries: hashes.enumerated().lazy.map { (slot: $0.offset, hash: Int(truncatingIfNeeded: $0.element)) })
         self.hashes = hashes
         self.types = keys.map(\.type)
         self.actions = keys.map(\.action)
         self.usable = usable
-        var smallBuckets = [Int32](repeating: -1, count: capacity)
+        var small: [(slot: Int, hash: Int)] = []
         var smallTypes: [SmallName] = []
         var smallActions: [SmallName] = []
         for (slot, key) in keys.enumerated() {
@@ -62,11 +56,9 @@ struct ActionTable: Sendable {
             }
             smallTypes.append(type)
             smallActions.append(action)
-            var i = Self.smallHash(type, action) & (capacity - 1)
-            while smallBuckets[i] >= 0 { i = (i + 1) & (capacity - 1) }
-            smallBuckets[i] = Int32(slot)
+            small.append((slot, Self.smallHash(type, action)))
         }
-        self.smallBuckets = smallBuckets
+        self.smallTable = ProbeTable(capacity: capacity, entries: small)
         self.smallTypes = smallTypes
         self.smallActions = smallActions
     }
@@ -79,22 +71,10 @@ struct ActionTable: Sendable {
     @inline(__always)
     func lookup(type: String, action: String) -> Lookup {
         if usable, let smallType = SmallName(type), let smallAction = SmallName(action) {
-            var i = Self.smallHash(smallType, smallAction) & mask
-            while true {
-                let slot = Int(smallBuckets[i])
-                if slot < 0 { return .absent }
-                if smallTypes[slot] == smallType, smallActions[slot] == smallAction { return .found(slot) }
-                i = (i + 1) & mask
-            }
+            return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
         }
         guard usable, let hash = Self.hash(type: type, action: action) else { return .notASCII }
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let slot = Int(buckets[i])
-            if slot < 0 { return .absent }
-            if hashes[slot] == hash, types[slot] == type, actions[slot] == action { return .found(slot) }
-            i = (i + 1) & mask
-        }
+        return table.probe(Int(truncatingIfNeeded: hash)) { hashes[$0] == hash && types[$0] == type && actions[$0] == action }
     }
 
     /// The hash of the pair, or nil when either name is not ASCII.
@@ -112,12 +92,8 @@ struct ActionTable: Sendable {
         hasher.absorb(type)
         hasher.absorb(action)
         guard let hash = hasher.finishIfASCII() else { return .notASCII }
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let slot = Int(buckets[i])
-            if slot < 0 { return .absent }
-            if hashes[slot] == hash, WordHasher.equal(types[slot], type), WordHasher.equal(actions[slot], action) { return .found(slot) }
-            i = (i + 1) & mask
+        return table.probe(Int(truncatingIfNeeded: hash)) {
+            hashes[$0] == hash && WordHasher.equal(types[$0], type) && WordHasher.equal(actions[$0], action)
         }
     }
 }

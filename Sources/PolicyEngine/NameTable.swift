@@ -3,8 +3,7 @@
 /// ASCII names only, as for `ActionTable`: a name with any other byte answers `.notASCII`, and the caller
 /// compares with `==` (canonical equivalence).
 struct NameTable: Sendable {
-    private let mask: Int
-    private let buckets: [Int32]
+    private let table: ProbeTable
     private let hashes: [UInt64]
     let names: [String]
     private let usable: Bool
@@ -13,24 +12,19 @@ struct NameTable: Sendable {
     let smallNames: [SmallName]
 
     init(_ names: [String]) {
-        var capacity = 8
-        while capacity < names.count * 2 { capacity <<= 1 }
-        var buckets = [Int32](repeating: -1, count: capacity)
         var hashes: [UInt64] = []
         var usable = names.count < Int(Int32.max)
-        for (index, name) in names.enumerated() {
+        for name in names {
             var hasher = WordHasher()
             guard hasher.absorb(name), let hash = hasher.finishIfASCII() else {
                 usable = false
                 break
             }
             hashes.append(hash)
-            var i = Int(truncatingIfNeeded: hash) & (capacity - 1)
-            while buckets[i] >= 0 { i = (i + 1) & (capacity - 1) }
-            buckets[i] = Int32(index)
         }
-        self.mask = capacity - 1
-        self.buckets = buckets
+        self.table = ProbeTable(
+            capacity: ProbeTable.capacity(for: names.count, minimum: 8),
+            entries: hashes.enumerated().lazy.map { (slot: $0.offset, hash: Int(truncatingIfNeeded: $0.element)) })
         self.hashes = hashes
         self.names = names
         self.usable = usable
@@ -76,12 +70,6 @@ struct NameTable: Sendable {
 
     @inline(__always)
     private func probe(_ hash: UInt64, _ same: (Int) -> Bool) -> ActionTable.Lookup {
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let index = Int(buckets[i])
-            if index < 0 { return .absent }
-            if hashes[index] == hash, same(index) { return .found(index) }
-            i = (i + 1) & mask
-        }
+        table.probe(Int(truncatingIfNeeded: hash)) { hashes[$0] == hash && same($0) }
     }
 }

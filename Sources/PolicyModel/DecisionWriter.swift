@@ -38,26 +38,14 @@ public enum DecisionWriter {
         appendInteger(value, to: &out)
     }
 
-    /// `{"decision":"…","reason":"…"`: one literal per (effect, reason).
+    /// `{"decision":"…","reason":"…"`: one literal per effect, then the reason's raw value (a literal of its own:
+    /// immortal, contiguous, copied without allocation).
     @usableFromInline
     static func appendHead(effect: Effect, reason: Reason, to out: inout [UInt8]) {
         append(literal: effect == .allow ? "{\"decision\":\"allow\",\"reason\":\"" : "{\"decision\":\"deny\",\"reason\":\"", to: &out)
-        let code: StaticString
-        switch reason {
-        case .allowed: code = "allowed\""
-        case .defaultDeny: code = "default_deny\""
-        case .deniedByRule: code = "denied_by_rule\""
-        case .unauthenticated: code = "unauthenticated\""
-        case .stepUpRequired: code = "step_up_required\""
-        case .roleRequired: code = "role_required\""
-        case .notMember: code = "not_member\""
-        case .accessDenied: code = "access_denied\""
-        case .ownerOnly: code = "owner_only\""
-        case .requiresUpgrade: code = "requires_upgrade\""
-        case .limitExceeded: code = "limit_exceeded\""
-        case .consentRequired: code = "consent_required\""
-        }
-        append(literal: code, to: &out)
+        var code = reason.rawValue
+        code.withUTF8 { out.append(contentsOf: $0) }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// Appends a literal's bytes.

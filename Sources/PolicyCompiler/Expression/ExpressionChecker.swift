@@ -491,7 +491,7 @@ struct ExpressionTypeChecker {
                     help: ["make it a bool by comparing it, e.g. `x == \"value\"`, `x > 0` or `has(x)`"])
                 return nil
             }
-            return CheckedExpression(node: op == .and ? foldedAnd(l.node, r.node) : foldedOr(l.node, r.node), type: .bool)
+            return CheckedExpression(node: folded(l.node, r.node, decidedBy: op == .or), type: .bool)
         case .equal, .notEqual:
             guard l.type.isComparable(with: r.type) else {
                 var help: [String] = []
@@ -662,23 +662,14 @@ struct ExpressionTypeChecker {
         return node.evaluate(input).map { .constant($0) } ?? node
     }
 
-    /// `a && b` with CEL's rules: a constant false decides, a constant true drops out.
-    func foldedAnd(_ a: ConditionNode, _ b: ConditionNode) -> ConditionNode {
+    /// `a && b` (`decidedBy` false) or `a || b` (`decidedBy` true) with CEL's rules: a constant deciding value
+    /// decides, a constant other value drops out.
+    func folded(_ a: ConditionNode, _ b: ConditionNode, decidedBy decisive: Bool) -> ConditionNode {
         switch (a, b) {
-        case (.constant(.bool(false)), _), (_, .constant(.bool(false))): .constant(.bool(false))
-        case (.constant(.bool(true)), _): b
-        case (_, .constant(.bool(true))): a
-        default: .and(a, b)
-        }
-    }
-
-    /// `a || b` with CEL's rules: a constant true decides, a constant false drops out.
-    func foldedOr(_ a: ConditionNode, _ b: ConditionNode) -> ConditionNode {
-        switch (a, b) {
-        case (.constant(.bool(true)), _), (_, .constant(.bool(true))): .constant(.bool(true))
-        case (.constant(.bool(false)), _): b
-        case (_, .constant(.bool(false))): a
-        default: .or(a, b)
+        case (.constant(.bool(decisive)), _), (_, .constant(.bool(decisive))): .constant(.bool(decisive))
+        case (.constant(.bool(!decisive)), _): b
+        case (_, .constant(.bool(!decisive))): a
+        default: decisive ? .or(a, b) : .and(a, b)
         }
     }
 }

@@ -86,6 +86,22 @@ package indirect enum ConditionNode: Sendable, Hashable {
     /// A list literal with items that are not all literals, used as a value.
     case list([ConditionNode])
 
+    /// CEL's `&&` (decided by `false`) and `||` (decided by `true`): the deciding value on either side wins over an
+    /// error on the other; otherwise both sides must be the other boolean, and an error is the result. Returns a new
+    /// constant rather than a side's value (returning the value cost a copy: 4 more instructions per decision).
+    @inline(__always)
+    private static func junction(
+        _ left: ConditionNode, _ right: ConditionNode, decidedBy decisive: Bool, _ input: borrowing EvaluationInput
+    ) -> ConditionValue? {
+        let l = left.evaluate(input)
+        if case .bool(decisive)? = l { return .bool(decisive) }
+        let r = right.evaluate(input)
+        if case .bool(decisive)? = r { return .bool(decisive) }
+        // Neither side decided: both are the other boolean, or an error.
+        guard case .bool? = l, case .bool? = r else { return nil }
+        return .bool(!decisive)
+    }
+
     /// The value, or nil for an evaluation error (absent value, type mismatch, overflow, missing key).
     package func evaluate(_ input: borrowing EvaluationInput) -> ConditionValue? {
         switch self {
@@ -111,20 +127,9 @@ package indirect enum ConditionNode: Sendable, Hashable {
             default: return nil
             }
         case .and(let left, let right):
-            // CEL: false wins over an error on either side; otherwise an error is the result.
-            let l = left.evaluate(input)
-            if case .bool(false)? = l { return .bool(false) }
-            let r = right.evaluate(input)
-            if case .bool(false)? = r { return .bool(false) }
-            guard case .bool(true)? = l, case .bool(true)? = r else { return nil }
-            return .bool(true)
+            return Self.junction(left, right, decidedBy: false, input)
         case .or(let left, let right):
-            let l = left.evaluate(input)
-            if case .bool(true)? = l { return .bool(true) }
-            let r = right.evaluate(input)
-            if case .bool(true)? = r { return .bool(true) }
-            guard case .bool(false)? = l, case .bool(false)? = r else { return nil }
-            return .bool(false)
+            return Self.junction(left, right, decidedBy: true, input)
         case .compare(let op, let left, let right):
             guard let l = left.evaluate(input), let r = right.evaluate(input) else { return nil }
             return ConditionValue.compare(op, l, r).map { .bool($0) }
