@@ -66,7 +66,16 @@ import Testing
         let rows = try await signInRows(h)
         #expect(rows.map(\.outcome) == ["pending"], "\(rows)")
         #expect(!rows.contains { $0.outcome == "success" })
+        // A settled attempt beside it: the query docs/identity.md gives operators finds only the unsettled one.
+        _ = try await h.service.signIn(username: "alice", pin: "739154", source: .inProcess)
+        #expect(try await h.integers(Self.unsettled) == [Int(try #require(rows.first?.id))])
     }
+
+    /// The attempts whose outcome was not recorded, as docs/identity.md states it (both stores' SQL).
+    static let unsettled = """
+        SELECT p."id" FROM "auditEvent" p WHERE p."outcome" = 'pending'
+            AND NOT EXISTS (SELECT 1 FROM "auditEvent" o WHERE o."attempt" = p."attempt" AND o."id" <> p."id") ORDER BY p."id"
+        """
 
     /// When only the settle fails and the lone append it falls back to lands, the attempt has its row and its
     /// outcome: one `pending` row and one `wrong_pin` failure, nothing else.
@@ -79,6 +88,7 @@ import Testing
         #expect(code == "storage_unavailable")
         let rows = try await signInRows(h)
         #expect(rows.map { "\($0.outcome) \($0.reason ?? "-")" } == ["pending pin_checked", "failure wrong_pin"], "\(rows)")
+        #expect(rows.count == 2 && rows[0].attempt != nil && rows[0].attempt == rows[1].attempt, "the outcome is not linked to its reservation")
     }
 
     /// A right PIN, nothing failing: the rows it always had (its `success`) plus the reservation's `pending`
@@ -93,6 +103,9 @@ import Testing
         #expect(rows.map { "\($0.kind) \($0.outcome) \($0.reason ?? "-")" } == ["sign_in pending pin_checked", "sign_in success -"], "\(rows)")
         let actor = try await pseudonym(h, alice.userId)
         #expect(rows.allSatisfy { $0.actor == actor && $0.method == AuthMethod.pin })
+        let attempt = try #require(rows.first?.attempt)
+        #expect(attempt.utf8.count == 32 && rows.allSatisfy { $0.attempt == attempt }, "\(rows)")
+        #expect(try await h.integers(Self.unsettled).isEmpty)
     }
 
     /// A wrong PIN and an unknown username write the same rows (a `pending` reservation, then a failure) in the
@@ -113,6 +126,40 @@ import Testing
         #expect(known.map { "\($0.kind) \($0.outcome)" } == ["sign_in pending", "sign_in failure"])
         #expect(unknown.map { "\($0.kind) \($0.outcome)" } == known.map { "\($0.kind) \($0.outcome)" })
         #expect(known.map(\.reason) == ["pin_checked", "wrong_pin"] && unknown.map(\.reason) == ["pin_checked", "unknown_user"])
+        for rows in [known, unknown] { #expect(rows.count == 2 && rows[0].attempt != nil && rows[0].attempt == rows[1].attempt, "\(rows)") }
+        #expect(known.first?.attempt != unknown.first?.attempt)
+    }
+
+    /// The lockout a wrong PIN causes belongs to that attempt.
+    @Test(arguments: StoreKind.testable)
+    func aLockoutIsLinkedToTheAttemptThatCausedIt(kind: StoreKind) async throws {
+        let h = try await Harness(kind) { $0.pin.lockoutThreshold = 4 }
+        _ = try await h.pinUser("alice", pin: "739154")
+        for attempt in 1...h.service.configuration.pin.effectiveLockoutThreshold {
+            #expect(await outcomeCode { try await h.service.signIn(username: "alice", pin: String(format: "%06d", attempt), source: .inProcess) } == "invalid_credentials")
+            h.clock.advance(h.service.configuration.pin.delay(afterFailures: attempt))
+        }
+        let rows = try await h.auditRows()
+        let lockout = try #require(rows.first { $0.kind == AuditKind.pinLockout.rawValue })
+        let linked = rows.filter { $0.attempt != nil && $0.attempt == lockout.attempt }.map { "\($0.kind) \($0.outcome) \($0.reason ?? "-")" }
+        #expect(linked.count == 3 && linked.prefix(2) == ["sign_in pending pin_checked", "sign_in failure wrong_pin"], "\(linked)")
+    }
+
+    /// An erasure drops the links (a deleted user's rows must not link to each other), and only an erasure may:
+    /// changing or clearing a live row's `attempt` is refused like any other change to the log.
+    @Test(arguments: StoreKind.testable)
+    func anAttemptLinkIsAppendOnlyUntilTheUserIsErased(kind: StoreKind) async throws {
+        let h = try await Harness(kind)
+        let alice = try await h.pinUser("alice", pin: "739154")
+        _ = try await h.service.verifyPIN(accessToken: alice.accessToken, pin: "739154")
+        for sql in [#"UPDATE "auditEvent" SET "attempt" = 'x' WHERE "attempt" IS NOT NULL"#, #"UPDATE "auditEvent" SET "attempt" = NULL"#] {
+            await #expect(throws: (any Error).self, "\(sql)") { try await h.execute(sql) }
+        }
+        #expect(try await h.auditRows().filter { $0.attempt != nil }.count == 2)
+        try await h.service.deleteAccount(accessToken: alice.accessToken)
+        let rows = try await h.auditRows()
+        #expect(rows.contains { $0.kind == AuditKind.pinVerify.rawValue && $0.outcome == "pending" })
+        #expect(rows.allSatisfy { $0.attempt == nil }, "\(rows)")
     }
 }
 

@@ -153,9 +153,10 @@ import Testing
         let h = try await Harness(kind)
         _ = try await h.pinUser("settling", pin: "739154")
         let source = ClientSource("settling-\(UUID().uuidString)")
-        try await h.injectFailure(before: "INSERT", on: "auditEvent")
-        let code = await outcomeCode { try await h.service.signIn(username: "settling", pin: "846213", source: source) }
-        try await h.removeFailure(on: "auditEvent")
+        // Every write after the reservation fails. (An audit insert that fails now fails the reservation itself,
+        // which writes the attempt's `pending` row: then nothing is checked, nor counted.)
+        let (service, _) = try h.serviceFailingWrites { $0 >= 2 }
+        let code = await outcomeCode { try await service.signIn(username: "settling", pin: "846213", source: source) }
         #expect(code.hasPrefix("storage"), "\(code)")
         #expect(try await h.guessFailures("pin-source:" + source.digest) == 1, "the checked attempt was not counted")
     }
