@@ -360,5 +360,18 @@ package enum Schema {
             CREATE INDEX membership_userId_resourceId ON membership(userId, resourceId, role);
             CREATE INDEX resource_ownerId_id ON resource(ownerId, id);
             """),
+        // A checked PIN attempt's audit rows are linked: the `pending` row its reservation writes and the rows its
+        // settle writes carry the same random `attempt`, so a `pending` row alone reads "checked, outcome not
+        // recorded". An erasure may drop the link (so a deleted user's rows do not link to each other), nothing else.
+        ("v14-audit-attempt", """
+            ALTER TABLE auditEvent ADD COLUMN attempt TEXT;  -- random hex shared by one PIN attempt's rows; NULL otherwise
+            CREATE INDEX auditEvent_attempt ON auditEvent(attempt);
+            DROP TRIGGER auditEvent_noUpdate;
+            CREATE TRIGGER auditEvent_noUpdate BEFORE UPDATE ON auditEvent
+                WHEN NOT (NEW.id IS OLD.id AND NEW.at IS OLD.at AND NEW.kind IS OLD.kind AND NEW.method IS OLD.method
+                    AND NEW.outcome IS OLD.outcome AND NEW.reason IS OLD.reason AND (NEW.attempt IS OLD.attempt OR NEW.attempt IS NULL)
+                    AND OLD.actor IN (SELECT pseudonym FROM erasure))
+                BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+            """),
     ]
 }

@@ -72,6 +72,8 @@ struct UserExport: Codable {
         var method: String?
         var outcome: String
         var reason: String?
+        /// Links a PIN attempt's `pending` row to the rows that settled it (absent for other events).
+        var attempt: String?
     }
     var exportedAt: Date
     var account: Account
@@ -148,7 +150,7 @@ extension IdentityService {
                 usage: Dictionary(uniqueKeysWithValues: try await tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
                 privacy: try await self.privacy(tx, u.id),
                 securityEvents: try await tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
-                    .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason)
+                    .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason, attempt: $0.attempt)
                 },
                 decisions: try await tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
                     .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash)

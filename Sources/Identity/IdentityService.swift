@@ -108,9 +108,10 @@ public final class IdentityService: Sendable {
 
     func audit(
         _ tx: any IdentityTransaction, _ kind: AuditKind, method: String? = nil, outcome: AuditOutcome,
-        reason: String? = nil, user: UserRow? = nil, at t: Date
+        reason: String? = nil, user: UserRow? = nil, at t: Date, attempt: String? = nil
     ) async throws {
-        try await tx.append(AuditEventRow(at: t, kind: kind.rawValue, method: method, outcome: outcome.rawValue, reason: reason, actor: user?.pseudonym))
+        try await tx.append(
+            AuditEventRow(at: t, kind: kind.rawValue, method: method, outcome: outcome.rawValue, reason: reason, actor: user?.pseudonym, attempt: attempt))
     }
 
     func user(_ tx: any IdentityTransaction, _ id: String) async throws -> UserRow {
@@ -156,4 +157,7 @@ package enum AuditKind: SpelledCases, Sendable {
 
 package enum AuditOutcome: String, Sendable {
     case success, failure
+    /// A PIN attempt counted and about to be checked (reason `pin_checked`), written with its reservation; the
+    /// rows of the same `attempt` say how it ended, and without them its outcome was not recorded.
+    case pending
 }

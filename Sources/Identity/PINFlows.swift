@@ -154,8 +154,17 @@ extension IdentityService {
     /// window (so a burst from one client checks at most `sourcePINFailures` PINs, however many replicas
     /// it is spread over). The KDF runs outside any transaction, and the outcome is settled in a second
     /// transaction; a right PIN gives the source's reservation back. The global failure rate is counted
-    /// after the check in a short transaction of its own, also when the settling write failed, and a
-    /// wrong PIN whose settling failed still gets its audit row if the store takes one.
+    /// after the check in a short transaction of its own, also when the settling write failed.
+    ///
+    /// The audit log holds every checked attempt: the reservation appends a `pending` row (reason
+    /// `pin_checked`) in the transaction that counts the attempt, so the row exists whenever the attempt
+    /// was counted, and the settle appends the outcome (`wrong_pin`, `unknown_user`, `success`, a lockout)
+    /// under the same random `attempt`. Before, the only row was the settle's: a store too loaded to take
+    /// the settling write (its deadline, `storage_unavailable`) mostly refused the fallback append too, and
+    /// the attempt, counted and checked, left no row. The log stays append-only (a trigger refuses updates),
+    /// so the outcome is a second row linked to the first rather than an update of it; a `pending` row no
+    /// other row of its `attempt` follows reads "checked, outcome not recorded", never a success.
+    ///
     /// A user without a PIN (an unknown username) is throttled the same way under `unknownKey`, runs
     /// a KDF of the same cost and writes the same rows, so answers and timing do not tell them apart.
     func checkPIN<T: Sendable>(
@@ -169,7 +178,8 @@ extension IdentityService {
         let unknownScope = "pin-unknown:" + SecretCoding.hex(SecretCoding.sha256(unknownKey).prefix(16))
         let sourceWindow = source.map(sourcePINWindow)
         let counters = self.counters
-        // Phase 1: reserve the attempt.
+        let attempt = SecretCoding.hex(random.bytes(16))
+        // Phase 1: reserve the attempt, and audit it as checked with its outcome pending.
         let reserved: ReservedAttempt = try await commit { tx in
             if let w = sourceWindow, let wait = try await self.retryAfter(tx, w, at: t0) {
                 try await self.auditRefusal(tx, kind, method: AuthMethod.pin, reason: "source_limited", user: nil, scope: w.scope, at: t0)
@@ -183,6 +193,7 @@ extension IdentityService {
                 cred.nextAttemptAt = delay > 0 ? t0.addingTimeInterval(delay) : nil
                 try await tx.update(cred)
                 if let w = sourceWindow { try await self.countGuess(tx, w, at: t0) }
+                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .pending, reason: "pin_checked", user: user, at: t0, attempt: attempt)
                 return .success(.known(user, cred))
             }
             var throttle = try await tx.fetchOne(PINThrottleRow.self, "scope", .text(unknownScope)) ?? PINThrottleRow(scope: unknownScope, failures: 0, lastFailureAt: t0)
@@ -194,15 +205,16 @@ extension IdentityService {
             throttle.lastFailureAt = t0
             try await tx.upsert(throttle)
             if let w = sourceWindow { try await self.countGuess(tx, w, at: t0) }
+            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .pending, reason: "pin_checked", at: t0, attempt: attempt)
             return .success(.unknown)
         }
         guard case .known(let user, let cred) = reserved else {
             // The same KDF cost as a real check, then the same settling write.
             _ = PINHasher.derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds)
             let t = now()
-            try await settleWrongPIN(kind, reason: "unknown_user", user: nil, at: t) { tx in
+            try await settleWrongPIN(kind, reason: "unknown_user", user: nil, at: t, attempt: attempt) { tx in
                 tx.afterCommit { counters.add(.pinFailures) }
-                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t)
+                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "unknown_user", at: t, attempt: attempt)
             }
             throw wrong
         }
@@ -215,15 +227,16 @@ extension IdentityService {
         let wrongPIN: @Sendable (any IdentityTransaction, PINCredentialRow) async throws -> Void = { tx, current in
             var current = current
             tx.afterCommit { counters.add(.pinFailures) }
-            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t)
+            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: "wrong_pin", user: user, at: t, attempt: attempt)
             if current.failedAttempts >= policy.effectiveLockoutThreshold, current.lockedAt == nil {
                 current.lockedAt = t
                 try await tx.update(current)
-                try await self.audit(tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t)
+                try await self.audit(
+                    tx, .pinLockout, method: AuthMethod.pin, outcome: .failure, reason: "failures:\(current.failedAttempts)", user: user, at: t, attempt: attempt)
             }
         }
         guard ok else {
-            try await settleWrongPIN(kind, reason: "wrong_pin", user: user, at: t) { tx in
+            try await settleWrongPIN(kind, reason: "wrong_pin", user: user, at: t, attempt: attempt) { tx in
                 guard let current = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return }
                 try await wrongPIN(tx, current)
             }
@@ -241,7 +254,7 @@ extension IdentityService {
             if var fresh = rehashed, current.hash == cred.hash {
                 fresh.updatedAt = t
                 current = fresh
-                try await self.audit(tx, .pinRehashed, method: AuthMethod.pin, outcome: .success, reason: cred.algorithm, user: user, at: t)
+                try await self.audit(tx, .pinRehashed, method: AuthMethod.pin, outcome: .success, reason: cred.algorithm, user: user, at: t, attempt: attempt)
             }
             current.failedAttempts = 0
             current.nextAttemptAt = nil
@@ -258,7 +271,7 @@ extension IdentityService {
                 try await tx.update(key)
             }
             let result = try await onSuccess(tx, user, t)
-            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t)
+            try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .success, user: user, at: t, attempt: attempt)
             return .success(result)
         }
         if case .failure(let error) = settled, error == wrong { try await countGlobalPINFailure(at: t) }
@@ -266,10 +279,12 @@ extension IdentityService {
     }
 
     /// Settles a checked wrong PIN with `body`, then counts it in the global rate. When `body`'s write fails
-    /// (the store's deadline, retries spent) the attempt is still counted, and an audit row alone is tried,
-    /// before the storage error goes to the caller: a checked attempt never goes unrecorded.
+    /// (the store's deadline, retries spent) the attempt is still counted, and the outcome row alone is tried,
+    /// before the storage error goes to the caller; if that fails too, the attempt's `pending` row (written
+    /// with its reservation) is what the log keeps of it.
     private func settleWrongPIN(
-        _ kind: AuditKind, reason: String, user: UserRow?, at t: Date, _ body: @escaping @Sendable (any IdentityTransaction) async throws -> Void
+        _ kind: AuditKind, reason: String, user: UserRow?, at t: Date, attempt: String,
+        _ body: @escaping @Sendable (any IdentityTransaction) async throws -> Void
     ) async throws {
         do {
             try await store.write(body)
@@ -277,7 +292,7 @@ extension IdentityService {
             let counters = self.counters
             _ = try? await store.write { tx in
                 tx.afterCommit { counters.add(.pinFailures) }
-                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: reason, user: user, at: t)
+                try await self.audit(tx, kind, method: AuthMethod.pin, outcome: .failure, reason: reason, user: user, at: t, attempt: attempt)
             }
             try? await countGlobalPINFailure(at: t)
             throw error

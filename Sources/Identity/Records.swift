@@ -243,6 +243,9 @@ package struct AuditEventRow: StoredRow, Hashable {
     package var outcome: String
     package var reason: String?
     package var actor: String?
+    /// The PIN attempt the row belongs to: random hex, the same on the attempt's `pending` row (written with its
+    /// reservation) and on the rows that settled it; nil for other events, and once an erasure dropped the link.
+    package var attempt: String? = nil
 }
 
 /// The age limit of the logs: rows older than `cutoff` may be deleted (a trigger checks it).

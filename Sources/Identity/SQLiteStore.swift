@@ -258,7 +258,7 @@ struct SQLiteStatements {
 
     func erase(actor pseudonym: String) throws -> Int {
         try db.execute(sql: "INSERT INTO erasure (pseudonym) VALUES (?)", arguments: [pseudonym])
-        try db.execute(sql: "UPDATE auditEvent SET actor = 'erased-' || lower(hex(randomblob(12))) WHERE actor = ?", arguments: [pseudonym])
+        try db.execute(sql: "UPDATE auditEvent SET actor = 'erased-' || lower(hex(randomblob(12))), attempt = NULL WHERE actor = ?", arguments: [pseudonym])
         var changed = db.changesCount
         try db.execute(
             sql: "UPDATE decisionLog SET actor = 'erased-' || lower(hex(randomblob(12))), resourceId = NULL WHERE actor = ?", arguments: [pseudonym])

@@ -468,5 +468,23 @@ package enum PostgresSchema {
                 #"CREATE INDEX "resource_ownerId_id" ON "resource"("ownerId", "id")"#,
             ]
         ),
+        (
+            // As in SQLite: one PIN attempt's audit rows share a random `attempt`; an erasure may drop it, nothing else.
+            "v14-audit-attempt",
+            [
+                #"ALTER TABLE "auditEvent" ADD COLUMN "attempt" TEXT"#,
+                #"CREATE INDEX "auditEvent_attempt" ON "auditEvent"("attempt")"#,
+                guardFunction(
+                    "auditEvent", message: "audit log is append-only",
+                    allowUpdate: """
+                        NEW."id" IS NOT DISTINCT FROM OLD."id" AND NEW."at" IS NOT DISTINCT FROM OLD."at"
+                        AND NEW."kind" IS NOT DISTINCT FROM OLD."kind" AND NEW."method" IS NOT DISTINCT FROM OLD."method"
+                        AND NEW."outcome" IS NOT DISTINCT FROM OLD."outcome" AND NEW."reason" IS NOT DISTINCT FROM OLD."reason"
+                        AND (NEW."attempt" IS NOT DISTINCT FROM OLD."attempt" OR NEW."attempt" IS NULL)
+                        AND OLD."actor" IN (SELECT "pseudonym" FROM "erasure")
+                        """,
+                    allowDelete: #"OLD."at" < coalesce((SELECT "cutoff" FROM "logRetention" WHERE "id" = 1), '-infinity')"#),
+            ]
+        ),
     ]
 }

@@ -134,7 +134,7 @@ struct PostgresTransaction: IdentityTransaction {
         _ = try await rows(#"INSERT INTO "erasure" ("pseudonym") VALUES ($1)"#, binds)
         // gen_random_uuid() draws from the server's strong random source, once per row.
         let audit = try await rows(
-            #"UPDATE "auditEvent" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24) WHERE "actor" = $1 RETURNING 1"#,
+            #"UPDATE "auditEvent" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "attempt" = NULL WHERE "actor" = $1 RETURNING 1"#,
             binds)
         let decisions = try await rows(
             #"UPDATE "decisionLog" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "resourceId" = NULL WHERE "actor" = $1 RETURNING 1"#,

@@ -322,13 +322,14 @@ import Testing
         #expect(await identityError { try await h.service.expireLogs(olderThan: 35 * 86400, operator: OperatorCredential(token: "x")) }?.code == .forbidden)
         #expect(await identityError { try await h.service.expireLogs(olderThan: 86400, operator: .testOperator) }?.field == "maxAge")
         let expired = try await h.service.expireLogs(olderThan: 35 * 86400, operator: .testOperator)
+        // The sign-in's two rows stay: its `pending` reservation and its success.
         #expect(expired.audit == old && expired.decisions == 1)
-        #expect(try await h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
+        #expect(try await h.auditRows().map(\.kind) == ["sign_in", "sign_in", "logs_expired"])
         // Younger rows are still append-only, whatever SQL tries.
         for sql in [#"DELETE FROM "auditEvent""#, #"UPDATE "auditEvent" SET "reason" = 'x'"#, #"UPDATE "auditEvent" SET "actor" = 'x'"#] {
             await #expect(throws: (any Error).self, "\(sql)") { try await h.execute(sql) }
         }
-        #expect(try await h.auditRows().map(\.kind) == ["sign_in", "logs_expired"])
+        #expect(try await h.auditRows().map(\.kind) == ["sign_in", "sign_in", "logs_expired"])
     }
 
     // MARK: 10. Small items

@@ -112,6 +112,7 @@ import Testing
         for run in 0..<raceRuns(default: 2) {
             let source = ClientSource("burst-\(run)-\(UUID().uuidString)")
             let auditedBefore = try await h.auditRows().filter { $0.reason == "unknown_user" }.count
+            let pendingBefore = try await h.auditRows().filter { $0.reason == "pin_checked" }.count
             let codes = await withTaskGroup(of: String.self) { group in
                 for i in 0..<burst {
                     let service = services[i % 2]
@@ -126,6 +127,8 @@ import Testing
             #expect(try await h.guessFailures("pin-source:" + source.digest) == checked, "run \(run): the window counts every checked attempt")
             let audited = try await h.auditRows().filter { $0.reason == "unknown_user" }.count - auditedBefore
             #expect(audited == checked, "run \(run): \(audited) audit rows for \(checked) checked attempts")
+            let pending = try await h.auditRows().filter { $0.reason == "pin_checked" }.count - pendingBefore
+            #expect(pending == checked, "run \(run): \(pending) reservation rows for \(checked) checked attempts")
         }
         print("burst \(burst) on \(kind): checked per run \(checkedPerRun), other answers \(others)")
     }
@@ -153,9 +156,10 @@ import Testing
         let h = try await Harness(kind)
         _ = try await h.pinUser("settling", pin: "739154")
         let source = ClientSource("settling-\(UUID().uuidString)")
-        try await h.injectFailure(before: "INSERT", on: "auditEvent")
-        let code = await outcomeCode { try await h.service.signIn(username: "settling", pin: "846213", source: source) }
-        try await h.removeFailure(on: "auditEvent")
+        // Every write after the reservation fails. (An audit insert that fails now fails the reservation itself,
+        // which writes the attempt's `pending` row: then nothing is checked, nor counted.)
+        let (service, _) = try h.serviceFailingWrites { $0 >= 2 }
+        let code = await outcomeCode { try await service.signIn(username: "settling", pin: "846213", source: source) }
         #expect(code.hasPrefix("storage"), "\(code)")
         #expect(try await h.guessFailures("pin-source:" + source.digest) == 1, "the checked attempt was not counted")
     }
@@ -175,6 +179,7 @@ import Testing
         for run in 0..<raceRuns(default: 1) {
             let before = (
                 reserved: try await h.rows(PINThrottleRow.self).count, audited: try await h.auditRows().filter { $0.reason == "unknown_user" }.count,
+                pending: try await h.auditRows().filter { $0.reason == "pin_checked" }.count,
                 global: try await h.guessFailures("global:pin-failures")
             )
             let codes = await withTaskGroup(of: String.self) { group in
@@ -194,6 +199,9 @@ import Testing
             #expect((counts["invalid_credentials"] ?? 0) <= reserved)
             let audited = try await h.auditRows().filter { $0.reason == "unknown_user" }.count - before.audited
             #expect(audited == reserved, "run \(run): \(audited) audit rows for \(reserved) checked")
+            // Whatever the settle did, each reservation wrote its own row.
+            let pending = try await h.auditRows().filter { $0.reason == "pin_checked" }.count - before.pending
+            #expect(pending == reserved, "run \(run): \(pending) reservation rows for \(reserved) reserved")
             #expect(try await h.guessFailures("global:pin-failures") - before.global == reserved, "run \(run)")
         }
         // The clock stands still, so every run is in one alarm window: the alarm is raised once in all.
