@@ -141,6 +141,8 @@ let package = Package(
             dependencies: [
                 "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge", "PolicyServer", "PolicyBundle",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `policy diff --base` runs git (macOS and Linux only, as the tool is; no iOS target reaches it).
+                .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -173,6 +175,8 @@ let package = Package(
             ], path: "Tests/RaceSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
         .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
+        // The tests' launcher (GatehouseTestSupport's Program) checked with /bin/sh children.
+        .testTarget(name: "GatehouseTestSupportTests", dependencies: ["GatehouseTestSupport"]),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
         .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport", "GatehouseReferenceModel"]),
