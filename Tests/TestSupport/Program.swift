@@ -170,7 +170,7 @@ public struct Program: Sendable {
                 state.ended(Termination(result.terminationStatus))
             } catch {
                 started.continuation.yield(.failure(error))
-                state.ended(.notStarted("\(name): \(error)"))
+                state.ended(.failed("\(name): \(error)"))
             }
             started.continuation.finish()
         }
@@ -195,8 +195,8 @@ public enum Termination: Sendable, Equatable, CustomStringConvertible {
     case exited(Int32)
     /// A signal ended it.
     case signaled(Int32)
-    /// It never ran (the launch failed after it was reported started); carries the reason.
-    case notStarted(String)
+    /// Watching it failed (reading its output, or reaping it): the reason; whether it still runs is unknown.
+    case failed(String)
 
     init(_ status: TerminationStatus) {
         switch status {
@@ -205,11 +205,11 @@ public enum Termination: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The exit status, or the signal's number, as Foundation's `terminationStatus` gave it; -1 when it never ran.
+    /// The exit status, or the signal's number, as Foundation's `terminationStatus` gave it; -1 when watching failed.
     public var status: Int32 {
         switch self {
         case .exited(let code), .signaled(let code): code
-        case .notStarted: -1
+        case .failed: -1
         }
     }
 
@@ -217,7 +217,7 @@ public enum Termination: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .exited(let code): "exited with \(code)"
         case .signaled(let signal): "stopped by signal \(signal)"
-        case .notStarted(let reason): "not started: \(reason)"
+        case .failed(let reason): "not watched to its end: \(reason)"
         }
     }
 }
