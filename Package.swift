@@ -45,6 +45,9 @@ let package = Package(
         // URLSession transport (Foundation only).
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        // Launching programs (the tests' children, `policy diff --base`'s git) with posix_spawn rather than Foundation's
+        // Process, whose run() on Linux over-reads /proc/self/fd entries and crashed test runs (docs/testing.md).
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         // Plain value types of the decision contract; Foundation only.
@@ -138,6 +141,8 @@ let package = Package(
             dependencies: [
                 "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyEdge", "PolicyServer", "PolicyBundle",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `policy diff --base` runs git (macOS and Linux only, as the tool is; no iOS target reaches it).
+                .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -149,7 +154,8 @@ let package = Package(
         .plugin(name: "BuildStamp", capability: .buildTool(), dependencies: ["build-stamp"]),
 
         // Helpers shared by the test targets (a seeded generator); not a product.
-        .target(name: "GatehouseTestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "GatehouseTestSupport", dependencies: [.product(name: "Subprocess", package: "swift-subprocess")], path: "Tests/TestSupport"),
         // A test certificate authority and App Store signer (root, WWDR-like intermediate, leaf; P-256) for
         // the purchase tests of Identity and the server; not a product.
         .target(
@@ -169,6 +175,8 @@ let package = Package(
             ], path: "Tests/RaceSupport"),
         // A plain evaluator over the syntax tree that the compiler's and the engine's differential tests check against.
         .target(name: "GatehouseReferenceModel", dependencies: ["PolicyCompiler", "PolicyEngine", "PolicySyntax"], path: "Tests/ReferenceModel"),
+        // The tests' launcher (GatehouseTestSupport's Program) checked with /bin/sh children.
+        .testTarget(name: "GatehouseTestSupportTests", dependencies: ["GatehouseTestSupport"]),
         .testTarget(name: "PolicyModelTests", dependencies: ["PolicyModel", "GatehouseTestSupport"]),
         .testTarget(name: "PolicySyntaxTests", dependencies: ["PolicySyntax", "GatehouseTestSupport"]),
         .testTarget(name: "PolicyCompilerTests", dependencies: ["PolicyCompiler", "PolicySyntax", "PolicyEngine", "GatehouseTestSupport", "GatehouseReferenceModel"]),

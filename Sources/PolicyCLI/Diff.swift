@@ -4,8 +4,9 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import PolicyVerification
+import Subprocess
 
-struct Diff: ParsableCommand {
+struct Diff: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show which decisions change between two versions of a policy set.",
         discussion: """
@@ -40,12 +41,12 @@ struct Diff: ParsableCommand {
         if format == .github { throw ValidationError("diff writes text, json or markdown") }
     }
 
-    func run() throws {
+    func run() async throws {
         let (oldName, oldResult, newName, newResult): (String, PolicyLoadResult, String, PolicyLoadResult)
         if let base {
             let folder = folders[0]
             (oldName, newName) = ("\(base):\(folder)", folder)
-            oldResult = try GitRevision.load(folder: folder, revision: base)
+            oldResult = try await GitRevision.load(folder: folder, revision: base)
             newResult = PolicyCompiler.load(directory: folder)
         } else {
             (oldName, newName) = (folders[0], folders[1])
@@ -72,10 +73,10 @@ struct Diff: ParsableCommand {
 
 /// Reads a policy set folder as it was at a git revision, with `git ls-tree` and `git show`: no checkout.
 enum GitRevision {
-    static func load(folder: String, revision: String) throws -> PolicyLoadResult {
+    static func load(folder: String, revision: String) async throws -> PolicyLoadResult {
         guard FileManager.default.fileExists(atPath: folder) else { throw ValidationError("'\(folder)' does not exist") }
         guard !revision.hasPrefix("-") else { throw ValidationError("'\(revision)' is not a revision") }
-        let listing = try git(["ls-tree", "-r", "--name-only", revision, "--", "."], in: folder)
+        let listing = try await git(["ls-tree", "-r", "--name-only", revision, "--", "."], in: folder)
         let names = String(decoding: listing, as: UTF8.self).split(separator: "\n").map(String.init)
             .filter { ($0.hasSuffix(".yaml") || $0.hasSuffix(".yml")) && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
         let setName = URL(fileURLWithPath: folder).standardizedFileURL.lastPathComponent
@@ -86,27 +87,25 @@ enum GitRevision {
         }
         var files: [PolicyFileInput] = []
         for name in names {
-            let bytes = try git(["show", "\(revision):./\(name)"], in: folder)
-            files.append(PolicyFileInput(path: "\(revision):\(folder)/\(name)", bytes: [UInt8](bytes)))
+            let bytes = try await git(["show", "\(revision):./\(name)"], in: folder)
+            files.append(PolicyFileInput(path: "\(revision):\(folder)/\(name)", bytes: bytes))
         }
         return PolicyCompiler.compile(name: setName, files: files)
     }
 
-    private static func git(_ arguments: [String], in directory: String) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["git", "-C", directory] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        do { try process.run() } catch { throw ValidationError("cannot run git: \(error)") }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw ValidationError("git \(arguments[0]) failed: \(text)")
+    /// git's standard output; found on the PATH, spawned by swift-subprocess (posix_spawn), not Foundation's `Process`,
+    /// whose `run()` on Linux over-reads `/proc/self/fd` entries (docs/testing.md).
+    private static func git(_ arguments: [String], in directory: String) async throws -> [UInt8] {
+        let result: ExecutionResult<Void, BytesOutput, StringOutput<UTF8>>
+        do {
+            result = try await Subprocess.run(
+                .name("git"), arguments: Arguments(["-C", directory] + arguments), output: .bytes(limit: 256 << 20), error: .string(limit: 1 << 20))
+        } catch {
+            throw ValidationError("cannot run git: \(error)")
         }
-        return data
+        guard result.terminationStatus.isSuccess else {
+            throw ValidationError("git \(arguments[0]) failed: \(result.standardError.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return result.standardOutput
     }
 }

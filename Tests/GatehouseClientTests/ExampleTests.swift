@@ -1,21 +1,16 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// examples/client runs against a live server and prints what its README says it prints.
 @Suite struct ExampleTests {
     @Test func theCommandLineExampleRunsAgainstALiveServer() async throws {
         try await withServer("research-crawler") { server in
-            let process = Process()
-            process.executableURL = LiveServer.binary("gatehouse-client-example")
-            process.arguments = [server.url.absoluteString, "--username", "example.reader", "--pin", "604917"]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
-            #expect(process.terminationStatus == 0, "\(text)")
+            let run = try await Program(
+                LiveServer.binary("gatehouse-client-example"), [server.url.absoluteString, "--username", "example.reader", "--pin", "604917"]
+            ).run()
+            let text = run.standardOutput
+            #expect(run.status == 0, "\(text)")
             let lines = text.split(separator: "\n").map(String.init)
             #expect(lines.first == "signed out, ai_suggestions: deny (requires_upgrade) AI Suggestions requires Pro. Upgrade to unlock.")
             #expect(lines.contains { $0.hasPrefix("anonymous session: ") })

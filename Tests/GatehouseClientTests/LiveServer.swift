@@ -19,13 +19,13 @@ final class LiveServer: @unchecked Sendable {
     static let operatorToken = "client-tests-operator-credential"
     static let appleClientId = "com.example.app"
 
-    let process: Process
+    let process: RunningProgram
     let url: URL
     let dir: URL
     let apple: AppleKey
 
-    /// The server's own output, kept for a failing test's message.
-    let stderr: Pipe
+    /// The server's standard error, kept for a failing test's message (a file: a pipe nobody reads could fill and stall it).
+    let errorLog: URL
 
     /// Starts `policy serve` on `policySet` with `environment` added (a short token lifetime, say).
     init(_ policySet: String, environment: [String: String] = [:], arguments: [String] = []) async throws {
@@ -36,27 +36,22 @@ final class LiveServer: @unchecked Sendable {
         apple = try AppleKey()
         let jwks = dir.appendingPathComponent("jwks.json")
         try apple.jwks().write(to: jwks)
-        let process = Process()
-        process.executableURL = Self.binary("policy")
-        process.arguments =
+        errorLog = dir.appendingPathComponent("server.log")
+        let arguments =
             [
                 "serve", "--host", "127.0.0.1", "--port", "0", "--policies", policies.path, "--database",
                 dir.appendingPathComponent("identity.sqlite").path, "--apple-client-id", Self.appleClientId, "--apple-jwks", jwks.path,
             ] + arguments
-        process.environment = [
+        let environment = [
             "GATEHOUSE_OPERATOR_TOKEN": Self.operatorToken,
             // The flows make more sign-in and write requests from 127.0.0.1 than a person would in a minute.
             "GATEHOUSE_SIGNIN_LIMIT": "100000/60", "GATEHOUSE_WRITE_LIMIT": "100000/60", "GATEHOUSE_SOURCE_WRITE_LIMIT": "100000/60",
         ].merging(environment) { _, given in given }
-        let stdout = Pipe()
-        stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        let process = try await Program(Self.binary("policy"), arguments, environment: .only(environment)).start(errorLog: errorLog)
         self.process = process
-        let line = try await Self.firstLine(stdout.fileHandleForReading, seconds: 60)
+        let line = try await process.nextLine(within: .seconds(60))
         guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
-            process.terminate()
+            process.kill()
             throw ServerDidNotStart(line: line)
         }
         self.url = url
@@ -66,11 +61,7 @@ final class LiveServer: @unchecked Sendable {
 
     /// SIGTERM, a bounded wait, and the folder removed.
     func stop() async {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            for _ in 0..<200 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-            if process.isRunning { process.terminate() }
-        }
+        await process.stop()
         try? FileManager.default.removeItem(at: dir)
     }
 
@@ -118,11 +109,6 @@ final class LiveServer: @unchecked Sendable {
             dir = dir.deletingLastPathComponent()
         }
         return dir.appendingPathComponent(name)
-    }
-
-    /// The first line of `handle` (`ProcessOutput.firstLine`).
-    static func firstLine(_ handle: FileHandle, seconds: Double) async throws -> String {
-        try await ProcessOutput.firstLine(handle, seconds: seconds)
     }
 }
 

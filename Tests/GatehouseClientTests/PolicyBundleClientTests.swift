@@ -2,6 +2,7 @@ import Foundation
 @testable import GatehouseClient
 import GatehouseEngine
 import Testing
+import GatehouseTestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -71,14 +72,9 @@ import FoundationNetworking
             let dir = try Self.scratch()
             defer { try? FileManager.default.removeItem(at: dir) }
             let (keyPath, key) = try Self.keyFile(in: dir)
-            let matrix = Process()
-            matrix.executableURL = LiveServer.binary("policy")
-            matrix.arguments = ["matrix", packageRoot.appendingPathComponent("policies/\(set)").path, "--format", "json"]
-            let out = Pipe()
-            matrix.standardOutput = out
-            try matrix.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            matrix.waitUntilExit()
+            let data = Data(
+                try await Program(LiveServer.binary("policy"), ["matrix", packageRoot.appendingPathComponent("policies/\(set)").path, "--format", "json"])
+                    .run().standardOutput.utf8)
             let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
             let cells = ((document["tables"] as? [[String: Any]]) ?? []).flatMap { ($0["cells"] as? [[String: Any]]) ?? [] }
             #expect(!cells.isEmpty)

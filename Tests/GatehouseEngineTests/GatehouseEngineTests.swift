@@ -11,20 +11,9 @@ let root = Repository.root
 let shippedSets = PolicyCompiler.policySets(under: root.appendingPathComponent("policies").path)
 
 /// Runs a command to the end; stdout, and the exit status.
-func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out: Data, err: String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = arguments
-    p.currentDirectoryURL = directory
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    // stdout to the end, then stderr (dump-package writes little to stderr, so its pipe cannot fill).
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    return (p.terminationStatus, outData, errText)
+func run(_ arguments: [String], in directory: URL) async throws -> (status: Int32, out: Data, err: String) {
+    let run = try await Program(path: "/usr/bin/env", arguments, in: directory).run()
+    return (run.status, Data(run.standardOutput.utf8), run.standardError)
 }
 
 @Suite struct GatehouseEngineTests {
@@ -217,16 +206,16 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
 
     /// `swift package dump-package` with its own scratch folder, so it never waits on the `.build` lock the
     /// running `swift test` holds (reading the manifest resolves nothing).
-    static func dumpPackage() throws -> [String: Any] {
+    static func dumpPackage() async throws -> [String: Any] {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-dump-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let result = try run(["swift", "package", "--scratch-path", scratch.path, "dump-package"], in: root)
+        let result = try await run(["swift", "package", "--scratch-path", scratch.path, "dump-package"], in: root)
         #expect(result.status == 0, "\(result.err)")
         return try #require(try JSONSerialization.jsonObject(with: result.out) as? [String: Any])
     }
 
-    @Test func gatehouseEngineReachesNoIdentitySQLOrNIO() throws {
-        let package = try Self.dumpPackage()
+    @Test func gatehouseEngineReachesNoIdentitySQLOrNIO() async throws {
+        let package = try await Self.dumpPackage()
         let products = package["products"] as? [[String: Any]] ?? []
         let product = try #require(products.first { $0["name"] as? String == "GatehouseEngine" })
         #expect(product["targets"] as? [String] == ["GatehouseEngine"])
@@ -245,16 +234,16 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
 
     /// The server is thin: the policy-test runner and the matrix page reach it from PolicyCLI (`PolicyChecks`), so
     /// neither PolicyVerification nor anything only it brings is linked into PolicyServer.
-    @Test func policyServerReachesNoPolicyVerification() throws {
-        let package = try Self.dumpPackage()
+    @Test func policyServerReachesNoPolicyVerification() async throws {
+        let package = try await Self.dumpPackage()
         let server = Self.closure(of: "PolicyServer", in: package)
         #expect(server.contains("PolicyCompiler") && server.contains("Gatehouse"))
         #expect(!server.contains("PolicyVerification"))
         #expect(Self.closure(of: "PolicyCLI", in: package).contains("PolicyVerification"))
     }
 
-    @Test func gatehouseClientReachesNoIdentitySQLOrNIO() throws {
-        let package = try Self.dumpPackage()
+    @Test func gatehouseClientReachesNoIdentitySQLOrNIO() async throws {
+        let package = try await Self.dumpPackage()
         let products = package["products"] as? [[String: Any]] ?? []
         let product = try #require(products.first { $0["name"] as? String == "GatehouseClient" })
         #expect(product["targets"] as? [String] == ["GatehouseClient"])
@@ -276,12 +265,12 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
 
     /// The transport's own library target, read from its checkout's manifest: Foundation's URLSession, the runtime,
     /// HTTP types and a deque, and no NIO (its package names swift-nio for its tests only).
-    @Test func theURLSessionTransportLinksNoNIO() throws {
+    @Test func theURLSessionTransportLinksNoNIO() async throws {
         let checkout = root.appendingPathComponent(".build/checkouts/swift-openapi-urlsession")
         try #require(FileManager.default.fileExists(atPath: checkout.path), "resolve the package first")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-dump-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let result = try run(["swift", "package", "--scratch-path", scratch.path, "dump-package"], in: checkout)
+        let result = try await run(["swift", "package", "--scratch-path", scratch.path, "dump-package"], in: checkout)
         #expect(result.status == 0, "\(result.err)")
         let manifest = try #require(try JSONSerialization.jsonObject(with: result.out) as? [String: Any])
         let reached = Self.closure(of: "OpenAPIURLSession", in: manifest)
@@ -291,8 +280,8 @@ func run(_ arguments: [String], in directory: URL) throws -> (status: Int32, out
 
     // MARK: Platforms and the Apple workflow
 
-    @Test func packageDeclaresTheApplePlatforms() throws {
-        let platforms = try Self.dumpPackage()["platforms"] as? [[String: Any]] ?? []
+    @Test func packageDeclaresTheApplePlatforms() async throws {
+        let platforms = try await Self.dumpPackage()["platforms"] as? [[String: Any]] ?? []
         let declared = Dictionary(uniqueKeysWithValues: platforms.map { ($0["platformName"] as? String ?? "", $0["version"] as? String ?? "") })
         #expect(declared == ["ios": "18.0", "macos": "15.0"])
     }

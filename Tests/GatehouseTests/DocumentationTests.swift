@@ -31,12 +31,12 @@ import GatehouseTestSupport
     ]
 
     @Test(.disabled(if: DocTools.unavailable != nil && !DocTools.isCI, "\(DocTools.unavailable ?? ""): the documentation check did not run"))
-    func everyPublicSymbolHasADocComment() throws {
+    func everyPublicSymbolHasADocComment() async throws {
         let tools = try DocTools.require()
         let folder = try Scratch()
         var missing: Set<String> = []
         for (module, _) in Self.modules {
-            let graphs = try tools.extractSymbolGraphs(
+            let graphs = try await tools.extractSymbolGraphs(
                 module, into: folder.url.appendingPathComponent(module), cache: folder.url.appendingPathComponent("module-cache"), documentation: false)
             for graph in graphs {
                 missing.formUnion(try Self.undocumented(in: graph, module: module))
@@ -48,13 +48,13 @@ import GatehouseTestSupport
     }
 
     @Test(.disabled(if: DocTools.unavailable != nil && !DocTools.isCI, "\(DocTools.unavailable ?? ""): the documentation check did not run"))
-    func theCombinedDocumentationBuildsWithoutWarnings() throws {
+    func theCombinedDocumentationBuildsWithoutWarnings() async throws {
         let tools = try DocTools.require()
         let folder = try Scratch()
         var archives: [String: URL] = [:]
         for (module, dependencies) in Self.modules {
             let graphs = folder.url.appendingPathComponent("graphs/\(module)")
-            _ = try tools.extractSymbolGraphs(module, into: graphs, cache: folder.url.appendingPathComponent("module-cache"), documentation: true)
+            _ = try await tools.extractSymbolGraphs(module, into: graphs, cache: folder.url.appendingPathComponent("module-cache"), documentation: true)
             let archive = folder.url.appendingPathComponent("\(module).doccarchive")
             let catalog = DocTools.root.appendingPathComponent("Sources/\(module)/\(module).docc")
             var arguments = FileManager.default.fileExists(atPath: catalog.path) ? [catalog.path] : []
@@ -65,7 +65,7 @@ import GatehouseTestSupport
             for dependency in dependencies {
                 arguments += ["--dependency", try #require(archives[dependency], "\(dependency) is converted before \(module)").path]
             }
-            let run = try DocTools.run(tools.docc, ["convert"] + arguments)
+            let run = try await DocTools.run(tools.docc, ["convert"] + arguments)
             guard run.status == 0, !run.reportsProblems else {
                 Issue.record("docc convert \(module) (exit \(run.status)):\n\(run.output)")
                 return
@@ -73,7 +73,7 @@ import GatehouseTestSupport
             archives[module] = archive
         }
         let merged = folder.url.appendingPathComponent("Gatehouse-combined.doccarchive")
-        let merge = try DocTools.run(
+        let merge = try await DocTools.run(
             tools.docc,
             ["merge"] + Self.modules.compactMap { archives[$0.name]?.path } + [
                 "--output-path", merged.path, "--synthesized-landing-page-name", "Gatehouse", "--synthesized-landing-page-kind", "Package",
@@ -189,14 +189,14 @@ struct DocTools {
     /// `cache` keeps the C modules compiled for one module for the next. For the doc-comment check synthesized
     /// members are left out; for DocC the options are the plugin's (synthesized members, inherited docs,
     /// extension blocks).
-    func extractSymbolGraphs(_ module: String, into folder: URL, cache: URL, documentation: Bool) throws -> [URL] {
+    func extractSymbolGraphs(_ module: String, into folder: URL, cache: URL, documentation: Bool) async throws -> [URL] {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var arguments = [
             "-module-name", module, "-I", modules.path, "-module-cache-path", cache.path,
             "-minimum-access-level", "public", "-output-dir", folder.path,
         ]
         arguments += documentation ? ["-emit-extension-block-symbols"] : ["-skip-synthesized-members"]
-        let run = try Self.run(extractor, arguments + compilerArguments)
+        let run = try await Self.run(extractor, arguments + compilerArguments)
         guard run.status == 0 else { throw Missing(description: "swift-symbolgraph-extract \(module) failed (exit \(run.status)):\n\(run.output)") }
         let graphs = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
             .filter { $0.lastPathComponent.hasSuffix(".symbols.json") }
@@ -218,24 +218,13 @@ struct DocTools {
 
     /// Runs `tool` to its end, standard output and error together; bounded: after `timeLimit` seconds it is
     /// stopped and the run reports that (so a hung `docc` fails the test instead of hanging the suite).
-    static func run(_ tool: URL, _ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeLimit), execute: watchdog)
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
-        var output = String(decoding: data, as: UTF8.self)
-        if process.terminationReason == .uncaughtSignal {
-            output += "\nerror: \(tool.lastPathComponent) was stopped by signal \(process.terminationStatus) (time limit \(timeLimit) s)"
+    static func run(_ tool: URL, _ arguments: [String]) async throws -> Run {
+        let run = try await Program(tool, arguments).run(errors: .mergedIntoOutput, timeLimit: .seconds(timeLimit))
+        var output = run.standardOutput
+        if case .signaled(let signal) = run.termination {
+            output += "\nerror: \(tool.lastPathComponent) was stopped by signal \(signal) (time limit \(timeLimit) s)"
         }
-        return Run(status: process.terminationStatus, output: output)
+        return Run(status: run.status, output: output)
     }
 }
 

@@ -48,9 +48,9 @@ final class PrivateCluster: Sendable {
     }
 }
 
-/// `ProcessOutput.run` (GatehouseTestSupport).
+/// `program`'s standard output (`Program.output`, GatehouseTestSupport).
 func runOffThePool(_ program: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) async throws -> String {
-    try await ProcessOutput.run(program, arguments, environment: environment, in: directory)
+    try await Program(program, arguments, environment: .inherited(adding: environment), in: directory).output()
 }
 
 struct HarnessFailure: Error, CustomStringConvertible {

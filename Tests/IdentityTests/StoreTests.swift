@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import PolicyModel
 import Testing
+import GatehouseTestSupport
 
 @testable import Identity
 @testable import IdentityPostgres
@@ -154,27 +155,18 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("identity-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("crash.sqlite").path
-        let child = Process()
-        child.executableURL = try crashWriterURL()
-        child.arguments = [path]
-        let out = Pipe()
-        child.standardOutput = out
-        try child.run()
-        var text = ""
+        let child = try await Program(try crashWriterURL(), [path]).start()
+        var lines: [String] = []
         var committed = 0
-        // Read until a few hundred commits are acknowledged, then kill without warning.
-        while committed < 300 {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            committed = text.components(separatedBy: "\n").filter { $0.hasPrefix("committed ") }.count
+        // Read until a few hundred commits are acknowledged (each line bounded by 60 s), then kill without warning.
+        while committed < 300, let line = try? await child.nextLine(within: .seconds(60)) {
+            lines.append(line)
+            if line.hasPrefix("committed ") { committed += 1 }
         }
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
-        #expect(child.terminationReason == .uncaughtSignal)
-        text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        // Only complete lines count: a line cut by the kill was never acknowledged.
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        child.kill()
+        #expect(await child.wait(within: .seconds(60)) == .signaled(SIGKILL))
+        // Only complete lines count (the child's lines end at their newline): a line cut by the kill was never acknowledged.
+        lines += child.unreadLines()
         let ids = Set(lines.filter { $0.hasPrefix("committed ") }.map { String($0.dropFirst("committed ".count)) })
         #expect(ids.count >= 300)
 

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test(arguments: cases)
-    func outputMatchesGolden(_ name: String) throws {
+    func outputMatchesGolden(_ name: String) async throws {
         let caseFolder = Self.folder.appendingPathComponent(name)
         let commands = try String(contentsOf: caseFolder.appendingPathComponent("commands.txt"), encoding: .utf8)
         var transcript = ""
@@ -27,7 +27,7 @@ import Testing
                 continue
             }
             let arguments = line.split(separator: " ").map(String.init)
-            let result = try CLITests.run(arguments, in: caseFolder)
+            let result = try await CLITests.run(arguments, in: caseFolder)
             transcript += "$ policy \(line)\n"
             transcript += Self.normalize(result.out)
             if !result.out.isEmpty, !result.out.hasSuffix("\n") { transcript += "\n" }

@@ -16,37 +16,24 @@ import GatehouseTestSupport
         return dir.appendingPathComponent("policy")
     }
 
-    static func run(_ arguments: [String], input: String = "", in directory: URL = root) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    static func run(_ arguments: [String], input: String = "", in directory: URL = root) async throws -> (status: Int32, out: String, err: String) {
+        let run = try await Program(binary, arguments, in: directory).run(input: input)
+        return (run.status, run.standardOutput, run.standardError)
     }
 
-    @Test func checkPassesOnTheShippedPolicies() throws {
-        let result = try Self.run(["check", "policies"])
+    @Test func checkPassesOnTheShippedPolicies() async throws {
+        let result = try await Self.run(["check", "policies"])
         #expect(result.status == 0, "\(result.out)\(result.err)")
         #expect(result.out.contains("policies/research-crawler: ok"))
     }
 
-    @Test func checkExitsOneOnPolicyErrorsAndNamesTheLocation() throws {
-        let result = try Self.run(["check", "Tests/PolicyCorpusTests/Corpus/unknown-tier/policy"])
+    @Test func checkExitsOneOnPolicyErrorsAndNamesTheLocation() async throws {
+        let result = try await Self.run(["check", "Tests/PolicyCorpusTests/Corpus/unknown-tier/policy"])
         #expect(result.status == 1)
         #expect(result.out.contains("features.yaml:7:18: error: unknown tier 'premium' [unknown-tier]"))
     }
 
-    @Test func checkExitsTwoOnAFailingPolicyTest() throws {
+    @Test func checkExitsTwoOnAFailingPolicyTest() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-failing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -60,18 +47,18 @@ import GatehouseTestSupport
                 request: {action: export, resource: {type: app}}
                 expect: {decision: allow}
             """.write(to: dir.appendingPathComponent("p.yaml"), atomically: true, encoding: .utf8)
-        let result = try Self.run(["check", dir.path, "--format", "json"])
+        let result = try await Self.run(["check", dir.path, "--format", "json"])
         #expect(result.status == 2)
         #expect(result.out.contains("\"passed\": false"))
     }
 
-    @Test func junitOutputWritesTheSameReportBesideAnotherFormat() throws {
+    @Test func junitOutputWritesTheSameReportBesideAnotherFormat() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-junit-\(UUID().uuidString).xml")
         defer { try? FileManager.default.removeItem(at: file) }
-        let github = try Self.run(["check", "policies", "--format", "github", "--junit-output", file.path])
+        let github = try await Self.run(["check", "policies", "--format", "github", "--junit-output", file.path])
         #expect(github.status == 0, "\(github.out)\(github.err)")
         #expect(!github.out.contains("<testsuites"))
-        let junit = try Self.run(["check", "policies", "--format", "junit"])
+        let junit = try await Self.run(["check", "policies", "--format", "junit"])
         let normalize = { (s: String) in s.replacingOccurrences(of: #"time="[0-9.]+""#, with: "", options: .regularExpression) }
         #expect(normalize(try String(contentsOf: file, encoding: .utf8)) == normalize(junit.out))
         try JUnitSchema.validate(junit.out)
@@ -79,7 +66,7 @@ import GatehouseTestSupport
 
     /// The `policy check` commands of the CI examples, run as written on the shipped policies.
     @Test(arguments: ["github-actions.yml", "gitlab-ci.yml"])
-    func ciExamplesPassOnTheShippedPolicies(_ example: String) throws {
+    func ciExamplesPassOnTheShippedPolicies(_ example: String) async throws {
         let text = try String(contentsOf: Self.root.appendingPathComponent("examples/ci/\(example)"), encoding: .utf8)
         let commands = text.split(separator: "\n").compactMap { line -> [String]? in
             guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("#"), let start = line.range(of: "policy check ") else { return nil }
@@ -92,14 +79,14 @@ import GatehouseTestSupport
             let report = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-ci-\(UUID().uuidString).xml")
             defer { try? FileManager.default.removeItem(at: report) }
             if let i = arguments.firstIndex(of: "--junit-output") { arguments[i + 1] = report.path }
-            let result = try Self.run(arguments)
+            let result = try await Self.run(arguments)
             #expect(result.status == 0, "\(arguments): \(result.out)\(result.err)")
             if arguments.contains("--junit-output") { try JUnitSchema.validate(try String(contentsOf: report, encoding: .utf8)) }
         }
     }
 
-    @Test func checkHelpDocumentsFormatsExitCodesAndLints() throws {
-        let help = try Self.run(["check", "--help"])
+    @Test func checkHelpDocumentsFormatsExitCodesAndLints() async throws {
+        let help = try await Self.run(["check", "--help"])
         #expect(help.status == 0)
         for text in ["text", "json", "github", "junit", "0   clean", "1   policy errors", "2   a policy test fails", "64  usage error", "--strict", "--min-coverage"] {
             #expect(help.out.contains(text), "check --help should mention \(text)")
@@ -107,12 +94,12 @@ import GatehouseTestSupport
         for rule in PolicyLinter.rules { #expect(help.out.contains(rule.code)) }
     }
 
-    @Test func usageErrorsExit64() throws {
-        #expect(try Self.run(["check", "--format", "yaml"]).status == 64)
-        #expect(try Self.run(["decide"]).status == 64)
+    @Test func usageErrorsExit64() async throws {
+        #expect(try await Self.run(["check", "--format", "yaml"]).status == 64)
+        #expect(try await Self.run(["decide"]).status == 64)
     }
 
-    @Test func jsonlAnswersEveryLineInOrderAndSurvivesBadLines() throws {
+    @Test func jsonlAnswersEveryLineInOrderAndSurvivesBadLines() async throws {
         let input = """
             {"subject": {"id": "u1", "tier": "free"}, "action": "add_source", "resource": {"type": "app", "usage": {"sources": 50}}}
             not json
@@ -122,7 +109,7 @@ import GatehouseTestSupport
             {"action": "view", "resource": {"type": "project", "ownerId": "alice"}}
 
             """
-        let result = try Self.run(["decide", "--policies", "policies/research-crawler", "--jsonl"], input: input)
+        let result = try await Self.run(["decide", "--policies", "policies/research-crawler", "--jsonl"], input: input)
         #expect(result.status == 0)
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
@@ -137,15 +124,15 @@ import GatehouseTestSupport
 
 /// `policy decide` names a misspelt field and suggests the right one, as the server's problem does.
 @Suite struct DecideSuggestionTests {
-    @Test func aMisspeltFieldGetsADidYouMeanInBothModes() throws {
+    @Test func aMisspeltFieldGetsADidYouMeanInBothModes() async throws {
         let request = #"{"subject":{"id":"u1","teir":"free"},"action":"view","resource":{"type":"app"}}"#
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-teir-\(UUID().uuidString).json")
         try request.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let single = try CLITests.run(["decide", "--policies", "policies/research-crawler", "--request", file.path])
+        let single = try await CLITests.run(["decide", "--policies", "policies/research-crawler", "--request", file.path])
         #expect(single.status == 65)
         #expect(single.err.contains("subject.teir: unknown field; did you mean 'tier'?"))
-        let stream = try CLITests.run(["decide", "--policies", "policies/research-crawler", "--jsonl"], input: request + "\n")
+        let stream = try await CLITests.run(["decide", "--policies", "policies/research-crawler", "--jsonl"], input: request + "\n")
         #expect(stream.out.contains(#""field":"subject.teir","kind":"unknown_field","detail":"unknown field; did you mean 'tier'?""#))
     }
 }
@@ -154,8 +141,8 @@ import GatehouseTestSupport
 /// source's line ends, and every example command stays on one line so it pastes as one.
 @Suite struct HelpLayoutTests {
     @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version", "plan", "keygen", "bundle", "bundle build", "bundle verify", "bundle inspect"])
-    func helpWrapsCleanlyAndExamplesPasteAsOneLine(_ command: String) throws {
-        let help = try CLITests.run(command.split(separator: " ").map(String.init) + ["--help"])
+    func helpWrapsCleanlyAndExamplesPasteAsOneLine(_ command: String) async throws {
+        let help = try await CLITests.run(command.split(separator: " ").map(String.init) + ["--help"])
         #expect(help.status == 0)
         let lines = help.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let discussion = lines.prefix { !$0.hasPrefix("USAGE:") && !$0.hasPrefix("ARGUMENTS:") && !$0.hasPrefix("OPTIONS:") }
@@ -178,11 +165,11 @@ import GatehouseTestSupport
         ["--resource-id", "p1"], ["--owner", "self"], ["--member-role", "editor"], ["--usage", "sources=3"],
         ["--resource-attribute", "archived=true"],
     ])
-    func aFlagAboutOneResourceIsAUsageError(_ flag: [String]) throws {
+    func aFlagAboutOneResourceIsAUsageError(_ flag: [String]) async throws {
         let base = ["plan", "--policies", "policies/research-crawler", "--subject-id", "u1", "--action", "edit", "--resource-type", "project"]
-        let refused = try CLITests.run(base + flag)
+        let refused = try await CLITests.run(base + flag)
         #expect(refused.status == 64, "\(refused.err)")
         #expect(refused.err.contains("error: \(flag[0]): a plan covers every resource of the type"), "\(refused.err)")
-        #expect(try CLITests.run(base).status == 0)
+        #expect(try await CLITests.run(base).status == 0)
     }
 }

@@ -97,9 +97,9 @@ import Testing
     @Test func thereAreExamplesToRun() { #expect(Self.examples.count >= 6) }
 
     @Test(arguments: examples)
-    func theExamplePrintsWhatTheDocShows(_ example: Example) throws {
+    func theExamplePrintsWhatTheDocShows(_ example: Example) async throws {
         let folder = example.folder.map { CLITests.root.appendingPathComponent($0) } ?? CLITests.root
-        let result = try CLITests.run(example.arguments, in: folder)
+        let result = try await CLITests.run(example.arguments, in: folder)
         let printed = (result.out + result.err).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var next = 0
         for line in example.shown where !line.trimmingCharacters(in: .whitespaces).isEmpty {

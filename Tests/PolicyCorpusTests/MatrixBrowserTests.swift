@@ -7,8 +7,8 @@ import Testing
 /// test is reported as skipped, with the reason (in CI, `CI=true`, it fails instead).
 @Suite struct MatrixBrowserTests {
     @Test(.enabled(if: BrowserScript.shouldRun(root: CLITests.root), Comment(rawValue: BrowserScript.skipReason)))
-    func cellsFiltersAndPanelWorkInChromium() throws {
-        let page = try CLITests.run(["matrix", "policies/research-crawler", "--format", "html"])
+    func cellsFiltersAndPanelWorkInChromium() async throws {
+        let page = try await CLITests.run(["matrix", "policies/research-crawler", "--format", "html"])
         #expect(page.status == 0)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-matrix-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -18,7 +18,7 @@ import Testing
         // Kept after the run, for a person to look at.
         let screenshot = CLITests.root.appendingPathComponent(".build/matrix-browser.png")
 
-        let (status, text) = try BrowserScript.run("matrix_page.py", [html.path, screenshot.path], root: CLITests.root)
+        let (status, text) = try await BrowserScript.run("matrix_page.py", [html.path, screenshot.path], root: CLITests.root)
         #expect(status == 0, "\(text)")
         #expect(text.contains("ok: the subject filter leaves the team row"), "\(text)")
         #expect(FileManager.default.fileExists(atPath: screenshot.path))

@@ -5,9 +5,9 @@ import Testing
 /// gets the cell's decision.
 @Suite struct MatrixCLITests {
     @Test(arguments: ["research-crawler", "mimisupply", "contacasal"])
-    func everyCellReplaysThroughDecide(_ name: String) throws {
+    func everyCellReplaysThroughDecide(_ name: String) async throws {
         let set = "policies/\(name)"
-        let matrix = try CLITests.run(["matrix", set, "--format", "json"])
+        let matrix = try await CLITests.run(["matrix", set, "--format", "json"])
         #expect(matrix.status == 0, "\(matrix.err)")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(matrix.out.utf8)) as? [String: Any])
         let tables = try #require(document["tables"] as? [[String: Any]])
@@ -16,7 +16,7 @@ import Testing
         let requests = try cells.map { cell in
             String(decoding: try JSONSerialization.data(withJSONObject: try #require(cell["request"]), options: [.sortedKeys]), as: UTF8.self)
         }
-        let replay = try CLITests.run(["decide", "--policies", set, "--jsonl"], input: requests.joined(separator: "\n") + "\n")
+        let replay = try await CLITests.run(["decide", "--policies", set, "--jsonl"], input: requests.joined(separator: "\n") + "\n")
         #expect(replay.status == 0, "\(replay.err)")
         let decisions = replay.out.split(separator: "\n")
         #expect(decisions.count == cells.count)

@@ -1,47 +1,42 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// A pull request that adds a policy set: `policy diff --base` compares it with an empty set, and the shipped
 /// GitHub workflow's shell steps, run as written in a repository shaped like a checkout of that pull request, pass.
 @Suite struct NewSetCITests {
     /// A git repository whose `origin/main` holds `policies/research-crawler` and whose HEAD adds
     /// `policies/mimisupply`.
-    func pullRequestAddingASet() throws -> URL {
+    func pullRequestAddingASet() async throws -> URL {
         let repo = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-newset-\(UUID().uuidString)")
         let policies = repo.appendingPathComponent("policies")
         try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: CLITests.root.appendingPathComponent("policies/research-crawler"), to: policies.appendingPathComponent("research-crawler"))
-        try Self.git(["init", "-q"], in: repo)
-        try Self.git(["add", "."], in: repo)
-        try Self.git(["commit", "-qm", "base"], in: repo)
-        try Self.git(["update-ref", "refs/remotes/origin/main", "HEAD"], in: repo)
+        try await Self.git(["init", "-q"], in: repo)
+        try await Self.git(["add", "."], in: repo)
+        try await Self.git(["commit", "-qm", "base"], in: repo)
+        try await Self.git(["update-ref", "refs/remotes/origin/main", "HEAD"], in: repo)
         try FileManager.default.copyItem(
             at: CLITests.root.appendingPathComponent("policies/mimisupply"), to: policies.appendingPathComponent("mimisupply"))
-        try Self.git(["add", "."], in: repo)
-        try Self.git(["commit", "-qm", "add mimisupply"], in: repo)
+        try await Self.git(["add", "."], in: repo)
+        try await Self.git(["commit", "-qm", "add mimisupply"], in: repo)
         return repo
     }
 
     /// Runs git in `repo` with a throwaway identity, expecting success.
     @discardableResult
-    static func git(_ arguments: [String], in repo: URL) throws -> Int32 {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["git", "-C", repo.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + arguments
-        p.standardOutput = Pipe()
-        p.standardError = Pipe()
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0, "git \(arguments)")
-        return p.terminationStatus
+    static func git(_ arguments: [String], in repo: URL) async throws -> Int32 {
+        let run = try await Program(path: "/usr/bin/env", ["git", "-C", repo.path, "-c", "user.name=t", "-c", "user.email=t@example.com"] + arguments).run()
+        #expect(run.status == 0, "git \(arguments)")
+        return run.status
     }
 
-    @Test func aSetMissingAtTheBaseIsComparedWithAnEmptySet() throws {
-        let repo = try pullRequestAddingASet()
+    @Test func aSetMissingAtTheBaseIsComparedWithAnEmptySet() async throws {
+        let repo = try await pullRequestAddingASet()
         defer { try? FileManager.default.removeItem(at: repo) }
         let set = repo.appendingPathComponent("policies/mimisupply").path
-        let shown = try CLITests.run(["diff", "--base", "origin/main", set, "--format", "json"], in: repo)
+        let shown = try await CLITests.run(["diff", "--base", "origin/main", set, "--format", "json"], in: repo)
         #expect(shown.status == 0, "\(shown.err)")
         #expect(shown.err.contains("has no policy files at origin/main: compared against an empty set"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(shown.out.utf8)) as? [String: Any])
@@ -54,14 +49,14 @@ import Testing
             #expect(from == ["decision": "deny", "reason": "default_deny"], "\(change)")
         }
 
-        let gated = try CLITests.run(["diff", "--base", "origin/main", set, "--fail-on-widening"], in: repo)
+        let gated = try await CLITests.run(["diff", "--base", "origin/main", set, "--fail-on-widening"], in: repo)
         #expect(gated.status == 2, "a new set still widens: the gate fails when asked")
     }
 
     /// The `run:` steps of examples/ci/github-actions.yml, with the built tool at `.build/release/policy` as the
     /// build step leaves it; steps that use an action (checkout, upload, comment) are GitHub's, not ours.
-    @Test func theShippedWorkflowPassesOnAPullRequestThatAddsASet() throws {
-        let repo = try pullRequestAddingASet()
+    @Test func theShippedWorkflowPassesOnAPullRequestThatAddsASet() async throws {
+        let repo = try await pullRequestAddingASet()
         defer { try? FileManager.default.removeItem(at: repo) }
         let release = repo.appendingPathComponent(".build/release")
         try FileManager.default.createDirectory(at: release, withIntermediateDirectories: true)
@@ -73,21 +68,15 @@ import Testing
         let steps = Self.runSteps(workflow).filter { !$0.script.contains("swift build") }
         #expect(steps.map(\.name).contains("Decisions this change widens"))
         for step in steps {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/bash")
-            p.arguments = ["-e", "-c", step.script]
-            p.currentDirectoryURL = repo
-            p.environment = [
-                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path,
-                "GITHUB_WORKSPACE": repo.path, "GITHUB_STEP_SUMMARY": repo.appendingPathComponent("summary.md").path,
-            ]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "step '\(step.name)' failed: \(text.suffix(2000))")
+            let run = try await Program(
+                path: "/bin/bash", ["-e", "-c", step.script],
+                environment: .only([
+                    "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path,
+                    "GITHUB_WORKSPACE": repo.path, "GITHUB_STEP_SUMMARY": repo.appendingPathComponent("summary.md").path,
+                ]), in: repo
+            ).run(errors: .mergedIntoOutput)
+            let text = run.standardOutput
+            #expect(run.status == 0, "step '\(step.name)' failed: \(text.suffix(2000))")
             if step.name == "Decisions this change widens" { #expect(text.contains("policies/mimisupply is new in this pull request")) }
         }
     }

@@ -9,22 +9,22 @@ import Testing
 @Suite struct SchemaTests {
     static let schema = CLITests.root.appendingPathComponent("schemas/policy.schema.json")
 
-    @Test func theShippedSchemaIsWhatTheCompilerGenerates() throws {
+    @Test func theShippedSchemaIsWhatTheCompilerGenerates() async throws {
         let generated = PolicySchema.document()
         #expect(generated == (try Golden.expected(for: generated, at: Self.schema)), "run POLICY_UPDATE_GOLDEN=1 swift test --filter SchemaTests")
-        let printed = try CLITests.run(["schema"])
+        let printed = try await CLITests.run(["schema"])
         #expect(printed.status == 0)
         #expect(printed.out == generated)
     }
 
     static let modules = ["jsonschema", "yaml"]
-    static let python = ExternalTool.interpreter(root: CLITests.root, importing: modules)
-    static var shouldRun: Bool { ExternalTool.shouldRun(root: CLITests.root, importing: modules) }
+    static func python() async -> String? { await ExternalTool.interpreter(root: CLITests.root, importing: modules) }
+    static func shouldRun() async -> Bool { await ExternalTool.shouldRun(root: CLITests.root, importing: modules) }
 
     /// Each file's verdict: "ok", "refused" or "unreadable" (YAML that PyYAML itself refuses).
-    func verdicts(_ files: [URL]) throws -> [String: String] {
-        let python = try #require(Self.python, "needs python with jsonschema and PyYAML (.ci/run installs them in .venv)")
-        let (status, text) = try ExternalTool.run(
+    func verdicts(_ files: [URL]) async throws -> [String: String] {
+        let python = try #require(await Self.python(), "needs python with jsonschema and PyYAML (.ci/run installs them in .venv)")
+        let (status, text) = try await ExternalTool.run(
             python, [CLITests.root.appendingPathComponent("Tests/Schemas/validate.py").path, Self.schema.path] + files.map(\.path))
         #expect(status == 0, "\(text)")
         var result: [String: String] = [:]
@@ -42,18 +42,18 @@ import Testing
         return (walker?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "yaml" }.sorted { $0.path < $1.path }
     }
 
-    @Test(.enabled(if: SchemaTests.shouldRun, "needs python with jsonschema and PyYAML: run .ci/run"))
-    func everyShippedPolicyFileValidates() throws {
+    @Test(.enabled("needs python with jsonschema and PyYAML: run .ci/run") { await SchemaTests.shouldRun() })
+    func everyShippedPolicyFileValidates() async throws {
         let files = yamlFiles(under: CLITests.root.appendingPathComponent("policies"))
         #expect(files.count >= 10)
-        let verdicts = try verdicts(files)
+        let verdicts = try await verdicts(files)
         for file in files { #expect(verdicts[file.path] == "ok", "\(file.path): \(verdicts[file.path] ?? "no verdict")") }
     }
 
     /// The corpus cases whose expected diagnostics say the file's shape is wrong are refused by the schema; those
     /// whose errors only the compiler can find (unknown references, lints, cycles) validate.
-    @Test(.enabled(if: SchemaTests.shouldRun, "needs python with jsonschema and PyYAML: run .ci/run"))
-    func corpusCasesAreJudgedAsTheCompilerJudgesTheirShape() throws {
+    @Test(.enabled("needs python with jsonschema and PyYAML: run .ci/run") { await SchemaTests.shouldRun() })
+    func corpusCasesAreJudgedAsTheCompilerJudgesTheirShape() async throws {
         let corpus = CLITests.root.appendingPathComponent("Tests/PolicyCorpusTests/Corpus")
         let shapeCodes = ["[unknown-key]", "[wrong-type]", "[invalid-effect]", "[invalid-expect]", "[missing-key]", "[unknown-type]"]
         var refusedUnknownKey = 0
@@ -62,7 +62,7 @@ import Testing
             guard let expected = try? String(contentsOf: folder.appendingPathComponent("expected.txt"), encoding: .utf8) else { continue }
             let files = yamlFiles(under: folder.appendingPathComponent("policy"))
             guard !files.isEmpty else { continue }
-            let verdicts = try verdicts(files).values
+            let verdicts = try await verdicts(files).values
             if verdicts.contains("unreadable") { continue }  // bad YAML: the YAML layer's to report, not the schema's
             // A duration is refused by the schema when it is not one ('5 minutes') but not when it is out of range
             // (negative, over a century): only the compiler judges the second, so such cases are not the schema's.

@@ -4,14 +4,14 @@ import Testing
 
 /// The version is written once (`GatehouseVersion`); the CLI, the JSON form and CHANGELOG.md agree with it.
 @Suite struct VersionTests {
-    @Test func versionFlagPrintsTheVersion() throws {
-        let result = try CLITests.run(["--version"])
+    @Test func versionFlagPrintsTheVersion() async throws {
+        let result = try await CLITests.run(["--version"])
         #expect(result.status == 0)
         #expect(result.out.trimmingCharacters(in: .whitespacesAndNewlines) == GatehouseVersion.current)
     }
 
-    @Test func versionJSONNamesTheCommitAndBuildDate() throws {
-        let result = try CLITests.run(["version", "--format", "json"])
+    @Test func versionJSONNamesTheCommitAndBuildDate() async throws {
+        let result = try await CLITests.run(["version", "--format", "json"])
         #expect(result.status == 0, "\(result.err)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: String])
         #expect(object["version"] == GatehouseVersion.current)
@@ -19,7 +19,7 @@ import Testing
         // A clone builds with its commit; an export without .git says so rather than inventing one.
         #expect(commit == "unknown" || (commit.count == 40 && commit.allSatisfy(\.isHexDigit)), "\(commit)")
         #expect(ISO8601DateFormatter().date(from: object["buildDate"] ?? "") != nil)
-        let text = try CLITests.run(["version"])
+        let text = try await CLITests.run(["version"])
         #expect(text.out.hasPrefix("policy \(GatehouseVersion.current) (commit \(commit), built "))
     }
 

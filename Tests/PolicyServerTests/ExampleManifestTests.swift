@@ -1,30 +1,14 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// Every example package resolves from a copy of the repository in a folder not named like the checkout
 /// (the root package is named `Gatehouse` in each manifest, not by its folder).
 @Suite struct ExampleManifestTests {
     static func run(_ executable: String, _ arguments: [String], in directory: URL, seconds: Int) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        // Drained on a thread of its own so a full pipe cannot stall the child.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let box = Box()
-        let reader = Thread { box.data = out.fileHandleForReading.readDataToEndOfFile() }
-        reader.start()
-        for _ in 0..<(seconds * 10) where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        if process.isRunning {
-            process.terminate()
-            return (-1, "timed out after \(seconds) s")
-        }
-        for _ in 0..<50 where !reader.isFinished { try await Task.sleep(for: .milliseconds(100)) }
-        return (process.terminationStatus, String(decoding: box.data, as: UTF8.self))
+        let run = try await Program(path: executable, arguments, in: directory).run(errors: .mergedIntoOutput, timeLimit: .seconds(seconds))
+        if run.timedOut { return (-1, "timed out after \(seconds) s") }
+        return (run.status, run.standardOutput)
     }
 
     @Test func examplesResolveFromAFolderOfAnotherName() async throws {

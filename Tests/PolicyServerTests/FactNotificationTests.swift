@@ -44,8 +44,20 @@ import Testing
         clock: RaceClock?, configure: (inout IdentityConfiguration) -> Void, _ body: @Sendable ([Replica], SharedDatabase) async throws -> Void
     ) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("facts-\(UUID().uuidString)")
-        let database = try SharedDatabase.make(.postgres, in: dir)
-        defer { database.drop() }
+        let database = try await SharedDatabase.make(.postgres, in: dir)
+        do {
+            try await withReplicas(on: database, clock: clock, configure: configure, body)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    private static func withReplicas(
+        on database: SharedDatabase, clock: RaceClock?, configure: (inout IdentityConfiguration) -> Void,
+        _ body: @Sendable ([Replica], SharedDatabase) async throws -> Void
+    ) async throws {
         // A pool and a wait for it that a whole test run's load does not exhaust (the assertions are about facts, not speed).
         guard case .postgres(let location) = try IdentityStoreLocation.parse(database.location + "?max_connections=8&pool_timeout=30000") else {
             throw HarnessError("not a postgres URL")
@@ -84,7 +96,7 @@ import Testing
 
     /// Sign-out on replica A, 100 times: replica B, which had the session cached, refuses the token; the delay from
     /// A's acknowledgement to B's refusal is printed for the note (never asserted).
-    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable })
     func aSignOutOnOneReplicaIsRefusedOnTheOther() async throws {
         try await Self.withReplicas { replicas, _ in
             let (a, b) = (replicas[0], replicas[1])
@@ -111,7 +123,7 @@ import Testing
     /// The listener's connection cut: B says it does not hear A (what /readyz and /metrics show), a write on A made
     /// while it is down is refused on B once the staleness bound has passed, and the listener comes back by itself
     /// (then a write is heard again).
-    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable })
     func aCutListenerBoundsStalenessAndRecovers() async throws {
         try await Self.withReplicas { replicas, database in
             let (a, b) = (replicas[0], replicas[1])
@@ -119,7 +131,7 @@ import Testing
             #expect(try await !b.gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
             // Cut every listener's connection from the database's side, and keep cutting until B notices.
             try await Self.waitUntil("replica B notices its listener is gone") {
-                try TestPostgres.execute(
+                try await TestPostgres.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
                     on: database.location)
                 return !b.identity.factChanges.heardFromOthers
@@ -150,7 +162,7 @@ import Testing
     /// replica A (the writer) that starts after the write is acknowledged never sees the old fact, and replica B, which
     /// had the old fact cached, shows the new one once A's notification arrives (polled in a bounded loop; the delays
     /// are printed for the note, never asserted). Decisions for the same token race the write on both replicas.
-    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)), arguments: InvalidatingWrite.all)
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable }, arguments: InvalidatingWrite.all)
     func aWriteIsSeenAtOnceOnItsReplicaAndSoonOnTheOther(_ write: InvalidatingWrite) async throws {
         let clock = RaceClock(Date())
         let ca = try AppStoreTestCA(now: clock.now)

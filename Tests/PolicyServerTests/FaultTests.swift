@@ -154,7 +154,7 @@ import Glibc
         let arguments = ["--policies", t.policies.path, "--database", database]
         let environment = ["GATEHOUSE_OPERATOR_TOKEN": operatorToken]
         let (first, url) = try await ServedProcess.start(arguments, environment: environment)
-        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        defer { first.kill() }
         let port = try #require(url.port)
         let signIn = try #require(try await onThread { try RawConnection.exchange(port: port, "POST", "/v1/auth/anonymous") })
         let token = try #require(signIn.object["accessToken"] as? String)
@@ -194,16 +194,15 @@ import Glibc
         for _ in 0..<600 where acked.lock.withLock({ acked.spaces.count < 60 || acked.highestCount < 20 }) {
             try await Task.sleep(for: .milliseconds(50))
         }
-        kill(first.processIdentifier, SIGKILL)
+        first.kill()
         acked.lock.withLock { acked.stop = true }
         for worker in workers { try await worker.value }
-        first.waitUntilExit()
-        #expect(first.terminationReason == .uncaughtSignal)
+        #expect(await first.wait(within: .seconds(60)) == .signaled(SIGKILL))
         let (spaces, highest) = acked.lock.withLock { (acked.spaces, acked.highestCount) }
         #expect(spaces.count >= 60 && highest >= 20, "only \(spaces.count) spaces and \(highest) counts were answered before the kill")
 
         let (second, url2) = try await ServedProcess.start(arguments, environment: environment)
-        defer { if second.isRunning { kill(second.processIdentifier, SIGKILL) } }
+        defer { second.kill() }
         let port2 = try #require(url2.port)
         let export = try #require(
             try await onThread { try RawConnection.exchange(port: port2, "GET", "/v1/me/export", headers: ["Authorization": "Bearer \(token)"]) })
@@ -229,7 +228,7 @@ import Glibc
         let t = try TestServer(policySet: "contacasal")
         let arguments = ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("term.sqlite").path]
         let (process, url) = try await ServedProcess.start(arguments)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        defer { process.kill() }
         let port = try #require(url.port)
         // Four users (parallel sign-ins of one user count as pending guesses and are throttled, by design).
         let users = (0..<4).map { #"{"username": "user\#($0)", "pin": "4172"}"# }
@@ -245,7 +244,7 @@ import Glibc
         }
         try await Task.sleep(for: .milliseconds(100))
         let signalled = Date()
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
 
         // A new connection is refused once the listener has closed (bounded wait: 60 s). The KDFs hold the
         // cooperative threads, so the shutdown itself may start only when one of them is done.
@@ -275,11 +274,8 @@ import Glibc
         }
         let refused = try #require(refusedAt, "new connections were still accepted")
         #expect(answers.contains { $0.1 > refused }, "no sign-in was still in flight when the new connection was refused")
-        for _ in 0..<400 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning)
-        if !process.isRunning {
-            #expect(process.terminationReason == .exit)
-            #expect(process.terminationStatus == 0)
-        }
+        let ended = await process.wait(within: .seconds(20))
+        #expect(ended != nil)
+        if let ended { #expect(ended == .exited(0)) }
     }
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -213,11 +214,11 @@ import Glibc
             let nginx = try await Nginx.start(in: r.dir, upstreams: r.bases)
             do {
                 for path in ["/metrics", "/metrics/", "/metrics//", "//metrics", "/metrics/x"] {
-                    let status = try nginx.curl("GET", path, from: "127.0.0.2")
+                    let status = try await nginx.curl("GET", path, from: "127.0.0.2")
                     #expect(status == 403 || status == 404, "\(path): \(status)")
                 }
-                #expect(try nginx.curl("GET", "/metrics", from: "127.0.0.1") == 200)
-                #expect(try nginx.curl("GET", "/healthz", from: "127.0.0.2") == 200)
+                #expect(try await nginx.curl("GET", "/metrics", from: "127.0.0.1") == 200)
+                #expect(try await nginx.curl("GET", "/healthz", from: "127.0.0.2") == 200)
             } catch {
                 await nginx.stop()
                 throw error
@@ -270,16 +271,11 @@ import Glibc
         for path in [dir.path, policies.path] { chmod(path, 0o755) }
         for file in try FileManager.default.contentsOfDirectory(atPath: policies.path) { chmod(policies.appendingPathComponent(file).path, 0o644) }
         chmod(hidden.path, 0o000)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", ServedProcess.binary.path, "check", policies.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(text)")
+        let run = try await Program(
+            path: "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ServedProcess.binary.path, "check", policies.path]
+        ).run(errors: .mergedIntoOutput)
+        let text = run.standardOutput
+        #expect(run.status == 1, "\(text)")
         #expect(text.contains("more"), "\(text)")
     }
 

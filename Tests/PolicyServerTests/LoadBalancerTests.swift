@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// nginx, in front of two replicas, from the template in `examples/deploy/nginx.conf`
 /// (`docs/deploy.md`), started as a child on a free loopback port with its pid, logs and temporary
@@ -17,7 +18,7 @@ struct Nginx {
     static let template = TestServer.root.appendingPathComponent("examples/deploy/nginx.conf")
 
     let prefix: URL
-    let process: Process
+    let process: RunningProgram
     let base: URL
 
     /// The template with its placeholders filled.
@@ -43,12 +44,8 @@ struct Nginx {
             let port = try freeLoopbackPort()
             let conf = prefix.appendingPathComponent("nginx.conf")
             try render(prefix: prefix, listen: "127.0.0.1:\(port)", upstreams: upstreams).write(to: conf, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = ["-c", conf.path, "-p", prefix.path, "-e", prefix.appendingPathComponent("error.log").path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try await Program(path: path, ["-c", conf.path, "-p", prefix.path, "-e", prefix.appendingPathComponent("error.log").path])
+                .start()
             let base = URL(string: "http://127.0.0.1:\(port)")!
             for _ in 0..<100 where process.isRunning {
                 if let answer = try? await Client.call("GET", base, "/healthz"), answer.status == 200 {
@@ -57,21 +54,15 @@ struct Nginx {
                 try await Task.sleep(for: .milliseconds(100))
             }
             lastError = (try? String(contentsOf: prefix.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-            process.waitUntilExit()
+            process.signal(SIGTERM)
+            await process.wait(within: .seconds(60))
         }
         throw HarnessError("nginx did not start: \(lastError.suffix(1500))")
     }
 
     /// SIGQUIT (graceful), then SIGKILL after a bounded wait.
     func stop() async {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGQUIT)
-        for _ in 0..<100 where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        await process.stop(SIGQUIT, grace: .seconds(5))
     }
 
     /// The `upstream=` of every access-log line for `path`, in order.
@@ -84,17 +75,12 @@ struct Nginx {
 
     /// One request through nginx by curl from a chosen loopback source address (URLSession cannot
     /// choose one), so the replicas see distinct clients in X-Forwarded-For.
-    func curl(_ method: String, _ path: String, from source: String, forwardedFor: String? = nil) throws -> Int {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Nginx.curlPath!)
-        process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "--interface", source, "-X", method, base.absoluteString + path]
-            + (forwardedFor.map { ["-H", "X-Forwarded-For: \($0)"] } ?? [])
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+    func curl(_ method: String, _ path: String, from source: String, forwardedFor: String? = nil) async throws -> Int {
+        let text = try await Program(
+            path: Nginx.curlPath!,
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "--interface", source, "-X", method, base.absoluteString + path]
+                + (forwardedFor.map { ["-H", "X-Forwarded-For: \($0)"] } ?? [])
+        ).run().standardOutput
         return Int(text) ?? 0
     }
 }
@@ -123,7 +109,7 @@ func freeLoopbackPort() throws -> Int {
 @Suite(.serialized) struct LoadBalancerTests {
     /// Requests through nginx reach both replicas; a session made through nginx works through nginx
     /// whichever replica answers, and on each replica directly; sign-out through nginx ends it.
-    @Test(.enabled(if: Nginx.shouldRun, Comment(rawValue: Nginx.skipReason)), arguments: SharedStore.runnable)
+    @Test(.enabled(if: Nginx.shouldRun, Comment(rawValue: Nginx.skipReason)), arguments: await SharedStore.runnable)
     func nginxSpreadsRequestsOverBothReplicasAndSessionsWorkThroughIt(store: SharedStore) async throws {
         try await Replicas.with(store: store, arguments: ["--trusted-proxy", "127.0.0.1"]) { r in
             let nginx = try await Nginx.start(in: r.dir, upstreams: r.bases)
@@ -173,12 +159,12 @@ func freeLoopbackPort() throws -> Int {
             let nginx = try await Nginx.start(in: r.dir, upstreams: r.bases)
             do {
                 var first: [Int] = []
-                for _ in 0..<6 { first.append(try nginx.curl("POST", "/v1/auth/anonymous", from: "127.0.0.2")) }
+                for _ in 0..<6 { first.append(try await nginx.curl("POST", "/v1/auth/anonymous", from: "127.0.0.2")) }
                 #expect(first.filter { $0 == 201 }.count == 2, "\(first)")
                 #expect(first.filter { $0 == 429 }.count == 4, "\(first)")
-                #expect(try nginx.curl("POST", "/v1/auth/anonymous", from: "127.0.0.3") == 201)
+                #expect(try await nginx.curl("POST", "/v1/auth/anonymous", from: "127.0.0.3") == 201)
                 // A client naming another address itself gains nothing: nginx appends the one it saw.
-                #expect(try nginx.curl("POST", "/v1/auth/anonymous", from: "127.0.0.2", forwardedFor: "127.0.0.9") == 429)
+                #expect(try await nginx.curl("POST", "/v1/auth/anonymous", from: "127.0.0.2", forwardedFor: "127.0.0.9") == 429)
             } catch {
                 await nginx.stop()
                 throw error

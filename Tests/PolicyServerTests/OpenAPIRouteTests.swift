@@ -110,13 +110,14 @@ import Yams
         for code in ProblemCode.allCases { #expect(ProblemCode(rawValue: code.rawValue) == code) }
     }
 
-    static let python = ExternalTool.interpreter(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"])
+    static func python() async -> String? { await ExternalTool.interpreter(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"]) }
 
-    @Test(.enabled(if: ExternalTool.shouldRun(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"]),
-                   "needs python with openapi-spec-validator: run .ci/run"))
-    func theSpecIsValidOpenAPI() throws {
-        let python = try #require(Self.python, "needs python with openapi-spec-validator and PyYAML (.ci/run installs them in .venv)")
-        let (status, text) = try ExternalTool.run(python, [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path])
+    @Test(.enabled("needs python with openapi-spec-validator: run .ci/run") {
+        await ExternalTool.shouldRun(root: TestServer.root, importing: ["openapi_spec_validator", "yaml"])
+    })
+    func theSpecIsValidOpenAPI() async throws {
+        let python = try #require(await Self.python(), "needs python with openapi-spec-validator and PyYAML (.ci/run installs them in .venv)")
+        let (status, text) = try await ExternalTool.run(python, [TestServer.root.appendingPathComponent("Tests/Schemas/validate_openapi.py").path, Self.path.path])
         #expect(status == 0 && text.hasPrefix("ok"), "\(text)")
     }
 }

@@ -40,9 +40,9 @@ import Testing
         let (server, url) = try await ServedProcess.start([
             "--policies", t.policies.path, "--database", t.dir.appendingPathComponent("served.sqlite").path,
         ])
-        defer { server.terminate() }
+        defer { server.kill() }
         let screenshot = TestServer.root.appendingPathComponent(".build/playground-browser.png")
-        let (status, text) = try BrowserScript.run("playground_page.py", [url.absoluteString, screenshot.path], root: TestServer.root)
+        let (status, text) = try await BrowserScript.run("playground_page.py", [url.absoluteString, screenshot.path], root: TestServer.root)
         try await ServedProcess.stop(server)
         #expect(status == 0, "\(text)")
         #expect(text.contains("ok: editing the tier to team turns the decision to allow"), "\(text)")

@@ -13,7 +13,7 @@ import FoundationNetworking
     static let postgresOnly = Comment(rawValue: TestPostgres.skipReason)
 
     /// A table the decisions read is gone (renamed): `/readyz` answers 503 `not_ready`, and 200 once it is back.
-    @Test(.enabled(if: TestPostgres.isRunnable, postgresOnly))
+    @Test(.enabled(postgresOnly) { await TestPostgres.isRunnable })
     func readyzFailsWhenATableRequestsReadIsGone() async throws {
         try await Replicas.with(1, store: .postgres) { r in
             let base = r.bases[0]
@@ -29,7 +29,7 @@ import FoundationNetworking
     /// PostgreSQL stopped under two replicas: `/readyz` answers 503 `not_ready` and a request 503
     /// `storage_unavailable` with `Retry-After` (each bounded by the client's own timeout, never a hang to
     /// the database's return); when it is back both serve again, without a restart.
-    @Test(.enabled(if: TestPostgres.isRunnable, postgresOnly))
+    @Test(.enabled(postgresOnly) { await TestPostgres.isRunnable })
     func aDatabaseOutageIsReportedAndBothReplicasRecoverWithoutARestart() async throws {
         let cluster = try await OwnCluster.start()
         do {
@@ -67,9 +67,9 @@ import FoundationNetworking
 
     /// A request that waits on a held lock past the server's request deadline gets 503
     /// `storage_unavailable` with `Retry-After`, not an answer once the lock goes.
-    @Test(.enabled(if: TestPostgres.isRunnable, postgresOnly))
+    @Test(.enabled(postgresOnly) { await TestPostgres.isRunnable })
     func aRequestPastItsDeadlineIsA503() async throws {
-        let server = try TestPostgres.required()
+        let server = try await TestPostgres.required()
         // The store's own deadlines are set long here, so the server's request deadline is the one that ends the wait.
         try await Replicas.with(
             1, store: .postgres, arguments: ["--request-timeout", "1"], server: server,
@@ -77,8 +77,12 @@ import FoundationNetworking
         ) { r in
             let session = try await r.anonymous(on: 0)
             let holder = try await LockHolder.take(url: r.database.location, table: "session")
-            defer { holder.stop() }
-            let me = try await Client.call("GET", r.bases[0], "/v1/me", bearer: session.access, timeout: 30)
+            let me: Answer
+            do { me = try await Client.call("GET", r.bases[0], "/v1/me", bearer: session.access, timeout: 30) } catch {
+                await holder.stop()
+                throw error
+            }
+            await holder.stop()
             #expect(me.status == 503 && me.code == "storage_unavailable", "\(me.status) \(me.text)")
             #expect(me.header("Retry-After") != nil)
         }
@@ -86,7 +90,7 @@ import FoundationNetworking
 
     /// The sign-in limit (`--sign-in-limit 4/60`) holds for the client across both replicas: 4 sign-ins in
     /// the window in all, not 4 per replica.
-    @Test(arguments: SharedStore.runnable)
+    @Test(arguments: await SharedStore.runnable)
     func theSignInLimitIsSharedByTheReplicas(store: SharedStore) async throws {
         try await Replicas.with(2, store: store, arguments: ["--sign-in-limit", "4/60"]) { r in
             var statuses: [Int] = []
@@ -126,22 +130,22 @@ final class OwnCluster: Sendable {
     }
 }
 
-/// `ProcessOutput.run` (GatehouseTestSupport).
+/// `program`'s standard output (`Program.output`, GatehouseTestSupport).
 func offThePool(_ program: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> String {
-    try await ProcessOutput.run(program, arguments, environment: environment)
+    try await Program(program, arguments, environment: .inherited(adding: environment)).output()
 }
 
 /// A psql session holding an ACCESS EXCLUSIVE lock on a table until `stop()` (or 60 s at most).
 final class LockHolder {
-    let process = Process()
+    let process: RunningProgram
+
+    init(process: RunningProgram) { self.process = process }
 
     static func take(url: String, table: String) async throws -> LockHolder {
-        let holder = LockHolder()
-        holder.process.executableURL = URL(fileURLWithPath: TestPostgres.psql)
-        holder.process.arguments = [url, "-q", "-c", "BEGIN; LOCK TABLE \"\(table)\" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;"]
-        holder.process.standardOutput = FileHandle.nullDevice
-        holder.process.standardError = FileHandle.nullDevice
-        try holder.process.run()
+        let holder = LockHolder(
+            process: try await Program(
+                path: TestPostgres.psql, [url, "-q", "-c", "BEGIN; LOCK TABLE \"\(table)\" IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60); COMMIT;"]
+            ).start())
         // Bounded: the lock is seen in pg_locks, or the holder is given up.
         for _ in 0..<100 {
             let held = try await offThePool(
@@ -150,13 +154,12 @@ final class LockHolder {
             if held.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return holder }
             try await Task.sleep(for: .milliseconds(100))
         }
-        holder.stop()
+        await holder.stop()
         throw HarnessError("the lock on \(table) was not taken")
     }
 
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+    /// SIGTERM, and a bounded wait for psql to end (SIGKILL after it).
+    func stop() async {
+        await process.stop()
     }
 }

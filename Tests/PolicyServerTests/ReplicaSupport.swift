@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -15,7 +16,7 @@ enum SharedStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// The stores the tests run on here: SQLite always, PostgreSQL when `TestPostgres.isRunnable`.
-    static var runnable: [SharedStore] { TestPostgres.isRunnable ? [.sqlite, .postgres] : [.sqlite] }
+    static var runnable: [SharedStore] { get async { (await TestPostgres.isRunnable) ? [.sqlite, .postgres] : [.sqlite] } }
 }
 
 /// A failure of the harness itself (a server that did not start, a database that could not be made),
@@ -38,21 +39,20 @@ enum TestPostgres {
 
     /// Whether this build's `policy serve` takes a `postgres://` database: its help says so once the
     /// PostgreSQL store is in (until then a postgres URL would be taken for a SQLite file name).
-    static let serverAcceptsURL: Bool = {
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = ["serve", "--help"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return text.lowercased().contains("postgres")
-    }()
+    /// Asked once, by the first test that needs it.
+    static var serverAcceptsURL: Bool { get async { await helpMentionsPostgres.value } }
+    private static let helpMentionsPostgres = Task {
+        guard let help = try? await Program(ServedProcess.binary, ["serve", "--help"]).run() else { return false }
+        return help.standardOutput.lowercased().contains("postgres")
+    }
 
     /// The PostgreSQL variants run.
-    static var isRunnable: Bool { url != nil && serverAcceptsURL }
+    static var isRunnable: Bool {
+        get async {
+            guard url != nil else { return false }
+            return await serverAcceptsURL
+        }
+    }
     /// They must run and cannot: CI without the URL.
     static var isMissingInCI: Bool { isCI && url == nil }
 
@@ -66,8 +66,8 @@ enum TestPostgres {
     }
 
     /// The server URL to make test databases in.
-    static func required() throws -> String {
-        guard let url, serverAcceptsURL else { throw HarnessError(skipReason) }
+    static func required() async throws -> String {
+        guard let url, await serverAcceptsURL else { throw HarnessError(skipReason) }
         return url
     }
 
@@ -81,17 +81,12 @@ enum TestPostgres {
     }
 
     /// Runs one SQL statement through psql against `url`; throws with psql's message if it fails.
-    static func execute(_ sql: String, on url: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: psql)
-        process.arguments = [url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]
-        let err = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = err
-        do { try process.run() } catch { throw HarnessError("cannot run psql at \(psql): \(error)") }
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw HarnessError("psql '\(sql)' failed: \(message)") }
+    static func execute(_ sql: String, on url: String) async throws {
+        let run: Finished
+        do { run = try await Program(path: psql, [url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]).run() } catch {
+            throw HarnessError("cannot run psql at \(psql): \(error)")
+        }
+        guard run.status == 0 else { throw HarnessError("psql '\(sql)' failed: \(run.standardError)") }
     }
 
     /// `url` with its database (the path) replaced by `name`.
@@ -116,22 +111,22 @@ struct SharedDatabase: Sendable {
     private let name: String?
 
     /// A fresh database; on PostgreSQL in the server `server` names (default: `GATEHOUSE_TEST_POSTGRES_URL`).
-    static func make(_ store: SharedStore, in dir: URL, server: String? = nil) throws -> SharedDatabase {
+    static func make(_ store: SharedStore, in dir: URL, server: String? = nil) async throws -> SharedDatabase {
         switch store {
         case .sqlite:
             return SharedDatabase(store: store, location: dir.appendingPathComponent("shared.sqlite").path, server: nil, name: nil)
         case .postgres:
-            let server = try server ?? TestPostgres.required()
+            let server = if let server { server } else { try await TestPostgres.required() }
             let name = "gatehouse_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
-            try TestPostgres.execute("CREATE DATABASE \(name)", on: server)
+            try await TestPostgres.execute("CREATE DATABASE \(name)", on: server)
             return SharedDatabase(store: store, location: try TestPostgres.databaseURL(server, named: name), server: server, name: name)
         }
     }
 
     /// Drops a PostgreSQL database (closing what is still connected); a SQLite file goes with its folder.
-    func drop() {
+    func drop() async {
         guard let server, let name else { return }
-        try? TestPostgres.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", on: server)
+        try? await TestPostgres.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", on: server)
     }
 }
 
@@ -192,7 +187,7 @@ final class Replicas {
     let arguments: [String]
     /// A control for the tests: each replica gets a SQLite file of its own (nothing shared).
     let databasePerReplica: Bool
-    private(set) var processes: [Process] = []
+    private(set) var processes: [RunningProgram] = []
     private(set) var bases: [URL] = []
 
     /// The environment every replica gets: the sign-in limit raised so the tests reach the identity
@@ -218,7 +213,7 @@ final class Replicas {
         try FileManager.default.copyItem(at: TestServer.root.appendingPathComponent("policies/\(policySet)"), to: policies)
         var database: SharedDatabase
         do {
-            database = try SharedDatabase.make(store, in: dir, server: server)
+            database = try await SharedDatabase.make(store, in: dir, server: server)
             database.options = databaseOptions
         } catch {
             try? FileManager.default.removeItem(at: dir)
@@ -247,20 +242,17 @@ final class Replicas {
         let index = processes.count
         let log = dir.appendingPathComponent("replica-\(index).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = [
-            "serve", "--host", "127.0.0.1", "--port", "0", "--policies", policies.path,
-            "--database", databasePerReplica ? database.location + "-\(index)" : database.served,
-            "--operator-token-file", operatorTokenFile.path,
-        ] + arguments
-        process.environment = Self.environment
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: log)
-        try process.run()
+        let process = try await Program(
+            ServedProcess.binary,
+            [
+                "serve", "--host", "127.0.0.1", "--port", "0", "--policies", policies.path,
+                "--database", databasePerReplica ? database.location + "-\(index)" : database.served,
+                "--operator-token-file", operatorTokenFile.path,
+            ] + arguments,
+            environment: .only(Self.environment)
+        ).start(errorLog: log)
         processes.append(process)
-        let line = try? await ServedProcess.firstLine(stdout.fileHandleForReading, seconds: 60)
+        let line = try? await process.nextLine(within: .seconds(60))
         guard let line, line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
             let logText = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             throw HarnessError("replica \(index) did not start on \(database.store) (first line: \(line ?? "none")); its log: \(logText.suffix(2000))")
@@ -269,24 +261,18 @@ final class Replicas {
     }
 
     /// SIGKILL, as a crash or an OOM kill would: no shutdown, no flush.
-    func crash(_ index: Int) {
+    func crash(_ index: Int) async {
         let process = processes[index]
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.kill()
+        await process.wait(within: .seconds(60))
     }
 
     /// SIGTERM to every replica still running (bounded wait, then SIGKILL), the database dropped, the folder removed.
     func stop() async {
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGTERM) }
-        for process in processes {
-            for _ in 0..<200 where process.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-        database.drop()
+        for process in processes { process.signal(SIGTERM) }
+        for process in processes { await process.stop(grace: .seconds(5)) }
+        await database.drop()
         try? FileManager.default.removeItem(at: dir)
     }
 

@@ -12,18 +12,18 @@ import Testing
     /// Where the PostgreSQL variants stand: skipped with the reason when they cannot run (no URL, or a
     /// server without the PostgreSQL store), failed under `CI=true` without the URL, and when they run, a
     /// check that test databases can be made and dropped.
-    @Test(.enabled(if: TestPostgres.isRunnable || TestPostgres.isMissingInCI, Comment(rawValue: TestPostgres.skipReason)))
-    func thePostgreSQLVariantsRan() throws {
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable || TestPostgres.isMissingInCI })
+    func thePostgreSQLVariantsRan() async throws {
         if TestPostgres.isMissingInCI { throw HarnessError("CI=true but \(TestPostgres.variable) is not set: .ci/run starts the cluster") }
         let dir = FileManager.default.temporaryDirectory
-        let database = try SharedDatabase.make(.postgres, in: dir)
-        database.drop()
-        #expect(SharedStore.runnable.contains(.postgres))
+        let database = try await SharedDatabase.make(.postgres, in: dir)
+        await database.drop()
+        #expect(await SharedStore.runnable.contains(.postgres))
     }
 
     static func username() -> String { "r" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased() }
 
-    @Test(arguments: SharedStore.runnable)
+    @Test(arguments: await SharedStore.runnable)
     func aSessionFromOneReplicaIsValidOnTheOtherAndSignOutEndsItOnBoth(store: SharedStore) async throws {
         try await Replicas.with(store: store) { r in
             let (a, b) = (r.bases[0], r.bases[1])
@@ -64,7 +64,7 @@ import Testing
     /// `GATEHOUSE_RACE_RUNS` repeats it (default 3); a pair of replicas serves up to 9 runs (fresh
     /// usernames), then a fresh database and pair, so the per-client failure window (30 per 15 min)
     /// never answers first.
-    @Test(arguments: SharedStore.runnable)
+    @Test(arguments: await SharedStore.runnable)
     func concurrentWrongPINsAcrossReplicasAreCountedExactly(store: SharedStore) async throws {
         let runs = runsFromEnvironment("GATEHOUSE_RACE_RUNS", default: 3)
         let evaluatedBeforeDelay = 3
@@ -146,7 +146,7 @@ import Testing
     /// Within the 10 s grace window a refresh token presented again (a retry) gets the very same pair, on
     /// either replica; once its successor was used, presenting it again on the other replica revokes the
     /// whole family there and here.
-    @Test(arguments: SharedStore.runnable)
+    @Test(arguments: await SharedStore.runnable)
     func aRefreshTokenReusedOnTheOtherReplicaRevokesTheWholeFamily(store: SharedStore) async throws {
         try await Replicas.with(store: store) { r in
             let (a, b) = (r.bases[0], r.bases[1])
@@ -191,7 +191,7 @@ import Testing
 
     /// A device-key challenge is single-use across replicas: the same signed challenge sent to both at
     /// once verifies once; replayed later on the other replica it is refused.
-    @Test(arguments: SharedStore.runnable)
+    @Test(arguments: await SharedStore.runnable)
     func aDeviceChallengeCannotBeSpentTwiceAcrossReplicas(store: SharedStore) async throws {
         try await Replicas.with(store: store) { r in
             let (a, b) = (r.bases[0], r.bases[1])
@@ -239,7 +239,7 @@ import Testing
     /// Writes flow to replica A (space creation, each one acknowledged with 201) while B answers decisions;
     /// A is killed with SIGKILL mid-stream. Every acknowledged space is then there through B (the owner's
     /// decision allows it, and the export lists it), and B answered every request before and after.
-    @Test(arguments: SharedStore.runnable)
+    @Test(arguments: await SharedStore.runnable)
     func killingOneReplicaUnderLoadLosesNoAcknowledgedWrite(store: SharedStore) async throws {
         try await Replicas.with(store: store) { r in
             let (a, b) = (r.bases[0], r.bases[1])
@@ -281,7 +281,7 @@ import Testing
                 }
                 // The kill: once enough writes were acknowledged (or after a bounded wait).
                 for _ in 0..<2_400 where acknowledged.count < killAfter { try await Task.sleep(for: .milliseconds(25)) }
-                r.crash(0)
+                await r.crash(0)
                 acknowledged.markKilled()
                 var served = 0
                 var failures: [String] = []

@@ -10,7 +10,7 @@ import Testing
 @Suite struct ResourceListPostgresTests {
     static let long = ProcessInfo.processInfo.environment["GATEHOUSE_LONG_TESTS"] == "1"
 
-    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable })
     func theListIsWhatDecideAllows() async throws {
         let clock = RaceClock(Date())
         try await FactNotificationTests.withReplicas(clock: clock) { replicas, _ in
@@ -32,7 +32,7 @@ import Testing
     }
 
     /// A page is one statement: one round trip to PostgreSQL, no `BEGIN` and `COMMIT` around it (`readOne`).
-    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable })
     func aPageIsOneRoundTrip() async throws {
         let clock = RaceClock(Date())
         try await FactNotificationTests.withReplicas(clock: clock) { replicas, _ in
@@ -48,7 +48,7 @@ import Testing
     }
 
     /// Pages of 5 through the facade while another task creates projects the user owns, on PostgreSQL.
-    @Test(.enabled(if: TestPostgres.isRunnable, Comment(rawValue: TestPostgres.skipReason)))
+    @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable })
     func pagesListEveryEarlierIdOnceWhileInsertsRun() async throws {
         let clock = RaceClock(Date())
         try await FactNotificationTests.withReplicas(clock: clock) { replicas, _ in

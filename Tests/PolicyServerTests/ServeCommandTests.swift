@@ -3,6 +3,7 @@ import Identity
 import Logging
 import PostgresNIO
 import Testing
+import GatehouseTestSupport
 
 @testable import IdentityPostgres
 
@@ -26,20 +27,16 @@ import FoundationNetworking
 
     @Test func servesOnAFreePortReloadsOnHangupAndStopsOnTerm() async throws {
         let t = try TestServer()  // a policy copy and a folder; its own in-process server is not used
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = ["serve", "--policies", t.policies.path]
-        process.environment = [
-            "GATEHOUSE_DATABASE": t.dir.appendingPathComponent("served.sqlite").path, "GATEHOUSE_PORT": "0", "GATEHOUSE_HOST": "127.0.0.1",
-            "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1",
-        ]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try await Program(
+            ServedProcess.binary, ["serve", "--policies", t.policies.path],
+            environment: .only([
+                "GATEHOUSE_DATABASE": t.dir.appendingPathComponent("served.sqlite").path, "GATEHOUSE_PORT": "0", "GATEHOUSE_HOST": "127.0.0.1",
+                "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1",
+            ])
+        ).start()
+        defer { process.kill() }
 
-        let line = try await ServedProcess.firstLine(stdout.fileHandleForReading, seconds: 60)
+        let line = try await process.nextLine(within: .seconds(60))
         let match = try #require(line.wholeMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), "first line: \(line)")
         let port = try #require(Int(match.1))
         #expect(port > 0 && port != 8080)
@@ -55,7 +52,7 @@ import FoundationNetworking
         // An edit, then SIGHUP: the next answer names the new version (bounded wait).
         let tiers = try t.read("tiers.yaml")
         try t.write("tiers.yaml", tiers.replacingOccurrences(of: "AI Suggestions", with: "AI Help"))
-        kill(process.processIdentifier, SIGHUP)
+        process.signal(SIGHUP)
         var latest = first
         for _ in 0..<100 where latest == first {
             try await Task.sleep(for: .milliseconds(50))
@@ -64,29 +61,29 @@ import FoundationNetworking
         }
         #expect(latest != first)
 
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning)
-        if !process.isRunning { #expect(process.terminationStatus == 0) }
+        process.signal(SIGTERM)
+        let ended = await process.wait(within: .seconds(10))
+        #expect(ended != nil)
+        if let ended { #expect(ended.status == 0) }
     }
 
-    @Test func aPolicySetThatDoesNotLoadStopsTheStartWithItsDiagnostics() throws {
+    @Test func aPolicySetThatDoesNotLoadStopsTheStartWithItsDiagnostics() async throws {
         let t = try TestServer()
         try t.write("tiers.yaml", "tiers: [oops\n")
-        let (status, err) = try runServeToExit(
+        let (status, err) = try await runServeToExit(
             ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("x.sqlite").path, "--port", "0"], environment: nil)
         #expect(status == 1)
         #expect(err.contains("tiers.yaml"))
     }
 
-    @Test func aMissingRequiredOptionIsAUsageError() throws {
-        let (status, err) = try runServeToExit(["--port", "0"])
+    @Test func aMissingRequiredOptionIsAUsageError() async throws {
+        let (status, err) = try await runServeToExit(["--port", "0"])
         #expect(status == 64)
         #expect(err.contains("GATEHOUSE_POLICIES"))
     }
 
-    @Test func aDatabaseURLItCannotUseIsAUsageErrorNamingTheOptionAndNotThePassword() throws {
-        let (status, err) = try runServeToExit(
+    @Test func aDatabaseURLItCannotUseIsAUsageErrorNamingTheOptionAndNotThePassword() async throws {
+        let (status, err) = try await runServeToExit(
             ["--policies", "policies/research-crawler", "--port", "0", "--database", "postgres://:hunter2secret@127.0.0.1/"])
         #expect(status == 64)
         #expect(err.contains("--database") && err.contains("PostgreSQL URL"), "\(err)")
@@ -102,7 +99,7 @@ import FoundationNetworking
         let t = try TestServer()
         let (process, base) = try await ServedProcess.start(
             ["--policies", t.policies.path, "--database", url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"])
-        defer { if process.isRunning { process.terminate() } }
+        defer { process.kill() }
         var ready = URLRequest(url: base.appendingPathComponent("readyz"), timeoutInterval: 10)
         ready.httpMethod = "GET"
         let (_, readyResponse) = try await URLSession.shared.data(for: ready)
@@ -110,10 +107,10 @@ import FoundationNetworking
         let (status, _, body) = try await Self.post(base.appendingPathComponent("v1/auth/anonymous"), "{}")
         #expect(status == 200 || status == 201, "\(body)")
         #expect(body.contains("accessToken"))
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning)
-        if !process.isRunning { #expect(process.terminationStatus == 0) }
+        process.signal(SIGTERM)
+        let ended = await process.wait(within: .seconds(10))
+        #expect(ended != nil)
+        if let ended { #expect(ended.status == 0) }
         // The rows went to the schema named in the URL; drop it.
         var configuration = try PostgresLocation(url: url)
         configuration.schema = schema
@@ -144,16 +141,7 @@ import FoundationNetworking
 /// Runs `policy serve ARGUMENTS` that is expected to stop on its own (a usage or load error): its exit status
 /// and standard error. `environment` nil inherits this process's; the default is an empty one, so no
 /// `GATEHOUSE_*` variable fills a missing option.
-private func runServeToExit(_ arguments: [String], environment: [String: String]? = [:]) throws -> (status: Int32, stderr: String) {
-    let process = Process()
-    process.executableURL = ServedProcess.binary
-    process.arguments = ["serve"] + arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = FileHandle.nullDevice
-    let stderr = Pipe()
-    process.standardError = stderr
-    try process.run()
-    let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, err)
+private func runServeToExit(_ arguments: [String], environment: [String: String]? = [:]) async throws -> (status: Int32, stderr: String) {
+    let run = try await Program(ServedProcess.binary, ["serve"] + arguments, environment: environment.map { .only($0) } ?? .inherited).run()
+    return (run.status, run.standardError)
 }

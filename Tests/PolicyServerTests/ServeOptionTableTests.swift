@@ -1,23 +1,15 @@
 import Foundation
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// `policy serve`'s options are declared where ArgumentParser reads them (Serve.swift), carried in
 /// `ServerSettings.Options`, and backed by `ServerSettings.Variable`: these tests make the three one statement in
 /// effect, so an option added to one place and not the others fails here.
 @Suite struct ServeOptionTableTests {
     /// The long options `policy serve --help` lists, besides `--help` and `--version`.
-    static func helpOptions() throws -> Set<String> {
-        let process = Process()
-        process.executableURL = ServedProcess.binary
-        process.arguments = ["serve", "--help"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
+    static func helpOptions() async throws -> Set<String> {
+        let text = try await Program(ServedProcess.binary, ["serve", "--help"]).run().standardOutput
         let options = text.split(whereSeparator: \.isWhitespace).compactMap { word -> String? in
             let trimmed = word.trimmingCharacters(in: CharacterSet(charactersIn: ",.;:()[]<>"))
             guard trimmed.hasPrefix("--"), trimmed.count > 2, trimmed.dropFirst(2).allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }),
@@ -28,9 +20,9 @@ import Testing
         return Set(options).subtracting(["--help", "--version"])
     }
 
-    @Test func theCommandsOptionsAreTheVariableTables() throws {
+    @Test func theCommandsOptionsAreTheVariableTables() async throws {
         let table = Set(ServerSettings.Variable.allCases.compactMap(\.option))
-        let listed = try Self.helpOptions()
+        let listed = try await Self.helpOptions()
         #expect(table.subtracting(listed).sorted() == [], "in ServerSettings.Variable but not an option of policy serve")
         #expect(listed.subtracting(table).sorted() == [], "an option of policy serve without a GATEHOUSE_* variable in ServerSettings.Variable")
     }

@@ -75,12 +75,6 @@ enum ServedProcess {
         return dir.appendingPathComponent("policy")
     }
 
-    /// The first line of `handle` (`ProcessOutput.firstLine`).
-    static func firstLine(_ handle: FileHandle, seconds: Double) async throws -> String {
-        try await ProcessOutput.firstLine(handle, seconds: seconds)
-    }
-
-
     /// What every served process gets unless a test says otherwise: caller-asserted subjects trusted (the tests post
     /// their own, as a backend would), and write quotas out of the way of tests that write in bulk (FindingsTests
     /// test the quotas).
@@ -88,29 +82,22 @@ enum ServedProcess {
         "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1", "GATEHOUSE_WRITE_LIMIT": "1000000/60", "GATEHOUSE_SOURCE_WRITE_LIMIT": "1000000/60",
     ]
 
-    /// Starts `policy serve` with `arguments` on a free loopback port; returns the process and its base URL.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Process, URL) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
-        process.environment = ServedProcess.environment.merging(environment) { _, given in given }
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line = try await firstLine(stdout.fileHandleForReading, seconds: 60)
+    /// Starts `policy serve` with `arguments` on a free loopback port; returns the child and its base URL.
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (RunningProgram, URL) {
+        let process = try await Program(
+            binary, ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments,
+            environment: .only(ServedProcess.environment.merging(environment) { _, given in given })
+        ).start()
+        let line = try await process.nextLine(within: .seconds(60))
         guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
-            process.terminate()
+            process.kill()
             throw CancellationError()
         }
         return (process, url)
     }
 
-    /// SIGTERM, then a bounded wait for the exit.
-    static func stop(_ process: Process) async throws {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<200 where process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { process.terminate() }
+    /// SIGTERM, then a bounded wait for the exit (SIGKILL after it).
+    static func stop(_ process: RunningProgram) async throws {
+        await process.stop()
     }
 }

@@ -13,8 +13,8 @@ import Testing
         let (process, url) = try await ServedProcess.start(
             ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("walk.sqlite").path],
             environment: ["GATEHOUSE_OPERATOR_TOKEN": Self.operatorToken])
-        defer { process.terminate() }
-        let (status, text) = try ExternalTool.run(
+        defer { process.kill() }
+        let (status, text) = try await ExternalTool.run(
             "/bin/bash", [TestServer.root.appendingPathComponent("examples/walkthroughs/\(set).sh").path],
             environment: [
                 "GATEHOUSE_URL": url.absoluteString, "GATEHOUSE_OPERATOR": Self.operatorToken,
@@ -44,11 +44,11 @@ import Testing
         let (process, url) = try await ServedProcess.start(
             ["--policies", t.policies.path, "--database", t.dir.appendingPathComponent("walk-doc.sqlite").path],
             environment: ["GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken])
-        defer { process.terminate() }
+        defer { process.kill() }
         let base = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
         // The doc's BASE names the default address; the test's server has its own port.
         let body = blocks.joined(separator: "\n").replacingOccurrences(of: "BASE=http://127.0.0.1:8080", with: "BASE=\(base)")
-        let (status, text) = try ExternalTool.run(
+        let (status, text) = try await ExternalTool.run(
             "/bin/bash", ["-e", "-o", "pipefail", "-c", body],
             environment: [
                 "GATEHOUSE_OPERATOR_TOKEN": WalkthroughTests.operatorToken,

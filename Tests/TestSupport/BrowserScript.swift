@@ -29,20 +29,10 @@ public enum BrowserScript {
 
     /// Runs `Tests/Browser/<script>` with `arguments`; its exit status and everything it printed.
     /// Bounded: the browser gets five minutes (73 s was seen under the full suite on two busy cores), then is stopped.
-    public static func run(_ script: String, _ arguments: [String], root: URL) throws -> (status: Int32, output: String) {
+    public static func run(_ script: String, _ arguments: [String], root: URL) async throws -> (status: Int32, output: String) {
         guard isAvailable(root: root) else { throw Unavailable() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python(root: root))
-        process.arguments = [root.appendingPathComponent("Tests/Browser/\(script)").path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        if finished.wait(timeout: .now() + .seconds(300)) == .timedOut { process.terminate() }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        let finished = try await Program(path: python(root: root), [root.appendingPathComponent("Tests/Browser/\(script)").path] + arguments)
+            .run(errors: .mergedIntoOutput, timeLimit: .seconds(300))
+        return (finished.status, finished.standardOutput)
     }
 }

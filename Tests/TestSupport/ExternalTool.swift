@@ -5,39 +5,25 @@ import Foundation
 /// absence is a failure rather than a skip.
 public enum ExternalTool {
     /// The first of `.venv/bin/python` and `/usr/bin/python3` that imports every module of `modules`.
-    public static func interpreter(root: URL, importing modules: [String]) -> String? {
+    public static func interpreter(root: URL, importing modules: [String]) async -> String? {
         for candidate in [root.appendingPathComponent(".venv/bin/python").path, "/usr/bin/python3"] {
             guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: candidate)
-            p.arguments = ["-c", "import " + modules.joined(separator: ", ")]
-            p.standardError = Pipe()
-            guard (try? p.run()) != nil else { continue }
-            p.waitUntilExit()
-            if p.terminationStatus == 0 { return candidate }
+            let probe = try? await Program(path: candidate, ["-c", "import " + modules.joined(separator: ", ")]).run()
+            if probe?.termination == .exited(0) { return candidate }
         }
         return nil
     }
 
     /// Whether a test needing `modules` runs: when an interpreter has them, and always in CI.
-    public static func shouldRun(root: URL, importing modules: [String]) -> Bool {
-        interpreter(root: root, importing: modules) != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+    public static func shouldRun(root: URL, importing modules: [String]) async -> Bool {
+        await interpreter(root: root, importing: modules) != nil || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
     /// Runs `executable` with `arguments` (and `environment`, when given, instead of this process's); its exit
     /// status and everything it printed (standard output and error). Used for the Python checks, hadolint and the
     /// walk-through scripts.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        if let environment { p.environment = environment }
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
+        let finished = try await Program(path: executable, arguments, environment: environment.map { .only($0) } ?? .inherited).run(errors: .mergedIntoOutput)
+        return (finished.status, finished.standardOutput)
     }
 }
