@@ -1,6 +1,7 @@
 import Foundation
 import PolicyEngine
 import PolicyModel
+import Synchronization
 
 /// The one decision pipeline: a request as a client sends it (with or without a bearer) is resolved (the subject from
 /// the session, the resource's facts from the store, time from the identity clock), decided by the policy given,
@@ -13,9 +14,11 @@ extension GatehouseService {
     /// a facade that trusts callers to name subjects; an empty subject is a signed-out caller).
     ///
     /// Without a bearer and with the decision log off the store is not read: nothing is awaited on the way.
-    public func decide(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
+    /// `report` learns whether the bearer was refused (unknown, expired, revoked), which the decision alone does not
+    /// tell from a signed-out subject's.
+    public func decide(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> Decision {
         if let decision = try decideWithoutStore(request, bearer: bearer, by: policy) { return decision }
-        return try await decideFromStore(request, bearer: bearer, by: policy)
+        return try await decideFromStore(request, bearer: bearer, by: policy, report: report)
     }
 
     /// The decision when it needs nothing from the store (no bearer, decision log off), made without an await; nil
@@ -28,28 +31,29 @@ extension GatehouseService {
     }
 
     /// The decision that reads the store: resolved, decided, observed, recorded.
-    func decideFromStore(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> Decision {
-        try await decideAndRecord(try await resolve(request, bearer: bearer, by: policy), by: policy)
+    func decideFromStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> Decision {
+        try await decideAndRecord(try await resolve(request, bearer: bearer, by: policy, report: report), by: policy)
     }
 
     /// One decision with its trace (not recorded in the decision log).
-    public func explain(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> Explanation {
-        let explanation = explain(try await resolve(request, bearer: bearer, by: policy), by: policy)
+    public func explain(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> Explanation {
+        let explanation = explain(try await resolve(request, bearer: bearer, by: policy, report: report), by: policy)
         observer.decided(explanation.decision)
         return explanation
     }
 
     /// The answers of a batch, in order, every one by the same `policy`; a bad item answers its error, as does an
     /// item naming a subject when a bearer is given. A bearer is resolved once for the whole batch.
-    public func decideBatch(_ items: [Result<Request, RequestError>], bearer: String?, by policy: CompiledPolicy) async throws
-        -> [Result<Decision, RequestError>]
-    {
+    public func decideBatch(
+        _ items: [Result<Request, RequestError>], bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil
+    ) async throws -> [Result<Decision, RequestError>] {
         var out: [Result<Decision, RequestError>] = []
         out.reserveCapacity(items.count)
         // The bearer is resolved once for the whole batch, at one time.
         let t = identity.clock()
         var facts: BearerFacts?
         if let bearer { facts = try await observingFailure { try await bearerFacts(token: bearer, at: t) } }
+        if facts == .refused { report?.noteRefused() }
         for (i, item) in items.enumerated() {
             switch item {
             case .success(let request):
@@ -74,11 +78,13 @@ extension GatehouseService {
     }
 
     /// One subject and resource, many actions: the subject and the resource's facts are resolved once.
-    public func check(_ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy) async throws -> [(action: String, decision: Decision)] {
+    public func check(
+        _ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil
+    ) async throws -> [(action: String, decision: Decision)] {
         guard let first = check.actions.first else { return [] }
         var request = check.request
         request.action = first
-        var resolved = try await resolve(request, bearer: bearer, by: policy)
+        var resolved = try await resolve(request, bearer: bearer, by: policy, report: report)
         var out: [(action: String, decision: Decision)] = []
         out.reserveCapacity(check.actions.count)
         for action in check.actions {
@@ -97,11 +103,13 @@ extension GatehouseService {
     }
 
     /// The request the engine judges: from the bearer's session and the store, else as the request names it.
-    func resolve(_ request: Request, bearer: String?, by policy: CompiledPolicy) async throws -> ResolvedRequest {
+    func resolve(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> ResolvedRequest {
         guard let bearer else { return try unbound(request) }
         guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
         let t = identity.clock()
-        return try await observingFailure { try await resolve(request, token: bearer, at: t, by: policy) }
+        let resolved = try await observingFailure { try await resolve(request, token: bearer, at: t, by: policy) }
+        if resolved.tokenRejected { report?.noteRefused() }
+        return resolved
     }
 
     /// A request decided for the subject it carries, at its `context.now` or the identity clock's; a named subject
@@ -120,4 +128,19 @@ extension GatehouseService {
             throw error
         }
     }
+}
+
+/// Whether a request's bearer was refused (unknown, expired or revoked), for the caller to say so beside the answer:
+/// the decision routes decide for a signed-out subject then, and their answer alone does not tell that from a
+/// session whose subject is signed out (an anonymous one). One per request; written by the pipeline.
+public final class BearerReport: Sendable {
+    private let state = Mutex(false)
+
+    /// A report with nothing refused yet.
+    public init() {}
+
+    /// The bearer was refused.
+    public var refused: Bool { state.withLock { $0 } }
+
+    func noteRefused() { state.withLock { $0 = true } }
 }

@@ -53,7 +53,8 @@ extension GatehouseService {
     /// is `never` with the `unauthenticated` decision, as `decide` answers it. An unknown type or action is
     /// `invalid_input` naming `resourceType` or `action`.
     public func plan(
-        bearer: String?, subject: Subject = Subject(), action: String, resourceType: String, context: Context = Context(), by policy: CompiledPolicy? = nil
+        bearer: String?, subject: Subject = Subject(), action: String, resourceType: String, context: Context = Context(), by policy: CompiledPolicy? = nil,
+        report: BearerReport? = nil
     ) async throws -> ResourcePlan {
         let policy = policy ?? self.policy
         guard policy.resourceTypeNames.contains(resourceType) else {
@@ -67,6 +68,7 @@ extension GatehouseService {
         guard subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
         let t = identity.clock()
         guard case .live(let session) = try await observingFailure({ try await bearerFacts(token: bearer, at: t) }) else {
+            report?.noteRefused()
             let decision = policy.signedOutDecision(resourceType: resourceType, action: action)
             return .never(reason: decision.reason, message: decision.message)
         }

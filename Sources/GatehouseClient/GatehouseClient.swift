@@ -16,7 +16,9 @@ internal import OpenAPIURLSession
 /// corrected by the last answer's `Date` header, `ServerClock`), less `refreshMargin`; an
 /// expired one is refreshed once however many calls meet it at the same time (they all wait for that one refresh
 /// and go on with the new pair). A call the server refuses with 401 `unauthenticated` is refreshed and retried
-/// once. A refresh refused with `unauthenticated` ends the session: the client forgets it, reports `.ended` once on
+/// once, and so is a decision, check, batch, explanation or plan the server made for a signed-out subject because it
+/// did not accept the token (`WWW-Authenticate: Bearer error="invalid_token"` beside the 200: expired by the server's
+/// clock, revoked): the caller gets the session's answer, never a signed-out one in its place. A refresh refused with `unauthenticated` ends the session: the client forgets it, reports `.ended` once on
 /// `sessionStates()`, and every waiting call fails with `not_signed_in`. A 429 is never retried: the error carries
 /// `retryAfter`.
 public actor GatehouseClient: CustomReflectable {
@@ -155,7 +157,7 @@ public actor GatehouseClient: CustomReflectable {
     }
 
     /// Runs a generated call with the session's bearer (none without a session): refreshed first when expired, and
-    /// once more after a 401 `unauthenticated` when a session was sent.
+    /// once more when a session was sent and refused (a 401 `unauthenticated`, or `invalid_token` beside an answer).
     private func withBearer<T: Sendable>(
         requiringSession: Bool = true, _ call: @Sendable () async throws -> T
     ) async throws -> T {

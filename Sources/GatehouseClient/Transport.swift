@@ -9,7 +9,8 @@ package enum Bearer {
 }
 
 /// Adds `Authorization: Bearer` from `Bearer.token`, tells `clock` each answer's `Date`, and turns every answer of
-/// status 400 or more into a `GatehouseClientError` carrying the problem, before the generated code parses it.
+/// status 400 or more into a `GatehouseClientError` carrying the problem, before the generated code parses it; an
+/// answer that says the token sent was refused (`WWW-Authenticate: Bearer error="invalid_token"`) is `unauthenticated`.
 package struct GatehouseMiddleware: ClientMiddleware {
     /// Largest problem body read (the server's are a few hundred bytes).
     static let problemLimit = 64 * 1024
@@ -26,6 +27,13 @@ package struct GatehouseMiddleware: ClientMiddleware {
         if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
         let (response, responseBody) = try await next(request, body, baseURL)
         if let clock, let date = response.headerFields[.date] { clock.observe(dateHeader: date, receivedAt: clock.deviceNow()) }
+        if response.status.code < 300, Bearer.token != nil, response.headerFields[.wwwAuthenticate]?.contains("invalid_token") == true {
+            // A decision or plan made for a signed-out subject because the token was refused (expired by the server's
+            // clock, revoked): refused like a 401, so the client refreshes and asks again rather than show it.
+            var error = GatehouseClientError(code: GatehouseClientError.unauthenticated, detail: "the server did not accept the access token")
+            error.status = 401
+            throw error
+        }
         guard response.status.code >= 400 else { return (response, responseBody) }
         var bytes = Data()
         if let responseBody { bytes = (try? await Data(collecting: responseBody, upTo: Self.problemLimit)) ?? Data() }

@@ -22,9 +22,10 @@ import Testing
                 #expect(r.status == .ok)
                 #expect(r.object["decision"] as? String == "allow")
             }
-            // Anonymous counts as signed out for a space.
+            // Anonymous counts as signed out for a space; the token was accepted, so no challenge beside the answer.
             try await client.execute(uri: "/v1/decide", method: .post, headers: bearer(access), body: body(Self.dashboard)) { r in
                 #expect(r.object["reason"] as? String == "unauthenticated")
+                #expect(r.headers[.wwwAuthenticate] == nil)
             }
             // The server builds the subject: one in the body as well is refused.
             let withSubject = #"{"subject": {"id": "x"}, "action": "create_space", "resource": {"type": "onboarding"}}"#
@@ -38,11 +39,27 @@ import Testing
     @Test func aGarbageBearerIsUnauthenticatedAndAMalformedHeaderIs401() async throws {
         let t = try TestServer(policySet: "contacasal")
         try await t.app.test(.router) { client in
+            // A signed-out subject's decision, with RFC 6750's challenge beside it on every decision route: the token
+            // was refused, which the decision alone does not tell from an anonymous session's.
             try await client.execute(uri: "/v1/decide", method: .post, headers: bearer("gha_garbage"), body: body(Self.createSpace)) { r in
                 #expect(r.status == .ok)
                 #expect(r.object["decision"] as? String == "deny")
                 #expect(r.object["reason"] as? String == "unauthenticated")
+                #expect(r.headers[.wwwAuthenticate] == #"Bearer error="invalid_token""#)
                 #expect(!r.text.contains("gha_garbage"))
+            }
+            let routes = [
+                ("/v1/explain", Self.createSpace), ("/v1/decide/batch", #"{"requests": [\#(Self.createSpace)]}"#),
+                ("/v1/check", #"{"actions": ["create_space"], "resource": {"type": "onboarding"}}"#),
+            ]
+            for (uri, text) in routes {
+                try await client.execute(uri: uri, method: .post, headers: bearer("gha_garbage"), body: body(text)) { r in
+                    #expect(r.status == .ok, "\(uri): \(r.text)")
+                    #expect(r.headers[.wwwAuthenticate] == #"Bearer error="invalid_token""#, "\(uri)")
+                }
+                try await client.execute(uri: uri, method: .post, body: body(text)) { r in
+                    #expect(r.headers[.wwwAuthenticate] == nil, "\(uri)")
+                }
             }
             try await client.execute(uri: "/v1/decide", method: .post, headers: [.authorization: "Basic abc"], body: body(Self.createSpace)) { r in
                 #expect(r.status == .unauthorized)

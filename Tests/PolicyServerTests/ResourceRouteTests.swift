@@ -99,6 +99,7 @@ import Testing
             try await client.execute(uri: "/v1/plan", method: .post, headers: bearer("gha_garbage"), body: body(#"{"action": "edit", "resourceType": "project"}"#)) { r in
                 #expect(r.object["plan"] as? String == "never")
                 #expect(r.object["reason"] as? String == "unauthenticated")
+                #expect(r.headers[.wwwAuthenticate] == #"Bearer error="invalid_token""#)
             }
             for (text, field) in [
                 (#"{"action": "edit", "resourceType": "rocket"}"#, "resourceType"), (#"{"action": "fly", "resourceType": "project"}"#, "action"),

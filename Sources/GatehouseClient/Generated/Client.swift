@@ -478,11 +478,18 @@ package struct Client: APIProtocol {
             deserializer: { response, responseBody in
                 switch response.status.code {
                 case 200:
-                    let headers: Operations.PostDecide.Output.Ok.Headers = .init(gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Gatehouse-Policy",
-                        as: Swift.String.self
-                    ))
+                    let headers: Operations.PostDecide.Output.Ok.Headers = .init(
+                        gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Gatehouse-Policy",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Components.Headers.InvalidToken.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.PostDecide.Output.Ok.Body
                     let chosenContentType = try converter.bestContentType(
@@ -665,11 +672,18 @@ package struct Client: APIProtocol {
             deserializer: { response, responseBody in
                 switch response.status.code {
                 case 200:
-                    let headers: Operations.PostDecideBatch.Output.Ok.Headers = .init(gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Gatehouse-Policy",
-                        as: Swift.String.self
-                    ))
+                    let headers: Operations.PostDecideBatch.Output.Ok.Headers = .init(
+                        gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Gatehouse-Policy",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Components.Headers.InvalidToken.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.PostDecideBatch.Output.Ok.Body
                     let chosenContentType = try converter.bestContentType(
@@ -852,11 +866,18 @@ package struct Client: APIProtocol {
             deserializer: { response, responseBody in
                 switch response.status.code {
                 case 200:
-                    let headers: Operations.PostExplain.Output.Ok.Headers = .init(gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Gatehouse-Policy",
-                        as: Swift.String.self
-                    ))
+                    let headers: Operations.PostExplain.Output.Ok.Headers = .init(
+                        gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Gatehouse-Policy",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Components.Headers.InvalidToken.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.PostExplain.Output.Ok.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1039,11 +1060,18 @@ package struct Client: APIProtocol {
             deserializer: { response, responseBody in
                 switch response.status.code {
                 case 200:
-                    let headers: Operations.PostCheck.Output.Ok.Headers = .init(gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Gatehouse-Policy",
-                        as: Swift.String.self
-                    ))
+                    let headers: Operations.PostCheck.Output.Ok.Headers = .init(
+                        gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Gatehouse-Policy",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Components.Headers.InvalidToken.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.PostCheck.Output.Ok.Body
                     let chosenContentType = try converter.bestContentType(
@@ -1228,11 +1256,18 @@ package struct Client: APIProtocol {
             deserializer: { response, responseBody in
                 switch response.status.code {
                 case 200:
-                    let headers: Operations.PostPlan.Output.Ok.Headers = .init(gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
-                        in: response.headerFields,
-                        name: "Gatehouse-Policy",
-                        as: Swift.String.self
-                    ))
+                    let headers: Operations.PostPlan.Output.Ok.Headers = .init(
+                        gatehousePolicy: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "Gatehouse-Policy",
+                            as: Swift.String.self
+                        ),
+                        wwwAuthenticate: try converter.getOptionalHeaderFieldAsURI(
+                            in: response.headerFields,
+                            name: "WWW-Authenticate",
+                            as: Components.Headers.InvalidToken.self
+                        )
+                    )
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.PostPlan.Output.Ok.Body
                     let chosenContentType = try converter.bestContentType(

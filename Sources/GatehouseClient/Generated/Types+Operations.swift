@@ -850,12 +850,21 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/decide/POST/responses/200/headers/Gatehouse-Policy`.
                     package var gatehousePolicy: Swift.String?
+                    /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/decide/POST/responses/200/headers/WWW-Authenticate`.
+                    package var wwwAuthenticate: Components.Headers.InvalidToken?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - gatehousePolicy: content hash of the policy version that decided
-                    package init(gatehousePolicy: Swift.String? = nil) {
+                    ///   - wwwAuthenticate: `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    package init(
+                        gatehousePolicy: Swift.String? = nil,
+                        wwwAuthenticate: Components.Headers.InvalidToken? = nil
+                    ) {
                         self.gatehousePolicy = gatehousePolicy
+                        self.wwwAuthenticate = wwwAuthenticate
                     }
                 }
                 /// Received HTTP response headers
@@ -1280,12 +1289,21 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/decide/batch/POST/responses/200/headers/Gatehouse-Policy`.
                     package var gatehousePolicy: Swift.String?
+                    /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/decide/batch/POST/responses/200/headers/WWW-Authenticate`.
+                    package var wwwAuthenticate: Components.Headers.InvalidToken?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - gatehousePolicy: content hash of the policy version that decided
-                    package init(gatehousePolicy: Swift.String? = nil) {
+                    ///   - wwwAuthenticate: `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    package init(
+                        gatehousePolicy: Swift.String? = nil,
+                        wwwAuthenticate: Components.Headers.InvalidToken? = nil
+                    ) {
                         self.gatehousePolicy = gatehousePolicy
+                        self.wwwAuthenticate = wwwAuthenticate
                     }
                 }
                 /// Received HTTP response headers
@@ -1745,12 +1763,21 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/explain/POST/responses/200/headers/Gatehouse-Policy`.
                     package var gatehousePolicy: Swift.String?
+                    /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/explain/POST/responses/200/headers/WWW-Authenticate`.
+                    package var wwwAuthenticate: Components.Headers.InvalidToken?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - gatehousePolicy: content hash of the policy version that decided
-                    package init(gatehousePolicy: Swift.String? = nil) {
+                    ///   - wwwAuthenticate: `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    package init(
+                        gatehousePolicy: Swift.String? = nil,
+                        wwwAuthenticate: Components.Headers.InvalidToken? = nil
+                    ) {
                         self.gatehousePolicy = gatehousePolicy
+                        self.wwwAuthenticate = wwwAuthenticate
                     }
                 }
                 /// Received HTTP response headers
@@ -2208,12 +2235,21 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/check/POST/responses/200/headers/Gatehouse-Policy`.
                     package var gatehousePolicy: Swift.String?
+                    /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/check/POST/responses/200/headers/WWW-Authenticate`.
+                    package var wwwAuthenticate: Components.Headers.InvalidToken?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - gatehousePolicy: content hash of the policy version that decided
-                    package init(gatehousePolicy: Swift.String? = nil) {
+                    ///   - wwwAuthenticate: `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    package init(
+                        gatehousePolicy: Swift.String? = nil,
+                        wwwAuthenticate: Components.Headers.InvalidToken? = nil
+                    ) {
                         self.gatehousePolicy = gatehousePolicy
+                        self.wwwAuthenticate = wwwAuthenticate
                     }
                 }
                 /// Received HTTP response headers
@@ -2716,12 +2752,21 @@ package enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/headers/Gatehouse-Policy`.
                     package var gatehousePolicy: Swift.String?
+                    /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/headers/WWW-Authenticate`.
+                    package var wwwAuthenticate: Components.Headers.InvalidToken?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
                     ///   - gatehousePolicy: content hash of the policy version that planned
-                    package init(gatehousePolicy: Swift.String? = nil) {
+                    ///   - wwwAuthenticate: `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    package init(
+                        gatehousePolicy: Swift.String? = nil,
+                        wwwAuthenticate: Components.Headers.InvalidToken? = nil
+                    ) {
                         self.gatehousePolicy = gatehousePolicy
+                        self.wwwAuthenticate = wwwAuthenticate
                     }
                 }
                 /// Received HTTP response headers

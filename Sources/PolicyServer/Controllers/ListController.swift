@@ -18,9 +18,11 @@ struct ListController {
         let text = try await readBody(request, limit: server.settings.bodyLimit)
         let asked = try PlanBody(text)
         let policy = service.policy
+        let report = BearerReport()
         let plan = try await service.plan(
-            bearer: bearer, subject: asked.subject, action: asked.action, resourceType: asked.resourceType, context: asked.context, by: policy)
-        return json(plan.json, policy: policy.contentHash)
+            bearer: bearer, subject: asked.subject, action: asked.action, resourceType: asked.resourceType, context: asked.context, by: policy,
+            report: report)
+        return json(plan.json, policy: policy.contentHash).refusingBearer(report)
     }
 
     /// `?type=T&action=A[&cursor=C&limit=N]` with a bearer: `{"ids": [...], "nextCursor": "..."}` (no `nextCursor` on

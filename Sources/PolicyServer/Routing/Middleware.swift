@@ -25,7 +25,7 @@ struct ProblemMiddleware: RouterMiddleware {
     {
         var response = try await answer(request, context: context, next: next)
         if response.status == .unauthorized {
-            response.headers[.wwwAuthenticate] = request.headers[.authorization] == nil ? "Bearer" : #"Bearer error="invalid_token""#
+            response.headers[.wwwAuthenticate] = request.headers[.authorization] == nil ? "Bearer" : Response.invalidToken
         }
         return response
     }

@@ -27,6 +27,20 @@ func json(_ value: JSONText, status: HTTPResponse.Status = .ok, policy: String? 
     return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: value.rendered())))
 }
 
+extension Response {
+    /// RFC 6750's challenge for an access token the server did not accept: with a 401, and beside an answer made for a
+    /// signed-out subject (the decision and plan routes answer 200 then).
+    static let invalidToken = #"Bearer error="invalid_token""#
+
+    /// This answer, with `invalidToken` when `report` says the bearer was refused.
+    func refusingBearer(_ report: BearerReport) -> Response {
+        guard report.refused else { return self }
+        var answer = self
+        answer.headers[.wwwAuthenticate] = Self.invalidToken
+        return answer
+    }
+}
+
 /// A JSON answer already written as bytes (`DecisionWriter`), with the headers naming the policy version that made it.
 func jsonBytes(_ bytes: [UInt8], _ headers: HTTPFields) -> Response {
     Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
@@ -36,6 +50,13 @@ func jsonBytes(_ bytes: [UInt8], _ headers: HTTPFields) -> Response {
 /// per request: building `HTTPFields` from a literal was about 2,300 instructions of a decide request.
 final class DecisionHeaders: Sendable {
     private let cached = Mutex<(hash: String, fields: HTTPFields)?>(nil)
+
+    /// The headers of an answer by `policy`, with `Response.invalidToken` when `report` says the bearer was refused.
+    func fields(for policy: CompiledPolicy, _ report: BearerReport) -> HTTPFields {
+        var fields = fields(for: policy)
+        if report.refused { fields[.wwwAuthenticate] = Response.invalidToken }
+        return fields
+    }
 
     func fields(for policy: CompiledPolicy) -> HTTPFields {
         let hash = policy.contentHash
