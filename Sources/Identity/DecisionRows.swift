@@ -42,18 +42,6 @@ package struct DecisionSession: ColumnSelection, SessionLifetime, Hashable {
     package var lastSeenAt: Date
     package var expiresAt: Date
     package var revokedAt: Date?
-
-    package init(
-        userId: String, authMethod: String, verifiedAt: Date, accessExpiresAt: Date, lastSeenAt: Date, expiresAt: Date, revokedAt: Date?
-    ) {
-        self.userId = userId
-        self.authMethod = authMethod
-        self.verifiedAt = verifiedAt
-        self.accessExpiresAt = accessExpiresAt
-        self.lastSeenAt = lastSeenAt
-        self.expiresAt = expiresAt
-        self.revokedAt = revokedAt
-    }
 }
 
 /// The times that say whether a session is live (`IdentityService.isLive`): one rule for a stored session and for
