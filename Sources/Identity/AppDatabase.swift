@@ -373,5 +373,11 @@ package enum Schema {
                     AND OLD.actor IN (SELECT pseudonym FROM erasure))
                 BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
             """),
+        // `membership_userId` (v3) is a prefix of `membership_userId_resourceId` (v13): every lookup of a user's memberships
+        // (the export, the erasure's cascade, the lists) searches the wider index as well, and each membership write paid
+        // for both.
+        ("v15-drop-redundant-membership-index", """
+            DROP INDEX IF EXISTS membership_userId;
+            """),
     ]
 }

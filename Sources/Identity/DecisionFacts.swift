@@ -68,7 +68,7 @@ extension IdentityService {
     }
 
     /// The subject of session `s` with its user's facts `user`.
-    func subject(of s: SessionRow, _ user: UserFacts) -> Subject {
+    func subject(of s: DecisionSession, _ user: UserFacts) -> Subject {
         Subject(
             id: s.userId, tier: user.tier, subscriptionExpiry: user.subscriptionExpiry, roles: user.roles,
             auth: Authentication(method: s.authMethod, verifiedAt: s.verifiedAt), attributes: user.privacy.attributes)

@@ -5,13 +5,13 @@ import PolicyModel
 /// not: the service judges that), its user's facts, and a resource's facts. PostgreSQL reads them in one statement.
 package struct DecisionRows: Sendable, Hashable {
     /// The session whose access token hashes to the key given; nil without a key or for an unknown one.
-    package var session: SessionRow?
+    package var session: DecisionSession?
     /// The facts of the session's user; nil without a session.
     package var user: UserFacts?
     /// The resource's owner, members and usage; nil without a resource id or for an unknown one.
     package var resource: ResourceFacts?
 
-    package init(session: SessionRow? = nil, user: UserFacts? = nil, resource: ResourceFacts? = nil) {
+    package init(session: DecisionSession? = nil, user: UserFacts? = nil, resource: ResourceFacts? = nil) {
         self.session = session
         self.user = user
         self.resource = resource
@@ -20,7 +20,7 @@ package struct DecisionRows: Sendable, Hashable {
     /// The rows read through `tx`, statement by statement (any store's transaction).
     static func read(_ tx: any IdentityTransaction, accessTokenHash: Data?, resourceId: String?) async throws -> DecisionRows {
         var rows = DecisionRows()
-        if let accessTokenHash, let s = try await tx.fetchOne(SessionRow.self, "accessTokenHash", .blob(accessTokenHash)) {
+        if let accessTokenHash, let s = try await tx.fetchSelected(DecisionSession.self, ["accessTokenHash": .blob(accessTokenHash)]) {
             rows.session = s
             rows.user = try await UserFacts.read(tx, userId: s.userId)
         }
@@ -28,6 +28,32 @@ package struct DecisionRows: Sendable, Hashable {
         return rows
     }
 }
+
+/// The columns of a session a decision judges by: whose it is, how and when it was verified, and what says whether it
+/// is live. Both stores name them in the `SELECT` (`ColumnSelection`), so a decision never reads the session's token
+/// hashes or refresh key, nor a column added to `session` later.
+package struct DecisionSession: ColumnSelection, SessionLifetime, Hashable {
+    package static let table = SessionRow.table
+    package static let columns = ["userId", "authMethod", "verifiedAt", "accessExpiresAt", "lastSeenAt", "expiresAt", "revokedAt"]
+    package var userId: String
+    package var authMethod: String
+    package var verifiedAt: Date
+    package var accessExpiresAt: Date
+    package var lastSeenAt: Date
+    package var expiresAt: Date
+    package var revokedAt: Date?
+}
+
+/// The times that say whether a session is live (`IdentityService.isLive`): one rule for a stored session and for
+/// the columns a decision reads.
+package protocol SessionLifetime {
+    var accessExpiresAt: Date { get }
+    var lastSeenAt: Date { get }
+    var expiresAt: Date { get }
+    var revokedAt: Date? { get }
+}
+
+extension SessionRow: SessionLifetime {}
 
 /// What a user's subject and app-wide limits read: the subscription's tier and expiry, the app roles, the privacy
 /// settings and the user's own usage counters.

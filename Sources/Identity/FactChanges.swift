@@ -144,6 +144,9 @@ final class FactRecordingTransaction: IdentityTransaction {
 
     func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? { try await base.fetchOne(type, conditions) }
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] { try await base.fetchAll(type, conditions) }
+    func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        try await base.fetchSelected(type, conditions)
+    }
     func insert<R: StoredRow>(_ row: R) async throws {
         note(row)
         try await base.insert(row)

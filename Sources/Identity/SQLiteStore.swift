@@ -182,6 +182,9 @@ struct SQLiteTransaction: IdentityTransaction {
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] {
         try await channel.perform { db in try SQLiteStatements(db: db).fetchAll(type, conditions) }
     }
+    func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        try await channel.perform { db in try SQLiteStatements(db: db).fetchSelected(type, conditions) }
+    }
     func insert<R: StoredRow>(_ row: R) async throws {
         try await channel.perform { db in try RowBox(row).insert(db) }
     }
@@ -244,6 +247,14 @@ struct SQLiteStatements {
         }
     }
 
+    func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> R? {
+        let (clause, args) = whereClause(conditions)
+        let columns = R.columns.map { "\"\($0)\"" }.joined(separator: ", ")
+        return try Row.fetchOne(db, sql: "SELECT \(columns) FROM \"\(R.table)\"" + clause + " LIMIT 1", arguments: args).map {
+            try SelectionBox<R>(row: $0).value
+        }
+    }
+
     func deleteAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> Int {
         precondition(!conditions.isEmpty, "deleteAll needs at least one condition")
         let (clause, args) = whereClause(conditions)
@@ -278,6 +289,12 @@ struct RowBox<R: StoredRow>: Codable, FetchableRecord, PersistableRecord {
 
     init(from decoder: any Decoder) throws { value = try R(from: decoder) }
     func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+/// Adapts a `ColumnSelection` to GRDB's fetching.
+struct SelectionBox<R: ColumnSelection>: Decodable, FetchableRecord {
+    var value: R
+    init(from decoder: any Decoder) throws { value = try R(from: decoder) }
 }
 
 extension SQLiteStore: FactChangeRelay {

@@ -100,7 +100,7 @@ extension IdentityService {
 
     // MARK: - Validating
 
-    func isLive(_ s: SessionRow, at t: Date) -> Bool {
+    func isLive(_ s: some SessionLifetime, at t: Date) -> Bool {
         s.revokedAt == nil && t < s.expiresAt && t < s.accessExpiresAt && t.timeIntervalSince(s.lastSeenAt) <= configuration.idleTimeout
     }
 
@@ -129,7 +129,7 @@ extension IdentityService {
     }
 
     /// Whether a live session's `lastSeenAt` is older than `lastSeenGranularity` at `t` (and so needs a write).
-    func needsSeen(_ s: SessionRow, at t: Date) -> Bool {
+    func needsSeen(_ s: some SessionLifetime, at t: Date) -> Bool {
         t.timeIntervalSince(s.lastSeenAt) >= configuration.lastSeenGranularity
     }
 

@@ -88,6 +88,10 @@ package final class OneStatementTransaction: IdentityTransaction {
         try take()
         return try await base.fetchAll(type, conditions)
     }
+    package func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        try take()
+        return try await base.fetchSelected(type, conditions)
+    }
     package var placeholders: SQLPlaceholders { base.placeholders }
     package func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] {
         try take()
@@ -132,9 +136,19 @@ package protocol StoredRow: Codable, Sendable {
     static var primaryKey: [String] { get }
 }
 
+/// Some of a table's columns, read by naming each (never `*`) and never written: a column the table gains later, or
+/// one the reader has no business with (a secret), is not read through it.
+package protocol ColumnSelection: Decodable, Sendable {
+    static var table: String { get }
+    /// The columns the `SELECT` names: exactly the type's coding keys.
+    static var columns: [String] { get }
+}
+
 /// The operations service code may perform on a store inside one transaction.
 package protocol IdentityTransaction: Sendable {
     func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R?
+    /// The first row matching every condition, reading only `R.columns`.
+    func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R?
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R]
     func insert<R: StoredRow>(_ row: R) async throws
     /// Updates the row with the same primary key; throws if there is none.

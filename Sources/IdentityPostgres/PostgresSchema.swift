@@ -486,5 +486,14 @@ package enum PostgresSchema {
                     allowDelete: #"OLD."at" < coalesce((SELECT "cutoff" FROM "logRetention" WHERE "id" = 1), '-infinity')"#),
             ]
         ),
+        (
+            // As in SQLite: `membership_userId` is a prefix of `membership_userId_resourceId` (v13), which every lookup by
+            // user searches as well. Dropped inside the migration's transaction, as v13 created its indexes (the runner
+            // sends no statement outside one, so not CONCURRENTLY): the drop waits for the table's current statements.
+            "v15-drop-redundant-membership-index",
+            [
+                #"DROP INDEX IF EXISTS "membership_userId""#,
+            ]
+        ),
     ]
 }

@@ -264,9 +264,11 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
 
     /// The rows a decision reads, in one statement: one round trip, no `BEGIN`/`COMMIT` (one statement sees one
     /// snapshot by itself). A parameter left nil matches nothing, so its part comes back empty. Lists come as arrays
-    /// in key order, names and values from the same ordered subquery.
+    /// in key order, names and values from the same ordered subquery. The session's columns are named
+    /// (`DecisionSession.columns`, what SQLite's read names too), never `s.*`: its token hashes and refresh key, and any
+    /// column `session` gains later, stay in the database.
     static let decisionRowsSQL = """
-        SELECT s.*,
+        SELECT \(DecisionSession.columns.map { "s." + quoted($0) }.joined(separator: ", ")),
           sub."tier" AS "sub.tier", sub."expiresAt" AS "sub.expiresAt",
           ARRAY(SELECT "role" FROM "appRole" WHERE "userId" = s."userId" ORDER BY "role") AS "roles",
           p."analytics" AS "p.analytics", p."crashReporting" AS "p.crashReporting", p."aiSuggestions" AS "p.aiSuggestions",
@@ -312,8 +314,8 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
             return Dictionary(zip(k, values), uniquingKeysWith: { first, _ in first })
         }
         var read = DecisionRows()
-        if cells["id"].bytes != nil {
-            read.session = try RowDecoding.decode(SessionRow.self, row)
+        if cells["userId"].bytes != nil {
+            read.session = try RowDecoding.decode(DecisionSession.self, row)
             var privacy = PrivacySettings()
             if cells["p.analytics"].bytes != nil {
                 privacy = PrivacySettings(

@@ -49,6 +49,13 @@ struct PostgresTransaction: IdentityTransaction {
         return try await rows("SELECT * FROM \(quoted(R.table))\(clause)", binds).map { try RowDecoding.decode(R.self, $0) }
     }
 
+    func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
+        var binds = PostgresBindings()
+        let clause = whereClause(conditions, &binds)
+        let columns = R.columns.map(quoted).joined(separator: ", ")
+        return try await rows("SELECT \(columns) FROM \(quoted(R.table))\(clause) LIMIT 1", binds).first.map { try RowDecoding.decode(R.self, $0) }
+    }
+
     func insert<R: StoredRow>(_ row: R) async throws {
         _ = try await insert(row, onConflict: "")
     }

@@ -106,9 +106,10 @@ struct ColumnContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func superEncoder(forKey key: Key) -> any Encoder { fatalError("stored rows are flat") }
 }
 
-/// A `StoredRow` from a result row, column by column through its `Codable` conformance.
+/// A `StoredRow` (or a `ColumnSelection`) from a result row, column by column by name through its `Decodable`
+/// conformance: the order of the result's columns does not matter.
 enum RowDecoding {
-    static func decode<R: StoredRow>(_ type: R.Type, _ row: PostgresRow) throws -> R {
+    static func decode<R: Decodable>(_ type: R.Type, _ row: PostgresRow) throws -> R {
         try R(from: CellDecoder(row: row.makeRandomAccess()))
     }
 }

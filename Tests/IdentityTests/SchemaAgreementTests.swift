@@ -53,6 +53,19 @@ import Testing
         }
     }
 
+    /// A column selection names exactly the columns it decodes, each a column of its table: a field left out of
+    /// `columns` would fail every read, a name that is no column every statement.
+    @Test func everyColumnSelectionNamesItsFieldsAndTheyAreItsTablesColumns() throws {
+        let tables = try sqliteColumns()
+        let selections: [any ColumnSelection.Type] = [DecisionSession.self]
+        for selection in selections {
+            #expect(Set(selection.columns) == (try ColumnNames.of(selection)) && selection.columns.count == Set(selection.columns).count, "\(selection)")
+            #expect(Set(selection.columns).isSubset(of: tables[selection.table] ?? []), "\(selection): not columns of '\(selection.table)'")
+        }
+        // What a decision leaves in the database.
+        #expect(Set(DecisionSession.columns).isDisjoint(with: ["accessTokenHash", "previousAccessTokenHash", "refreshKey"]))
+    }
+
     @Test(.enabled(if: TestPostgres.url != nil, "GATEHOUSE_TEST_POSTGRES_URL is not set"))
     func postgresHasTheSameTablesAndColumnsAsSQLite() async throws {
         let sqlite = try sqliteColumns().filter { !Self.isBookkeeping($0.key) }
@@ -74,7 +87,7 @@ import Testing
 /// The coding keys a `Decodable` type asks for, found by decoding it from a decoder that answers every key with a
 /// placeholder and writes the key down: the columns a row type reads and writes, with no instance needed.
 enum ColumnNames {
-    static func of(_ type: any StoredRow.Type) throws -> Set<String> {
+    static func of(_ type: any Decodable.Type) throws -> Set<String> {
         let recorder = Recorder()
         _ = try type.init(from: KeyRecordingDecoder(recorder: recorder))
         return recorder.keys

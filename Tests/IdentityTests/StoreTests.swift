@@ -185,6 +185,75 @@ import GatehouseTestSupport
         #expect(orphans == 0)
         try? FileManager.default.removeItem(at: dir)
     }
+
+    /// A user's memberships are indexed once, by `membership(userId, resourceId, role)` (v13): the narrower
+    /// `membership_userId` (v3) was its prefix and is dropped (v15). Every statement that finds memberships by user
+    /// (the export, the erasure's cascade, the resource lists) searches the wider index; none scans the table.
+    @Test(arguments: StoreKind.testable) func membershipsByUserUseTheWiderIndexAlone(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let byUser = #"SELECT * FROM "membership" WHERE "userId" = 'u1'"#
+        let cascade = #"DELETE FROM "membership" WHERE "userId" = 'u1'"#
+        switch store {
+        case .sqlite:
+            let (indexes, plans) = try await h.database.pool.read { db in
+                (
+                    try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'membership'"),
+                    try [byUser, cascade].map { sql in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String } }
+                )
+            }
+            #expect(!indexes.contains("membership_userId") && indexes.contains("membership_userId_resourceId"), "\(indexes)")
+            for plan in plans {
+                #expect(plan.count == 1 && plan[0].hasPrefix("SEARCH membership USING") && plan[0].contains("membership_userId_resourceId (userId=?)"), "\(plan)")
+            }
+        case .postgres:
+            let pg = try #require(h.postgres)
+            let indexes = try await pg.client.query(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'membership'", logger: TestPostgres.quietLogger
+            ).collect().map { try $0.decode(String.self) }
+            #expect(!indexes.contains("membership_userId") && indexes.contains("membership_userId_resourceId"), "\(indexes)")
+            // An empty table is read whole whatever its indexes: ask for the plan a large one would get.
+            let plans = try await pg.withConnection { connection in
+                try await connection.query("BEGIN", logger: TestPostgres.quietLogger)
+                try await connection.query("SET LOCAL enable_seqscan = off", logger: TestPostgres.quietLogger)
+                var plans: [String] = []
+                for sql in [byUser, cascade] {
+                    let lines = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + sql), logger: TestPostgres.quietLogger).collect()
+                    plans.append(try lines.map { try $0.decode(String.self) }.joined(separator: "\n"))
+                }
+                try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
+                return plans
+            }
+            for plan in plans { #expect(plan.contains(#"on "membership_userId_resourceId""#) && !plan.contains("Seq Scan"), "\(plan)") }
+        }
+    }
+
+    /// A decision reads the session columns it judges by, named one by one: not the session's secrets (the token
+    /// hashes, the refresh key), nor a column added to `session` later. On SQLite the added column fails whenever it
+    /// is read (a virtual column whose value overflows), so a `SELECT *` of the session fails the decision; on
+    /// PostgreSQL the one statement's result columns are checked.
+    @Test(arguments: StoreKind.testable) func aDecisionReadsOnlyTheSessionColumnsItJudgesBy(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let signedIn = try await h.service.signInAnonymously(source: .inProcess)
+        let key = try #require(h.service.cacheKey(accessToken: signedIn.accessToken))
+        switch store {
+        case .sqlite:
+            try await h.execute("ALTER TABLE session ADD COLUMN laterSecret INTEGER GENERATED ALWAYS AS (abs(-9223372036854775808)) VIRTUAL")
+        case .postgres:
+            try await h.execute(#"ALTER TABLE "session" ADD COLUMN "laterSecret" TEXT NOT NULL DEFAULT 'later-secret'"#)
+            var binds = PostgresBindings()
+            binds.append(ByteBuffer(bytes: key))
+            binds.append(String?.none)
+            let rows = try await h.postgres!.client.query(PostgresQuery(unsafeSQL: PostgresStore.decisionRowsSQL, binds: binds), logger: TestPostgres.quietLogger).collect()
+            let columns = Set(try #require(rows.first).makeRandomAccess().map(\.columnName))
+            let secrets: Set<String> = ["laterSecret", "refreshKey", "accessTokenHash", "previousAccessTokenHash"]
+            #expect(columns.isDisjoint(with: secrets), "\(columns.intersection(secrets).sorted())")
+            #expect(columns.contains("userId"))
+        }
+        let read = try await h.service.readDecisionFacts(accessTokenKey: key, resourceId: nil, at: h.clock.now)
+        #expect(read.session?.userId == signedIn.userId)
+        let facts = try await h.service.decisionFacts(accessToken: signedIn.accessToken, resourceId: nil)
+        #expect(facts.subject?.id == signedIn.userId)
+    }
 }
 
 /// The `identity-crash-writer` executable built beside the test binary.
