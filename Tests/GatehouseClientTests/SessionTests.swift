@@ -131,6 +131,24 @@ final class TestClock: Sendable {
         }
     }
 
+    /// A decision asked with a session the server has ended (sign-out everywhere on another device): the token is
+    /// refused, the refresh too, and the session ends here (`.ended`); the decision is then answered for a signed-out
+    /// subject, which is what the app now is, rather than failing with `not_signed_in`.
+    @Test func aDecisionWhoseSessionEndedIsAnsweredSignedOut() async throws {
+        try await withServer("mimisupply") { server in
+            let phone = server.client()
+            let tablet = server.client()
+            _ = try await phone.register(username: "mimi.ended", pin: "918273")
+            try await tablet.signIn(username: "mimi.ended", pin: "918273")
+            try await tablet.signOutEverywhere()
+            let market = Resource(type: "marketplace")
+            let decision = try await phone.decide(action: "checkout", resource: market)
+            #expect(decision.reason == .unauthenticated)
+            #expect(await phone.state.isSignedIn == false)
+            #expect(try await phone.decide(action: "browse", resource: market).isAllowed)
+        }
+    }
+
     /// A 429 reaches the caller with `retryAfter`, and the client does not try again on its own.
     @Test func throttledIsReportedWithRetryAfterAndNotRetried() async throws {
         try await withServer("mimisupply", environment: ["GATEHOUSE_SIGNIN_LIMIT": "2/60"]) { server in
