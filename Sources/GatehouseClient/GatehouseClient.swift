@@ -19,7 +19,8 @@ internal import OpenAPIURLSession
 /// once, and so is a decision, check, batch, explanation or plan the server made for a signed-out subject because it
 /// did not accept the token (`WWW-Authenticate: Bearer error="invalid_token"` beside the 200: expired by the server's
 /// clock, revoked): the caller gets the session's answer, never a signed-out one in its place. A refresh refused with `unauthenticated` ends the session: the client forgets it, reports `.ended` once on
-/// `sessionStates()`, and every waiting call fails with `not_signed_in`. A 429 is never retried: the error carries
+/// `sessionStates()`, and every waiting call fails with `not_signed_in`, but for decisions and plans, which are
+/// answered for the signed-out subject the app now is. A 429 is never retried: the error carries
 /// `retryAfter`.
 public actor GatehouseClient: CustomReflectable {
     let api: Client
@@ -157,7 +158,8 @@ public actor GatehouseClient: CustomReflectable {
     }
 
     /// Runs a generated call with the session's bearer (none without a session): refreshed first when expired, and
-    /// once more when a session was sent and refused (a 401 `unauthenticated`, or `invalid_token` beside an answer).
+    /// once more when a session was sent and refused (a 401 `unauthenticated`, or `invalid_token` beside an answer);
+    /// when the refresh finds the session ended, a call that does not require one (decisions, plans) goes signed out.
     private func withBearer<T: Sendable>(
         requiringSession: Bool = true, _ call: @Sendable () async throws -> T
     ) async throws -> T {
@@ -168,9 +170,15 @@ public actor GatehouseClient: CustomReflectable {
         } catch {
             let failure = clientError(error)
             guard failure.isUnauthenticated, let token else { throw failure }
-            let next = try await refreshed(replacing: token)
+            let next: String?
             do {
-                return try await Bearer.$token.withValue(next.accessToken) { try await call() }
+                next = try await refreshed(replacing: token).accessToken
+            } catch let ended as GatehouseClientError where !requiringSession && ended.code == GatehouseClientError.notSignedIn {
+                // The session ended (`.ended` is reported): a call that works signed out is answered signed out.
+                next = nil
+            }
+            do {
+                return try await Bearer.$token.withValue(next) { try await call() }
             } catch {
                 throw clientError(error)
             }
