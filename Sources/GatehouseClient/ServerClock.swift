@@ -7,8 +7,13 @@ internal import Synchronization
 /// An access token's expiry (`accessExpiresAt`) is the server's time. Judged by a device clock that is wrong (set by
 /// hand, a dead battery, a test moving it) the client would refresh before every call when the clock runs ahead of
 /// the token's lifetime, rotating the refresh token each time, or send expired tokens when it runs behind and pay a
-/// 401 and a retry for each. The header has whole seconds, so the correction is good to about a second, well inside
-/// `refreshMargin`. Before the first answer (a session restored at launch) the device clock is used as it is.
+/// 401 and a retry for each. Before the first answer (a session restored at launch) the device clock is used as it is.
+///
+/// The header has whole seconds and was written somewhere between the request leaving and the answer arriving, so it
+/// bounds the server's time rather than giving it: the server's clock read at most `date + 1` when the request left.
+/// The estimate takes that bound, so it runs ahead of the server's clock by less than a second plus the round trip and
+/// never behind it: a token is refreshed a little early rather than sent after the server let it expire (taking the
+/// header as the time of arrival, as before, ran behind by up to a second plus the round trip).
 package final class ServerClock: Sendable {
     private let device: @Sendable () -> Date
     private let offset = Mutex<TimeInterval>(0)
@@ -22,11 +27,11 @@ package final class ServerClock: Sendable {
     /// The device's clock, uncorrected.
     package func deviceNow() -> Date { device() }
 
-    /// Learns the offset from an answer's `Date` header, read when the answer arrived; a header that does not parse
-    /// changes nothing.
-    package func observe(dateHeader: String, receivedAt: Date) {
+    /// Learns the offset from an answer's `Date` header to a request sent at `sentAt` (the device's clock): the
+    /// latest the server's clock can have read then, `date + 1`. A header that does not parse changes nothing.
+    package func observe(dateHeader: String, sentAt: Date) {
         guard let server = Self.parseHTTPDate(dateHeader) else { return }
-        offset.withLock { $0 = server.timeIntervalSince(receivedAt) }
+        offset.withLock { $0 = server.addingTimeInterval(1).timeIntervalSince(sentAt) }
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

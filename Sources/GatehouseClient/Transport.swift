@@ -25,8 +25,9 @@ package struct GatehouseMiddleware: ClientMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var request = request
         if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
+        let sentAt = clock?.deviceNow()
         let (response, responseBody) = try await next(request, body, baseURL)
-        if let clock, let date = response.headerFields[.date] { clock.observe(dateHeader: date, receivedAt: clock.deviceNow()) }
+        if let clock, let sentAt, let date = response.headerFields[.date] { clock.observe(dateHeader: date, sentAt: sentAt) }
         if response.status.code < 300, Bearer.token != nil, response.headerFields[.wwwAuthenticate]?.contains("invalid_token") == true {
             // A decision or plan made for a signed-out subject because the token was refused (expired by the server's
             // clock, revoked): refused like a 401, so the client refreshes and asks again rather than show it.
