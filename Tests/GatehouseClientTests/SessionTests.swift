@@ -72,17 +72,23 @@ final class TestClock: Sendable {
         }
     }
 
+    /// A phone holding a session that a tablet of the same account ended with sign-out everywhere.
+    static func signedOutElsewhere(_ server: LiveServer, _ username: String) async throws -> GatehouseClient {
+        let phone = server.client()
+        let tablet = server.client()
+        _ = try await phone.register(username: username, pin: "918273")
+        try await tablet.signIn(username: username, pin: "918273")
+        try await tablet.signOutEverywhere()
+        #expect(await tablet.state == .signedOut)
+        return phone
+    }
+
     /// An access token the server refuses before the client's clock says it expired (revoked by sign-out everywhere
     /// from another device): the call is refreshed once; the refresh is refused too, so the client signs out.
     @Test func aCallRefusedWith401IsRefreshedOnceThenTheSessionEnds() async throws {
         try await withServer("mimisupply") { server in
-            let phone = server.client()
-            let tablet = server.client()
-            _ = try await phone.register(username: "mimi.partner", pin: "918273")
-            try await tablet.signIn(username: "mimi.partner", pin: "918273")
+            let phone = try await Self.signedOutElsewhere(server, "mimi.partner")
             let refreshes = try await server.refreshes()
-            try await tablet.signOutEverywhere()
-            #expect(await tablet.state == .signedOut)
             let error = await thrownClientError { _ = try await phone.me() }
             #expect(error?.code == GatehouseClientError.notSignedIn)
             #expect(await phone.state.isSignedIn == false)
@@ -136,11 +142,7 @@ final class TestClock: Sendable {
     /// subject, which is what the app now is, rather than failing with `not_signed_in`.
     @Test func aDecisionWhoseSessionEndedIsAnsweredSignedOut() async throws {
         try await withServer("mimisupply") { server in
-            let phone = server.client()
-            let tablet = server.client()
-            _ = try await phone.register(username: "mimi.ended", pin: "918273")
-            try await tablet.signIn(username: "mimi.ended", pin: "918273")
-            try await tablet.signOutEverywhere()
+            let phone = try await Self.signedOutElsewhere(server, "mimi.ended")
             let market = Resource(type: "marketplace")
             let decision = try await phone.decide(action: "checkout", resource: market)
             #expect(decision.reason == .unauthenticated)
