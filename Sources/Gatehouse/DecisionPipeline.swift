@@ -139,6 +139,10 @@ public final class BearerReport: Sendable {
     /// A report with nothing refused yet.
     public init() {}
 
+    /// A report for a request with `bearer`; none without one (nothing to refuse, and no allocation on the path of a
+    /// caller-named subject).
+    public static func forRequest(_ bearer: String?) -> BearerReport? { bearer == nil ? nil : BearerReport() }
+
     /// The bearer was refused.
     public var refused: Bool { state.withLock { $0 } }
 

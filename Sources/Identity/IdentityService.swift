@@ -142,7 +142,7 @@ enum AuthLevel {
 }
 
 /// What the audit log records; a fixed vocabulary, so no free text can carry a secret. Stored as the case name in
-/// snake case (`sign_up`, `refresh_token_reuse`); AuditVocabularyTests pins every name.
+/// snake case (`sign_up`, `refresh_token_reuse`); VocabularyTests pins every name.
 package enum AuditKind: SpelledCases, Sendable {
     package static let spelling = CaseSpelling.snake
 

@@ -18,7 +18,7 @@ struct ListController {
         let text = try await readBody(request, limit: server.settings.bodyLimit)
         let asked = try PlanBody(text)
         let policy = service.policy
-        let report = BearerReport()
+        let report = BearerReport.forRequest(bearer)
         let plan = try await service.plan(
             bearer: bearer, subject: asked.subject, action: asked.action, resourceType: asked.resourceType, context: asked.context, by: policy,
             report: report)

@@ -33,8 +33,8 @@ extension Response {
     static let invalidToken = #"Bearer error="invalid_token""#
 
     /// This answer, with `invalidToken` when `report` says the bearer was refused.
-    func refusingBearer(_ report: BearerReport) -> Response {
-        guard report.refused else { return self }
+    func refusingBearer(_ report: BearerReport?) -> Response {
+        guard report?.refused == true else { return self }
         var answer = self
         answer.headers[.wwwAuthenticate] = Self.invalidToken
         return answer
@@ -52,9 +52,10 @@ final class DecisionHeaders: Sendable {
     private let cached = Mutex<(hash: String, fields: HTTPFields)?>(nil)
 
     /// The headers of an answer by `policy`, with `Response.invalidToken` when `report` says the bearer was refused.
-    func fields(for policy: CompiledPolicy, _ report: BearerReport) -> HTTPFields {
+    func fields(for policy: CompiledPolicy, _ report: BearerReport?) -> HTTPFields {
+        guard report?.refused == true else { return fields(for: policy) }
         var fields = fields(for: policy)
-        if report.refused { fields[.wwwAuthenticate] = Response.invalidToken }
+        fields[.wwwAuthenticate] = Response.invalidToken
         return fields
     }
 
