@@ -34,7 +34,7 @@ extension IdentityService {
         }
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
-        let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
+        let hash = await PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
         return try await commit { tx in
             if try await tx.fetchOne(UserRow.self, "username", .text(username)) != nil {
                 return .failure(try await self.takenAnswer(tx, scope: probe, at: t))
@@ -81,7 +81,7 @@ extension IdentityService {
         _ = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
-        let hash = PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
+        let hash = await PINHasher.derive(pin, salt: salt, rounds: policy.rounds)
         let t = now()
         return try await store.write { tx in
             let s = try await self.liveSession(tx, accessToken, at: t)
@@ -106,7 +106,7 @@ extension IdentityService {
         let session = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
-        let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
+        let hash = await PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
         _ = try await checkPIN(currentPIN, kind: .pinVerify, field: "currentPIN", source: nil, unknownKey: "user:" + session.userId, locate: { tx in try await tx.fetchOne(UserRow.self, "id", .text(session.userId)) }, onSuccess: { tx, user, t in
             try await tx.upsert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
             try await self.revokeOtherSessions(tx, of: user.id, except: session.sessionId, reason: "credential_changed", at: t)
@@ -122,7 +122,7 @@ extension IdentityService {
         _ = try await validate(accessToken: accessToken)
         let policy = configuration.pin
         let salt = Data(random.bytes(policy.saltBytes))
-        let hash = PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
+        let hash = await PINHasher.derive(newPIN, salt: salt, rounds: policy.rounds)
         let t = now()
         try await store.write { tx in
             let s = try await self.liveSession(tx, accessToken, at: t)
@@ -210,7 +210,7 @@ extension IdentityService {
         }
         guard case .known(let user, let cred) = reserved else {
             // The same KDF cost as a real check, then the same settling write.
-            _ = PINHasher.derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds)
+            _ = await PINHasher.derive(pin, salt: Data(count: policy.saltBytes), rounds: policy.rounds)
             let t = now()
             try await settleWrongPIN(kind, reason: "unknown_user", user: nil, at: t, attempt: attempt) { tx in
                 tx.afterCommit { counters.add(.pinFailures) }
@@ -218,10 +218,10 @@ extension IdentityService {
             }
             throw wrong
         }
-        let ok = PINHasher.matches(pin, cred, policy: policy)
+        let ok = await PINHasher.matches(pin, cred, policy: policy)
         let rehashed: PINCredentialRow? =
             ok && PINHasher.needsRehash(cred, policy: policy)
-            ? PINHasher.makeCredential(userId: user.id, pin: pin, policy: policy, random: random, now: t0) : nil
+            ? await PINHasher.makeCredential(userId: user.id, pin: pin, policy: policy, random: random, now: t0) : nil
         let t = now()
         // Phase 2: settle the attempt.
         let wrongPIN: @Sendable (any IdentityTransaction, PINCredentialRow) async throws -> Void = { tx, current in
@@ -246,7 +246,8 @@ extension IdentityService {
             guard var current = try await tx.fetchOne(PINCredentialRow.self, "userId", .text(user.id)) else { return .failure(wrong) }
             // A racing success may have re-hashed the PIN meanwhile (a double tap on a legacy hash):
             // then the PIN is checked again against what is stored now.
-            let stillMatches = current.hash == cred.hash || PINHasher.matches(pin, current, policy: policy)
+            var stillMatches = current.hash == cred.hash
+            if !stillMatches { stillMatches = await PINHasher.matches(pin, current, policy: policy) }
             guard stillMatches, current.lockedAt == nil else {
                 try await wrongPIN(tx, current)
                 return .failure(wrong)
