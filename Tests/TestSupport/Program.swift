@@ -124,17 +124,23 @@ public struct Program: Sendable {
         let result = try await Subprocess.run(
             .path(FilePath(executable.path)), arguments: Arguments(arguments), environment: try subprocessEnvironment,
             workingDirectory: directory.map { FilePath($0.path) }, input: input, output: .string(limit: Self.outputLimit), error: error
-        ) { execution -> Task<Void, Never>? in
-            guard let timeLimit else { return nil }
-            return Task {
-                guard (try? await Task.sleep(for: timeLimit)) != nil else { return }
+        ) { execution -> Void in
+            guard let timeLimit else { return }
+            // Timed on a dispatch queue from the child's start, not by a task's sleep: a sleeping task wakes only when
+            // a cooperative thread is free, and on a starved machine that was seconds after the limit (a 200 ms limit
+            // fired after the child's `sleep 30` had ended).
+            let deadline = DispatchTime.now() + .nanoseconds(Int(timeLimit.components.seconds) * 1_000_000_000 + Int(timeLimit.components.attoseconds / 1_000_000_000))
+            DispatchQueue.global().asyncAfter(deadline: deadline) {
+                guard !timedOut.ended.load(ordering: .acquiring) else { return }
                 timedOut.raised.store(true, ordering: .relaxed)
                 try? execution.send(signal: .terminate)
-                guard (try? await Task.sleep(for: .seconds(5))) != nil else { return }
-                try? execution.send(signal: .kill)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(5)) {
+                    guard !timedOut.ended.load(ordering: .acquiring) else { return }
+                    try? execution.send(signal: .kill)
+                }
             }
         }
-        result.closureResult?.cancel()
+        timedOut.ended.store(true, ordering: .releasing)
         return Finished(
             termination: Termination(result.terminationStatus), standardOutput: result.standardOutput,
             standardError: errorText(result.standardError), timedOut: timedOut.raised.load(ordering: .relaxed))
@@ -184,9 +190,11 @@ public struct Program: Sendable {
     }
 }
 
-/// Raised when a run's time limit ran out.
+/// Raised when a run's time limit ran out; `ended` once the run is over, so a late timer signals nothing (the
+/// child's process id may be another process's by then).
 final class TimeLimitFlag: Sendable {
     let raised = Atomic<Bool>(false)
+    let ended = Atomic<Bool>(false)
 }
 
 /// How a child ended.
