@@ -21,9 +21,13 @@ public enum ReloadOutcome: Sendable, Hashable {
 
 /// Loads the policy folder, refuses versions that do not load (and, when strict, ones whose policy
 /// tests fail), and swaps good ones into the facade (`GatehouseService.install`, policy and version in one step;
-/// the facade holds which version is active, the reloader only what it refused and what it last read). Reloads run one at a time, on the
-/// caller's task (the watcher's), never on a request's.
+/// the facade holds which version is active, the reloader only what it refused and what it last read). Reloads run one
+/// at a time, on a dispatch queue of the reloader's own (its actor executor), never on a request's task nor on the
+/// cooperative pool: a compile (and a strict reload's policy tests) is long CPU work that never suspends, and on a
+/// two-core server it held a cooperative thread, one of two, for all of it.
 public actor PolicyReloader {
+    private nonisolated let executor = DispatchQueueExecutor(label: "gatehouse.policy-reload")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated let directory: String
     public nonisolated let strict: Bool
     /// Runs a loaded set's policy tests when `strict` (the CLI's, from PolicyVerification).
@@ -124,4 +128,19 @@ public actor PolicyReloader {
     private static func firstLine(_ text: String) -> String {
         String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
     }
+}
+
+/// A serial executor that runs its jobs on a dispatch queue of its own: for actors whose work is long and CPU-bound
+/// (a policy compile), so it runs on a thread of its own and never holds one of the cooperative pool's few.
+final class DispatchQueueExecutor: SerialExecutor {
+    private let queue: DispatchQueue
+
+    init(label: String) { queue = DispatchQueue(label: label, qos: .userInitiated) }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 }
