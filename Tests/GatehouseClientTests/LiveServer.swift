@@ -46,7 +46,7 @@ final class LiveServer: @unchecked Sendable {
             "GATEHOUSE_OPERATOR_TOKEN": Self.operatorToken,
             // The flows make more sign-in and write requests from 127.0.0.1 than a person would in a minute.
             "GATEHOUSE_SIGNIN_LIMIT": "100000/60", "GATEHOUSE_WRITE_LIMIT": "100000/60", "GATEHOUSE_SOURCE_WRITE_LIMIT": "100000/60",
-        ].merging(environment) { _, given in given }
+        ].merging(TestDeadlines.environment) { own, _ in own }.merging(environment) { _, given in given }
         let process = try await Program(Self.binary("policy"), arguments, environment: .only(environment)).start(errorLog: errorLog)
         self.process = process
         let line = try await process.nextLine(within: .seconds(60))

@@ -12,6 +12,9 @@ func fromEnvironment(_ environment: [String: String]) -> (inout ServerSettings) 
         options.database = settings.database
         guard var resolved = try? ServerSettings.resolve(options, environment: environment) else { fatalError("bad test environment \(environment)") }
         resolved.port = 0
+        // The test's generous deadlines stay unless the environment names its own.
+        if environment["GATEHOUSE_REQUEST_TIMEOUT"] == nil { resolved.requestTimeout = settings.requestTimeout }
+        if environment["GATEHOUSE_READ_TIMEOUT"] == nil { resolved.readTimeout = settings.readTimeout }
         settings = resolved
     }
 }

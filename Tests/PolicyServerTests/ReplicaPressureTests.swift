@@ -9,7 +9,7 @@ import FoundationNetworking
 /// Replicas on the database's worst day (issue 29): `/readyz` that tells the truth, 503 `storage_unavailable`
 /// with `Retry-After` instead of a wait, service again without a restart, and the sign-in limit shared by
 /// every replica through the store (issue 22).
-@Suite(.serialized) struct ReplicaPressureTests {
+@Suite(.serialized, .startsServers) struct ReplicaPressureTests {
     static let postgresOnly = Comment(rawValue: TestPostgres.skipReason)
 
     /// A table the decisions read is gone (renamed): `/readyz` answers 503 `not_ready`, and 200 once it is back.
@@ -41,7 +41,8 @@ import FoundationNetworking
     }
 
     func outageAndReturn(_ cluster: OwnCluster) async throws {
-        try await Replicas.with(2, store: .postgres, server: cluster.url) { r in
+        // The shipped pool and connect deadlines: the outage must be answered within them.
+        try await Replicas.with(2, store: .postgres, server: cluster.url, shippedDeadlines: true) { r in
             let session = try await r.anonymous(on: 0)
             try await cluster.run("stop-server")
             for base in r.bases {

@@ -105,8 +105,11 @@ struct SharedDatabase: Sendable {
     let location: String
     /// Appended to a postgres URL in what the replicas are given (`?lock_timeout=...`).
     var options = ""
+    /// Whether a postgres URL gets the tests' generous pool and connect deadlines (`TestDeadlines.postgres`); off for
+    /// the tests of the shipped deadlines themselves (an outage answered within them).
+    var generousDeadlines = true
     /// What `policy serve --database` is given.
-    var served: String { location + options }
+    var served: String { store == .postgres && generousDeadlines ? TestDeadlines.postgres(location + options) : location + options }
     private let server: String?
     private let name: String?
 
@@ -205,7 +208,8 @@ final class Replicas {
     /// Runs `body` with `count` replicas over a fresh database of `store`, and always cleans up.
     static func with<T>(
         _ count: Int = 2, store: SharedStore, policySet: String = "contacasal", arguments: [String] = [],
-        databasePerReplica: Bool = false, server: String? = nil, databaseOptions: String = "", _ body: (Replicas) async throws -> T
+        databasePerReplica: Bool = false, server: String? = nil, databaseOptions: String = "", shippedDeadlines: Bool = false,
+        _ body: (Replicas) async throws -> T
     ) async throws -> T {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-replicas-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -215,6 +219,7 @@ final class Replicas {
         do {
             database = try await SharedDatabase.make(store, in: dir, server: server)
             database.options = databaseOptions
+            database.generousDeadlines = !shippedDeadlines
         } catch {
             try? FileManager.default.removeItem(at: dir)
             throw error

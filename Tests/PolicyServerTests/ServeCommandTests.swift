@@ -12,7 +12,7 @@ import FoundationNetworking
 #endif
 
 /// `policy serve` as a process on a loopback port: the first line, answers, SIGHUP, SIGTERM.
-@Suite struct ServeCommandTests {
+@Suite(.startsServers) struct ServeCommandTests {
     static func post(_ url: URL, _ body: String) async throws -> (Int, [String: String], String) {
         var request = URLRequest(url: url, timeoutInterval: 10)
         request.httpMethod = "POST"
@@ -32,7 +32,7 @@ import FoundationNetworking
             environment: .only([
                 "GATEHOUSE_DATABASE": t.dir.appendingPathComponent("served.sqlite").path, "GATEHOUSE_PORT": "0", "GATEHOUSE_HOST": "127.0.0.1",
                 "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1",
-            ])
+            ].merging(TestDeadlines.environment) { own, _ in own })
         ).start()
         defer { process.kill() }
 
@@ -98,7 +98,7 @@ import FoundationNetworking
         let schema = "gh_serve_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
         let t = try TestServer()
         let (process, base) = try await ServedProcess.start(
-            ["--policies", t.policies.path, "--database", url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"])
+            ["--policies", t.policies.path, "--database", TestDeadlines.postgres(url + (url.contains("?") ? "&" : "?") + "schema=\(schema)")])
         defer { process.kill() }
         var ready = URLRequest(url: base.appendingPathComponent("readyz"), timeoutInterval: 10)
         ready.httpMethod = "GET"

@@ -28,6 +28,7 @@ struct TestServer {
         settings.port = 0
         // Most tests post subjects of their own, as a backend would (F10 tests the refusal without it).
         settings.trustCallerSubjects = true
+        TestDeadlines.apply(to: &settings)
         configure(&settings)
         var identity = IdentityConfiguration(apple: AppleSignInConfiguration(clientIds: ["com.example.app"]))
         identity.pin = .unsafeForTesting(rounds: 1_000)
@@ -65,6 +66,14 @@ func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
 func bearer(_ token: String) -> HTTPFields { [.authorization: "Bearer \(token)"] }
 
+extension TestDeadlines {
+    /// Sets the test's generous deadlines on an in-process server's settings (a test's `configure` may set its own).
+    static func apply(to settings: inout ServerSettings) {
+        settings.requestTimeout = request
+        settings.readTimeout = read
+    }
+}
+
 /// The `policy` executable and the first line a server prints.
 enum ServedProcess {
     static var binary: URL {
@@ -80,7 +89,7 @@ enum ServedProcess {
     /// test the quotas).
     static let environment = [
         "GATEHOUSE_TRUST_CALLER_SUBJECTS": "1", "GATEHOUSE_WRITE_LIMIT": "1000000/60", "GATEHOUSE_SOURCE_WRITE_LIMIT": "1000000/60",
-    ]
+    ].merging(TestDeadlines.environment) { given, _ in given }
 
     /// Starts `policy serve` with `arguments` on a free loopback port; returns the child and its base URL.
     static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> (RunningProgram, URL) {
