@@ -3,7 +3,7 @@ import Testing
 import GatehouseTestSupport
 
 /// examples/client runs against a live server and prints what its README says it prints.
-@Suite struct ExampleTests {
+@Suite(.startsServers) struct ExampleTests {
     @Test func theCommandLineExampleRunsAgainstALiveServer() async throws {
         try await withServer("research-crawler") { server in
             let run = try await Program(

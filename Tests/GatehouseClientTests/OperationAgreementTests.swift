@@ -5,6 +5,7 @@ import OpenAPIRuntime
 import OpenAPIURLSession
 import Synchronization
 import Testing
+import GatehouseTestSupport
 
 /// Adds the task's bearer and nothing else: statuses and bodies reach the generated code as the server sent them.
 struct BearerOnly: ClientMiddleware {
@@ -21,7 +22,7 @@ struct BearerOnly: ClientMiddleware {
 /// The generated client and a live server agree on every operation of docs/openapi.yaml: each operation is called
 /// once, and its answer, success or problem, is one the spec documents and decodes into the generated types (an
 /// undocumented status or a body that does not decode fails the test).
-@Suite struct OperationAgreementTests {
+@Suite(.startsServers) struct OperationAgreementTests {
     final class Seen: Sendable {
         let ids = Mutex<Set<String>>([])
         let undocumented = Mutex<[String]>([])

@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// The device's policy: the client refreshes the signed bundle from a live `policy serve --bundle-key` with
 /// If-None-Match, keeps it on disk, launches from it offline, and decides every matrix cell as the server does.
-@Suite(.serialized) struct PolicyBundleClientTests {
+@Suite(.serialized, .startsServers) struct PolicyBundleClientTests {
     static func keyFile(in dir: URL) throws -> (path: String, key: BundleSigningKey) {
         let key = BundleSigningKey()
         let file = dir.appendingPathComponent("bundle.key")

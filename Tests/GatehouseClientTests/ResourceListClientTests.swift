@@ -1,9 +1,10 @@
 import Foundation
 @testable import GatehouseClient
 import Testing
+import GatehouseTestSupport
 
 /// `GatehouseClient.resources` and `plan` against a real server: pages by cursor, the plan's JSON, refusals by field.
-@Suite struct ResourceListClientTests {
+@Suite(.startsServers) struct ResourceListClientTests {
     @Test func pagesAndPlansThroughTheClient() async throws {
         try await withServer("research-crawler") { server in
             let client = GatehouseClient(serverURL: server.url)

@@ -1,9 +1,10 @@
 import Foundation
 @testable import GatehouseClient
 import Testing
+import GatehouseTestSupport
 
 /// Each seed app's flows through `GatehouseClient` against a real `policy serve` on loopback.
-@Suite(.serialized) struct SeedFlowTests {
+@Suite(.serialized, .startsServers) struct SeedFlowTests {
     static let app = Resource(type: "app")
 
     /// Research crawler (seed 000): anonymous, then an account; AI suggestions need Pro; a Pro subscription recorded by

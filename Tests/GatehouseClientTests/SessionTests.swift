@@ -2,6 +2,7 @@ import Foundation
 @testable import GatehouseClient
 import Synchronization
 import Testing
+import GatehouseTestSupport
 
 /// A clock a test moves: the client judges its access token's expiry by it.
 final class TestClock: Sendable {
@@ -11,7 +12,7 @@ final class TestClock: Sendable {
 }
 
 /// The client's session against a real server: refresh, its failure, throttling, and what never shows a token.
-@Suite(.serialized) struct SessionTests {
+@Suite(.serialized, .startsServers) struct SessionTests {
     /// A refresh token reused after the grace window revokes the session at the server; the client's next call meets
     /// 401, its refresh is refused, and it signs out, reporting `.ended` once however many calls were waiting.
     @Test func refreshReuseAfterTheGraceWindowSignsTheClientOutOnce() async throws {
@@ -191,7 +192,7 @@ final class TestClock: Sendable {
 }
 
 /// What must never show a token or a key, whatever prints it.
-@Suite struct SecretHygieneTests {
+@Suite(.startsServers) struct SecretHygieneTests {
     @Test func tokensAndKeysStayOutOfDescriptions() async throws {
         let pair = TokenPair(accessToken: "gha_secret-access", accessExpiresAt: Date(), refreshToken: "ghr_secret-refresh", userId: "u1")
         var dumped = ""

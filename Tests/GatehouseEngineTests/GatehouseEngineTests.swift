@@ -16,7 +16,7 @@ func run(_ arguments: [String], in directory: URL) async throws -> (status: Int3
     return (run.status, Data(run.standardOutput.utf8), run.standardError)
 }
 
-@Suite struct GatehouseEngineTests {
+@Suite(.startsServers) struct GatehouseEngineTests {
     // MARK: Loading
 
     @Test func loadsEveryShippedSetFromItsFolderAndDecidesAsThePolicy() throws {

@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// The test targets' one way to launch a program: what each call site relies on, shown with `/bin/sh`.
-@Suite struct ProgramTests {
+@Suite(.startsServers) struct ProgramTests {
     static func shell(_ script: String, environment: Program.Environment = .inherited, in directory: URL? = nil) -> Program {
         Program(path: "/bin/sh", ["-c", script], environment: environment, in: directory)
     }

@@ -10,7 +10,7 @@ import GatehouseTestSupport
 /// `docc convert` runs on them, module by module, the way the swift-docc-plugin's combined build does. So the check
 /// costs no second compile and runs no `swift package`, which would wait on the `.build` lock `swift test` holds.
 /// `scripts/check-docs.sh` runs this suite; `docs/testing.md` says what it checks.
-@Suite struct DocumentationTests {
+@Suite(.startsServers) struct DocumentationTests {
     /// The documented modules, each after the modules it links to (DocC resolves a link to a symbol of another
     /// module through that module's archive, passed as `--dependency`).
     static let modules: [(name: String, dependencies: [String])] = [

@@ -4,11 +4,12 @@ import Gatehouse
 import GatehouseRaceSupport
 import PolicyEngine
 import Testing
+import GatehouseTestSupport
 
 /// Not a timed test: with GATEHOUSE_LIST_BENCH=1 it prints how long listing 10,000 memberships through the facade's
 /// `resources` takes next to a plain SELECT of the same ids (SQLite), and `plan` next to `decide` (docs/plans.md).
 /// Nothing is asserted about time.
-@Suite struct ResourceListBenchmark {
+@Suite(.computeBound) struct ResourceListBenchmark {
     static let enabled = ProcessInfo.processInfo.environment["GATEHOUSE_LIST_BENCH"] == "1"
 
     static func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }

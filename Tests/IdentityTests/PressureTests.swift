@@ -6,11 +6,12 @@ import Testing
 
 @testable import Identity
 @testable import IdentityPostgres
+import GatehouseTestSupport
 
 /// The stores on the database's worst day (issue 29): deadlines instead of waits, limits that hold under
 /// a burst and across replicas, sign-out that wins, and the smaller findings. `GATEHOUSE_RACE_RUNS`
 /// repeats each race (the note's figures are from 100).
-@Suite(.storeScope) struct PressureTests {
+@Suite(.storeScope, .startsServers) struct PressureTests {
     static let pgOnly = "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"
 
     // MARK: - 1. Deadlines

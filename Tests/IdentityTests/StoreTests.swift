@@ -9,7 +9,7 @@ import GatehouseTestSupport
 @testable import Identity
 @testable import IdentityPostgres
 
-@Suite(.storeScope) struct StoreTests {
+@Suite(.storeScope, .startsServers) struct StoreTests {
     @Test func theSQLiteDatabaseIsConfiguredForSecurityData() async throws {
         let h = try await Harness(.sqlite)
         let (journal, sync, fk) = try await h.database.pool.write { db in

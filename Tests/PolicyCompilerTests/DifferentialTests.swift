@@ -129,7 +129,7 @@ struct ExpressionGenerator {
     }
 }
 
-@Suite struct DifferentialTests {
+@Suite(.computeBound) struct DifferentialTests {
     @Test func compiledConditionsAgreeWithTheReferenceEvaluator() throws {
         var generator = ExpressionGenerator(rng: Rng(state: 20261122))
         let schema = testSchema()

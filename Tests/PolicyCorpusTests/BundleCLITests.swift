@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// `policy keygen` and `policy bundle`: the key file's mode, determinism through the tool, verify's exit codes, and
 /// `check`/`matrix` reading a bundle as its folder.
-@Suite struct BundleCLITests {
+@Suite(.startsServers) struct BundleCLITests {
     func scratch() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bundle-cli-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

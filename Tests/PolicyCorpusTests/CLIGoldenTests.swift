@@ -9,7 +9,7 @@ import Testing
 ///
 /// Two things are normalized: JUnit `time` attributes (they measure this run) and ArgumentParser's usage text
 /// after `Usage:` (it lists every flag, which is `--help`'s job, not these cases').
-@Suite struct CLIGoldenTests {
+@Suite(.startsServers) struct CLIGoldenTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("CLIGolden")
 
     static var cases: [String] {

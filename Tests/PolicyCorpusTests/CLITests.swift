@@ -4,7 +4,7 @@ import Testing
 import GatehouseTestSupport
 
 /// The `policy` executable end to end: exit codes and the JSON Lines co-process protocol.
-@Suite struct CLITests {
+@Suite(.startsServers) struct CLITests {
     static let root = Repository.root
 
     static var binary: URL {
@@ -123,7 +123,7 @@ import GatehouseTestSupport
 }
 
 /// `policy decide` names a misspelt field and suggests the right one, as the server's problem does.
-@Suite struct DecideSuggestionTests {
+@Suite(.startsServers) struct DecideSuggestionTests {
     @Test func aMisspeltFieldGetsADidYouMeanInBothModes() async throws {
         let request = #"{"subject":{"id":"u1","teir":"free"},"action":"view","resource":{"type":"app"}}"#
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-teir-\(UUID().uuidString).json")
@@ -139,7 +139,7 @@ import GatehouseTestSupport
 
 /// `--help` as a terminal shows it (80 columns when not a terminal): paragraphs wrap at spaces, not at the
 /// source's line ends, and every example command stays on one line so it pastes as one.
-@Suite struct HelpLayoutTests {
+@Suite(.startsServers) struct HelpLayoutTests {
     @Test(arguments: ["", "check", "decide", "explain", "diff", "matrix", "serve", "schema", "version", "plan", "keygen", "bundle", "bundle build", "bundle verify", "bundle inspect"])
     func helpWrapsCleanlyAndExamplesPasteAsOneLine(_ command: String) async throws {
         let help = try await CLITests.run(command.split(separator: " ").map(String.init) + ["--help"])
@@ -160,7 +160,7 @@ import GatehouseTestSupport
 }
 
 /// `policy plan` answers for every resource of a type: a flag about one resource is refused, naming it, not ignored.
-@Suite struct PlanFlagTests {
+@Suite(.startsServers) struct PlanFlagTests {
     @Test(arguments: [
         ["--resource-id", "p1"], ["--owner", "self"], ["--member-role", "editor"], ["--usage", "sources=3"],
         ["--resource-attribute", "archived=true"],

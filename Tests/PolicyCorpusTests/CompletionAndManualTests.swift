@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// The shell completions and the man page in the repository are what swift-argument-parser makes of `policy` now
 /// (scripts/generate-completions-and-manual.sh writes them).
-@Suite struct CompletionAndManualTests {
+@Suite(.startsServers) struct CompletionAndManualTests {
     @Test(arguments: ["bash", "zsh", "fish"])
     func theCommittedCompletionIsTheToolsOwn(_ shell: String) async throws {
         let generated = try await CLITests.run(["--generate-completion-script", shell])

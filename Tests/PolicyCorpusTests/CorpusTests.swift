@@ -8,7 +8,7 @@ import Testing
 /// Broken policy folders with their expected diagnostics, as `policy check` prints them; and `lint-CODE` folders,
 /// which load and must draw warnings of that lint code only.
 /// `POLICY_UPDATE_GOLDEN=1 swift test --filter CorpusTests` rewrites the expected files.
-@Suite struct CorpusTests {
+@Suite(.computeBound) struct CorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
 
     static var cases: [String] {

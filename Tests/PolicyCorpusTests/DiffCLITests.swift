@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// `policy diff` end to end: two folders, a git revision, JSON, and the widening gate.
-@Suite struct DiffCLITests {
+@Suite(.startsServers) struct DiffCLITests {
     func copyOfResearchCrawler() throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-diff-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

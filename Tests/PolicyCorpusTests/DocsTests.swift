@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// The docs as a reader meets them: every relative link resolves to a file in the repository (and a `#heading`
 /// to a heading of it), and no doc points outside the repository.
-@Suite struct DocsTests {
+@Suite(.startsServers) struct DocsTests {
     static var documents: [URL] {
         let root = CLITests.root
         var files = ["README.md", "CHANGELOG.md"].map { root.appendingPathComponent($0) }
@@ -60,7 +61,7 @@ import Testing
 /// The examples in docs/cli.md are run: each code block that starts with `$ policy ...` is executed from the
 /// repository root and every line it shows must be a line of what the command prints now, in order (`...` in a
 /// shown line stands for the rest of that line). A doc that drifts from the tool fails here.
-@Suite struct CLIDocExampleTests {
+@Suite(.startsServers) struct CLIDocExampleTests {
     struct Example: CustomStringConvertible {
         var line: Int
         var folder: String?

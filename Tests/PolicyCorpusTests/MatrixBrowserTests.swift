@@ -5,7 +5,7 @@ import Testing
 /// The HTML matrix in a real browser: headless Chromium from Debian's `chromium` package, driven by Selenium
 /// from a virtualenv at `.venv` (`Tests/Browser/matrix_page.py`). `.ci/run` installs both; without them the
 /// test is reported as skipped, with the reason (in CI, `CI=true`, it fails instead).
-@Suite struct MatrixBrowserTests {
+@Suite(.startsServers) struct MatrixBrowserTests {
     @Test(.enabled(if: BrowserScript.shouldRun(root: CLITests.root), Comment(rawValue: BrowserScript.skipReason)))
     func cellsFiltersAndPanelWorkInChromium() async throws {
         let page = try await CLITests.run(["matrix", "policies/research-crawler", "--format", "html"])

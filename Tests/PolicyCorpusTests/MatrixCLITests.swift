@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// `policy matrix --format json` as a script uses it: every cell's request, replayed through `policy decide`,
 /// gets the cell's decision.
-@Suite struct MatrixCLITests {
+@Suite(.startsServers) struct MatrixCLITests {
     @Test(arguments: ["research-crawler", "mimisupply", "contacasal"])
     func everyCellReplaysThroughDecide(_ name: String) async throws {
         let set = "policies/\(name)"

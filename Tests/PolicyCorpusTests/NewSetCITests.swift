@@ -4,7 +4,7 @@ import GatehouseTestSupport
 
 /// A pull request that adds a policy set: `policy diff --base` compares it with an empty set, and the shipped
 /// GitHub workflow's shell steps, run as written in a repository shaped like a checkout of that pull request, pass.
-@Suite struct NewSetCITests {
+@Suite(.startsServers) struct NewSetCITests {
     /// A git repository whose `origin/main` holds `policies/research-crawler` and whose HEAD adds
     /// `policies/mimisupply`.
     func pullRequestAddingASet() async throws -> URL {

@@ -6,7 +6,7 @@ import Testing
 /// `schemas/policy.schema.json`: generated from the compiler's key tables, and it judges files as the compiler
 /// does: every shipped and corpus policy validates, each corpus case with an unknown key or a wrong type is refused.
 /// Validation is Python's jsonschema over PyYAML, as a YAML language server in an editor would do it.
-@Suite struct SchemaTests {
+@Suite(.startsServers) struct SchemaTests {
     static let schema = CLITests.root.appendingPathComponent("schemas/policy.schema.json")
 
     @Test func theShippedSchemaIsWhatTheCompilerGenerates() async throws {

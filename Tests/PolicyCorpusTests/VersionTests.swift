@@ -1,9 +1,10 @@
 import Foundation
 import PolicyModel
 import Testing
+import GatehouseTestSupport
 
 /// The version is written once (`GatehouseVersion`); the CLI, the JSON form and CHANGELOG.md agree with it.
-@Suite struct VersionTests {
+@Suite(.startsServers) struct VersionTests {
     @Test func versionFlagPrintsTheVersion() async throws {
         let result = try await CLITests.run(["--version"])
         #expect(result.status == 0)

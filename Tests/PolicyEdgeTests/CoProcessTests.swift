@@ -3,7 +3,7 @@ import Testing
 import GatehouseTestSupport
 
 /// `policy decide --jsonl` driven as a co-process: a line written is answered before standard input closes.
-@Suite struct CoProcessTests {
+@Suite(.startsServers) struct CoProcessTests {
     static var binary: URL {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("policy").path), dir.path != "/" {

@@ -19,7 +19,7 @@ enum Shipped {
 }
 
 /// The byte writer against today's renderer (`Decision.json.rendered()`): the same bytes for every decision.
-@Suite struct DecisionWriterTests {
+@Suite(.computeBound) struct DecisionWriterTests {
     @Test func writesTodaysBytesForEveryShippedTestRequest() {
         var count = 0
         for (policy, requests) in Shipped.sets {

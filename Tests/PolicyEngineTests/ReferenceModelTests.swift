@@ -7,7 +7,7 @@ import GatehouseTestSupport
 
 /// The engine against a plain reference model of the shipped research-crawler and mimisupply rules,
 /// written straight from the product's semantics with no index and no compiled plans.
-@Suite struct ReferenceModelTests {
+@Suite(.computeBound) struct ReferenceModelTests {
     static let root = Repository.root
 
     static func load(_ name: String) -> CompiledPolicy {

@@ -5,7 +5,7 @@ import Testing
 
 /// The hand-written reader against Foundation: on generated valid request JSON, `Request(json:)` must give the
 /// same `Request` as Foundation's `JSONDecoder` value tree read by `Request(value:)`.
-@Suite struct RequestReaderDifferentialTests {
+@Suite(.computeBound) struct RequestReaderDifferentialTests {
     @Test func agreesWithFoundationOnGeneratedRequests() throws {
         var generator = RequestJSONGenerator(seed: 0x5EED_0011)
         var reused = Request(action: "", resource: Resource(type: ""))

@@ -6,10 +6,11 @@ import Identity
 import PolicyModel
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// Issue 22 §1 over HTTP: `POST /v1/me/purchases {"signedTransaction"}` and `POST /v1/app-store/notifications`,
 /// with a test CA configured as an extra App Store root (the `--app-store-root-certificate` path).
-@Suite struct AppStoreRouteTests {
+@Suite(.startsServers) struct AppStoreRouteTests {
     static let bundleId = "com.researchapp.ios"
     static let proMonthly = "com.researchapp.pro.monthly"
     static let aiSuggestions = #"{"action": "ai_suggestions", "resource": {"type": "app"}}"#

@@ -4,10 +4,11 @@ import HummingbirdTesting
 import PolicyBundle
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// `GET /v1/bundle`: the active version's signed bundle, its strong ETag and 304, rebuilt at a reload and never
 /// from a refused version; 404 problem+json without `--bundle-key`.
-@Suite struct BundleRouteTests {
+@Suite(.startsServers) struct BundleRouteTests {
     static let key = BundleSigningKey()
 
     func server(_ configure: (inout ServerSettings) -> Void = { _ in }) throws -> TestServer {

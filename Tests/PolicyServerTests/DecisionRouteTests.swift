@@ -4,8 +4,9 @@ import HummingbirdTesting
 import PolicyModel
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
-@Suite struct DecisionRouteTests {
+@Suite(.startsServers) struct DecisionRouteTests {
     static let freeAI = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
     static let proAI = #"{"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
 

@@ -5,7 +5,7 @@ import Yams
 
 /// The Dockerfile and compose.yaml, checked without a Docker engine (none runs here): hadolint lints the
 /// Dockerfile, and the compose file is read as YAML and held to what docs/deploy.md promises.
-@Suite struct DeployFilesTests {
+@Suite(.startsServers) struct DeployFilesTests {
     static let root = TestServer.root
 
     static var hadolint: String? {

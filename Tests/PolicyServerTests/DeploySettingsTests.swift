@@ -4,9 +4,10 @@ import Hummingbird
 import HummingbirdTesting
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// The settings a replica behind a load balancer needs: the sign-in limit and the trusted proxies.
-@Suite struct DeploySettingsTests {
+@Suite(.startsServers) struct DeploySettingsTests {
     @Test func theClientIsTheRightmostAddressNoTrustedProxyAdded() {
         let trusted: Set<String> = ["127.0.0.1", "10.0.0.2"]
         #expect(ForwardedClient.resolve(peer: "127.0.0.1", forwardedFor: "203.0.113.9", trusted: trusted) == "203.0.113.9")
@@ -50,7 +51,7 @@ import Testing
 
 /// `policy serve --decision-log off|denied|all` (GATEHOUSE_DECISION_LOG): the library's decision log, switched on
 /// from the server.
-@Suite struct DecisionLogSettingTests {
+@Suite(.startsServers) struct DecisionLogSettingTests {
     @Test func theModeComesFromTheOptionOrTheEnvironmentAndABadOneIsNamed() throws {
         var options = ServerSettings.Options()
         options.policies = "p"

@@ -4,7 +4,7 @@ import GatehouseTestSupport
 
 /// Every example package resolves from a copy of the repository in a folder not named like the checkout
 /// (the root package is named `Gatehouse` in each manifest, not by its folder).
-@Suite struct ExampleManifestTests {
+@Suite(.startsServers) struct ExampleManifestTests {
     static func run(_ executable: String, _ arguments: [String], in directory: URL, seconds: Int) async throws -> (Int32, String) {
         let run = try await Program(path: executable, arguments, in: directory).run(errors: .mergedIntoOutput, timeLimit: .seconds(seconds))
         if run.timedOut { return (-1, "timed out after \(seconds) s") }

@@ -14,7 +14,7 @@ import Testing
 /// Two replicas on one PostgreSQL database, in process: each its own pool, identity service and decision cache. A
 /// write on one reaches the other's cache through `LISTEN`/`NOTIFY` (issue 26); while the listener is down the other
 /// trusts a cached fact for `FactChanges.stalenessBound` only.
-@Suite(.serialized) struct FactNotificationTests {
+@Suite(.serialized, .startsServers) struct FactNotificationTests {
     struct Replica {
         let store: PostgresStore
         let identity: IdentityService

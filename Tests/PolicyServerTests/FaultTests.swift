@@ -7,12 +7,13 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import GatehouseTestSupport
 #endif
 
 /// Faults on a real loopback port, each bounded in time and requests, each ending with the server (or its
 /// restart) still serving: a client that trickles, a body past the limit, a database that refuses writes,
 /// SIGKILL in the middle of writes, SIGTERM with requests in flight.
-@Suite struct FaultTests {
+@Suite(.startsServers) struct FaultTests {
     static let freeAI = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
 
     /// Sends `bytes` one at a time, `every` milliseconds apart, looking for an answer before each byte; returns

@@ -13,7 +13,7 @@ import Glibc
 #endif
 
 /// Issue 22, section 2: the HTTP findings F2 to F11 and the small ones, each shown on the server.
-@Suite struct FindingsTests {
+@Suite(.startsServers) struct FindingsTests {
     static let proAI = #"{"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
     static let signedOutAI = #"{"action": "ai_suggestions", "resource": {"type": "app"}}"#
 

@@ -3,8 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
-@Suite struct IdentityRouteTests {
+@Suite(.startsServers) struct IdentityRouteTests {
     static let createSpace = #"{"action": "create_space", "resource": {"type": "onboarding"}}"#
     static let dashboard = #"{"action": "view_dashboard", "resource": {"type": "space", "ownerId": "someone"}}"#
 
@@ -135,7 +136,7 @@ import Testing
     }
 }
 
-@Suite struct RateLimiterTests {
+@Suite(.startsServers) struct RateLimiterTests {
     @Test func aBucketRefillsOverItsWindow() {
         let clock = Clock()
         let limiter = RateLimiter(limit: RateLimit(requests: 2, window: 10), now: { clock.now })
@@ -163,7 +164,7 @@ import Testing
     }
 }
 
-@Suite struct AccountRouteTests {
+@Suite(.startsServers) struct AccountRouteTests {
     static let operatorToken = "operator-secret-0123456789"
 
     @Test func pinRegisterSignInAndStepUp() async throws {

@@ -106,7 +106,7 @@ func freeLoopbackPort() throws -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-@Suite(.serialized) struct LoadBalancerTests {
+@Suite(.serialized, .startsServers) struct LoadBalancerTests {
     /// Requests through nginx reach both replicas; a session made through nginx works through nginx
     /// whichever replica answers, and on each replica directly; sign-out through nginx ends it.
     @Test(.enabled(if: Nginx.shouldRun, Comment(rawValue: Nginx.skipReason)), arguments: await SharedStore.runnable)

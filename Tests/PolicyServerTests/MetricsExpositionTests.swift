@@ -3,10 +3,11 @@ import Hummingbird
 import HummingbirdTesting
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// `/metrics` follows Prometheus' conventions: each metric family has a `# HELP` and a `# TYPE` line, counts are
 /// counters named `_total`, and nothing that only ever grows is exported as a gauge.
-@Suite struct MetricsExpositionTests {
+@Suite(.startsServers) struct MetricsExpositionTests {
     @Test func everyFamilyHasHelpAndCountsAreTotals() async throws {
         let t = try TestServer()
         // Move the families that appear only once used: a decision, a refused PIN sign-in (a security event).

@@ -7,7 +7,7 @@ import Testing
 import Yams
 
 /// `docs/openapi.yaml` lists exactly the routes the server registers, method by method.
-@Suite struct OpenAPIRouteTests {
+@Suite(.startsServers) struct OpenAPIRouteTests {
     @Test func theSpecAndTheRouterAgree() throws {
         let t = try TestServer()
         let registered = Set(buildRouterAndTable(t.server).table.routes.map { "\($0.method) \($0.path)" })
@@ -28,7 +28,7 @@ import Yams
 
 /// The spec as a client generator and a linter read it: operation ids and tags, problems where errors are, the
 /// decision's reason as its enum, and the document valid OpenAPI 3.1 by an independent validator.
-@Suite struct OpenAPISpecTests {
+@Suite(.startsServers) struct OpenAPISpecTests {
     static let path = TestServer.root.appendingPathComponent("docs/openapi.yaml")
     static let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options"]
 

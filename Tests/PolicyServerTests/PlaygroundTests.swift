@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 
 /// `GET /playground`: the active version's matrix with a live request editor, over the router and in a real browser.
-@Suite struct PlaygroundTests {
+@Suite(.startsServers) struct PlaygroundTests {
     @Test func servesTheActiveVersionsMatrixAndEditor() async throws {
         let t = try TestServer(policySet: "contacasal")
         let hash = t.server.service.policy.contentHash

@@ -3,8 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
-@Suite struct ReloadTests {
+@Suite(.startsServers) struct ReloadTests {
     static let freeAI = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
 
     @Test func aBrokenVersionIsRefusedAndTheLastGoodKeepsServing() async throws {
@@ -151,7 +152,7 @@ import Testing
     }
 }
 
-@Suite struct LiveServerTests {
+@Suite(.startsServers) struct LiveServerTests {
     @Test func onALoopbackPort() async throws {
         let t = try TestServer()
         try await t.app.test(.live) { client in

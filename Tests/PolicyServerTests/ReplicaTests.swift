@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
 import Testing
+import GatehouseTestSupport
 
 /// Two `policy serve` processes on one database: every rule that holds for one server must hold when
 /// two race. Each test runs on one SQLite file shared by both processes and, with
 /// `GATEHOUSE_TEST_POSTGRES_URL` and a server that takes a postgres URL, on a fresh PostgreSQL database.
-@Suite(.serialized) struct ReplicaTests {
+@Suite(.serialized, .startsServers) struct ReplicaTests {
     static let pin = "739164"
     static let wrongPIN = "846213"
 

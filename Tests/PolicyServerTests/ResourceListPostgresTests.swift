@@ -4,10 +4,11 @@ import GatehouseRaceSupport
 import PolicyCompiler
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// `GatehouseService.resources` on PostgreSQL (`$n` placeholders, postgres-nio binds): the store's list against
 /// `decide` by token for the shipped sets and generated ones, and pagination while resources are inserted.
-@Suite struct ResourceListPostgresTests {
+@Suite(.startsServers) struct ResourceListPostgresTests {
     static let long = ProcessInfo.processInfo.environment["GATEHOUSE_LONG_TESTS"] == "1"
 
     @Test(.enabled(Comment(rawValue: TestPostgres.skipReason)) { await TestPostgres.isRunnable })

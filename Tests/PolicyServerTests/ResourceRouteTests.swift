@@ -6,10 +6,11 @@ import HummingbirdTesting
 import PolicyCompiler
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// `GET /v1/resources` and `POST /v1/plan`: the list through HTTP against `decide`, its refusals as problems naming the
 /// field, and pagination while resources are inserted.
-@Suite struct ResourceRouteTests {
+@Suite(.startsServers) struct ResourceRouteTests {
     /// Every page of a list through the route, `limit` ids a page.
     static func listAll(_ client: some TestClientProtocol, token: String, type: String, action: String, limit: Int = 7) async throws -> [String] {
         var ids: [String] = []

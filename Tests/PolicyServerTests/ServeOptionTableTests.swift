@@ -6,7 +6,7 @@ import GatehouseTestSupport
 /// `policy serve`'s options are declared where ArgumentParser reads them (Serve.swift), carried in
 /// `ServerSettings.Options`, and backed by `ServerSettings.Variable`: these tests make the three one statement in
 /// effect, so an option added to one place and not the others fails here.
-@Suite struct ServeOptionTableTests {
+@Suite(.startsServers) struct ServeOptionTableTests {
     /// The long options `policy serve --help` lists, besides `--help` and `--version`.
     static func helpOptions() async throws -> Set<String> {
         let text = try await Program(ServedProcess.binary, ["serve", "--help"]).run().standardOutput

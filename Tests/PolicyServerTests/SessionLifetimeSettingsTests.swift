@@ -4,10 +4,11 @@ import HummingbirdTesting
 import PolicyModel
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// `--access-token-lifetime` and `--refresh-grace-period`: from the option or the variable, a bad value naming both,
 /// and the lifetime reaching the tokens the server issues.
-@Suite struct SessionLifetimeSettingsTests {
+@Suite(.startsServers) struct SessionLifetimeSettingsTests {
     @Test func theLifetimesComeFromTheOptionOrTheVariableAndABadOneNamesBoth() throws {
         var options = ServerSettings.Options()
         options.policies = "p"

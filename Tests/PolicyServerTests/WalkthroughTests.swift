@@ -4,7 +4,7 @@ import Testing
 
 /// The curl walk-throughs in `examples/walkthroughs/`, each against a live server of its policy set;
 /// every answer is checked by the script itself (it exits non-zero at the first one that differs).
-@Suite struct WalkthroughTests {
+@Suite(.startsServers) struct WalkthroughTests {
     static let operatorToken = "walkthrough-operator-token-0001"
 
     @Test(arguments: ["research-crawler", "contacasal", "mimisupply"])
@@ -28,7 +28,7 @@ import Testing
 
 /// docs/server.md's walk-through: its `sh` blocks, in order, as one bash script with `set -e`, against a live
 /// server of the research-crawler set. Every `curl -f` fails the script on an error status.
-@Suite struct ServerWalkthroughDocTests {
+@Suite(.startsServers) struct ServerWalkthroughDocTests {
     static func blocks() throws -> [String] {
         let text = try String(contentsOf: TestServer.root.appendingPathComponent("docs/server.md"), encoding: .utf8)
         let start = try #require(text.range(of: "## Walk-through: one curl session per route group"))

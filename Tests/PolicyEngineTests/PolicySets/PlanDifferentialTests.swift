@@ -8,7 +8,7 @@ import Testing
 /// `CompiledPolicy.plan` against `decide`: for every request, the plan for its subject, action and resource type,
 /// evaluated on its resource, allows exactly when `decide` allows. Shipped sets and generated sets, seeded;
 /// 10^5 cases by default, 10^6 with `GATEHOUSE_LONG_TESTS=1` (TestScale).
-@Suite struct PlanDifferentialTests {
+@Suite(.computeBound) struct PlanDifferentialTests {
     struct Run {
         var compared = 0
         var plans: [String: Int] = [:]

@@ -56,7 +56,7 @@ struct DifferentialRun {
     }
 }
 
-@Suite struct PolicySetDifferentialTests {
+@Suite(.computeBound) struct PolicySetDifferentialTests {
     static let root = Repository.root
 
     static func shippedFiles(_ set: String) throws -> [PolicyFileInput] {

@@ -3,9 +3,10 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import Testing
+import GatehouseTestSupport
 
 /// Properties every policy set must have, checked on generated sets and requests with fixed seeds.
-@Suite struct PolicySetPropertyTests {
+@Suite(.computeBound) struct PolicySetPropertyTests {
     /// A generated set, its compiled engine, and the files it was compiled from.
     struct Sample {
         var seed: UInt64
