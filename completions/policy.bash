@@ -188,7 +188,7 @@ _policy_check() {
     repeating_flags=()
     non_repeating_flags=(--strict --coverage --version -h --help)
     repeating_options=()
-    non_repeating_options=(--format --min-coverage --junit-output)
+    non_repeating_options=(--format --min-coverage --junit-output --public-key)
     __policy_offer_flags_options -1
 
     # Offer option value completions
@@ -201,6 +201,9 @@ _policy_check() {
         return
         ;;
     '--junit-output')
+        return
+        ;;
+    '--public-key')
         return
         ;;
     esac
@@ -390,7 +393,7 @@ _policy_matrix() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--resource --format)
+    non_repeating_options=(--resource --format --public-key)
     __policy_offer_flags_options 1
 
     # Offer option value completions
@@ -400,6 +403,9 @@ _policy_matrix() {
         ;;
     '--format')
         __policy_add_completions -W 'text'$'\n''markdown'$'\n''html'$'\n''json'
+        return
+        ;;
+    '--public-key')
         return
         ;;
     esac
