@@ -157,4 +157,24 @@ final class TinyHTTPServer: @unchecked Sendable {
         }
         #expect(origin.heads.count == 2)
     }
+
+    /// The development opt-in lets plain http reach another machine (here a name that does not resolve: the call
+    /// fails on the network, not before it).
+    @Test func theDevelopmentOptInAllowsPlainHTTPElsewhere() async throws {
+        let client = GatehouseClient(serverURL: URL(string: "http://gatehouse.example.invalid:8080")!, tokenStore: Self.signedIn(), allowsInsecureHTTP: true)
+        let error = await thrownClientError { _ = try await client.decide(action: "ai_suggestions", resource: Resource(type: "app")) }
+        #expect(error != nil && error?.code != "insecure_transport", "\(String(describing: error))")
+    }
+
+    @Test func loopbackAndOriginsAreJudgedExactly() {
+        for host in ["127.0.0.1", "127.3.2.1", "localhost", "LOCALHOST", "::1", "[::1]"] { #expect(CredentialPolicy.isLoopback(host: host), "\(host)") }
+        for host in ["127.0.0.1.example.com", "localhost.example.com", "10.0.0.1", "128.0.0.1", "::2", "example.com", ""] {
+            #expect(!CredentialPolicy.isLoopback(host: host), "\(host)")
+        }
+        let base = URL(string: "https://api.example.com/v1")!
+        #expect(CredentialPolicy.sameOrigin(base, URL(string: "https://API.example.com:443/other")!))
+        #expect(!CredentialPolicy.sameOrigin(base, URL(string: "http://api.example.com/v1")!))
+        #expect(!CredentialPolicy.sameOrigin(base, URL(string: "https://api.example.com:8443/v1")!))
+        #expect(!CredentialPolicy.sameOrigin(base, URL(string: "https://evil.example.com/v1")!))
+    }
 }
