@@ -67,6 +67,24 @@ import Testing
         }
     }
 
+    /// Past the small rest the server reads to keep the connection (`drainBytes`), the early answer says
+    /// `Connection: close` and the connection ends once the answer is read.
+    @Test func aLargeDeclaredBodyAnsweredEarlyIsToldToClose() async throws {
+        let t = try TestServer { $0.bodyLimit = 1024 }
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let first = try await onThread { () throws -> (RawConnection.Answer?, Bool) in
+                let connection = try RawConnection(port: port)
+                try connection.send(Self.head("POST", "/v1/decide", length: 10_000_000))
+                let answer = try connection.answer(within: 30)
+                return (answer, connection.closedByPeer(within: 30))
+            }
+            #expect(first.0?.status == 413)
+            #expect(first.0?.headers["connection"]?.lowercased() == "close")
+            #expect(first.1)
+        }
+    }
+
     @Test func aSignInPastTheLimitAnswered429LeavesTheConnectionUsable() async throws {
         let t = try TestServer { $0.signInLimit = RateLimit(requests: 1, window: 3600) }
         try await t.app.test(.live) { client in
