@@ -495,5 +495,19 @@ package enum PostgresSchema {
                 #"DROP INDEX IF EXISTS "membership_userId""#,
             ]
         ),
+        (
+            // As in SQLite: the revocation ledger, keyed by a digest of the original transaction id, naming no one.
+            "v16-app-store-ledger",
+            [
+                """
+                CREATE TABLE "appStoreLedger" (
+                    "originalKey" TEXT PRIMARY KEY,
+                    "revokedAt" TIMESTAMPTZ,
+                    "signedAt" TIMESTAMPTZ,
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 }
