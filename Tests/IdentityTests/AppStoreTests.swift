@@ -483,4 +483,64 @@ import Testing
         let result = try await h.service.recordPurchase(accessToken: alice.accessToken, signedTransaction: preRefund, productTiers: Self.products)
         #expect(result.outcome == .revoked && result.tier == nil, "\(result)")
     }
+
+    // MARK: notification replays (issue 36: N4)
+
+    /// A notification of `type` around `transaction`, signed by the test CA at `signedAt` (the clock's now by default).
+    func signedNotification(_ s: Subscribed, _ type: String, subtype: String? = nil, transaction: [String: Any], signedAt: Date? = nil) -> String {
+        s.ca.sign(
+            AppStoreTestCA.notification(
+                type: type, subtype: subtype, bundleId: Self.bundleId, signedAt: signedAt ?? s.h.clock.now, signedTransactionInfo: s.ca.sign(transaction)))
+    }
+
+    /// N4: the same notification delivered again (Apple retries; anyone who saw it can replay it) is applied once and
+    /// writes one full audit row, not one per copy.
+    @Test(arguments: StoreKind.testable) func aReplayedNotificationIsAppliedOnceAndAuditedOnce(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let payload = signedNotification(s, "DID_RENEW", transaction: renewedTransaction(s, expires: s.expiry.addingTimeInterval(30 * 86400)))
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: payload, productTiers: Self.products) == .applied)
+        for _ in 0..<20 {
+            s.h.clock.advance(1)
+            #expect(try await s.h.service.handleAppStoreNotification(signedPayload: payload, productTiers: Self.products) != .applied)
+        }
+        let audit = try await s.h.auditRows().filter { $0.kind == "app_store_notification" }
+        #expect(audit.count <= 2, "\(audit.map(\.reason))")
+    }
+
+    /// N4: a second notification carrying a transaction no newer than the one applied (an equal signedDate) changes nothing.
+    @Test(arguments: StoreKind.testable) func aNotificationNeedsAStrictlyNewerTransaction(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let renewed = renewedTransaction(s, expires: s.expiry.addingTimeInterval(30 * 86400))
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: signedNotification(s, "DID_RENEW", transaction: renewed), productTiers: Self.products) == .applied)
+        var expired = renewed
+        expired["expiresDate"] = AppStoreTestCA.ms(s.h.clock.now.addingTimeInterval(-60))
+        let outcome = try await s.h.service.handleAppStoreNotification(
+            signedPayload: signedNotification(s, "EXPIRED", subtype: "VOLUNTARY", transaction: expired), productTiers: Self.products)
+        #expect(outcome == .stale)
+        #expect(try await subscription(s.h, s.user.userId)?.expiresAt == s.expiry.addingTimeInterval(30 * 86400))
+    }
+
+    /// N4: an EXPIRED of one original transaction does not end a tier another, current purchase granted.
+    @Test(arguments: StoreKind.testable) func aNotificationTouchesOnlyItsOwnOriginalTransactionsSubscription(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        s.h.clock.advance(60)
+        let team = transaction(s.h, s.ca, original: "3000000000000001", product: "com.example.team.monthly")
+        #expect(try await s.h.service.recordPurchase(accessToken: s.user.accessToken, signedTransaction: team, productTiers: Self.products).tier == "team")
+        s.h.clock.advance(60)
+        let ended = renewedTransaction(s, expires: s.h.clock.now.addingTimeInterval(-1))
+        _ = try await s.h.service.handleAppStoreNotification(
+            signedPayload: signedNotification(s, "EXPIRED", subtype: "VOLUNTARY", transaction: ended), productTiers: Self.products)
+        let sub = try await subscription(s.h, s.user.userId)
+        #expect(sub?.tier == "team" && sub?.originalTransactionId == "3000000000000001")
+    }
+
+    /// N4: a notification signed longer ago than Apple retries for (its id may no longer be remembered) changes nothing.
+    @Test(arguments: StoreKind.testable) func aNotificationOlderThanTheRetryWindowChangesNothing(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let before = try await subscription(s.h, s.user.userId)
+        let renewed = renewedTransaction(s, expires: s.expiry.addingTimeInterval(30 * 86400))
+        let old = signedNotification(s, "DID_RENEW", transaction: renewed, signedAt: s.h.clock.now.addingTimeInterval(-30 * 86400))
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: old, productTiers: Self.products) != .applied)
+        #expect(try await subscription(s.h, s.user.userId) == before)
+    }
 }
