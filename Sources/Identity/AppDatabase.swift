@@ -390,5 +390,13 @@ package enum Schema {
                 updatedAt DATETIME NOT NULL
             );
             """),
+        // The App Store notifications already processed (issue 36, N4): each id once, kept for Apple's retry window.
+        ("v17-app-store-notification-seen", """
+            CREATE TABLE appStoreNotificationSeen (
+                notificationId TEXT PRIMARY KEY,         -- the notificationUUID, as Apple sent it
+                receivedAt DATETIME NOT NULL
+            );
+            CREATE INDEX appStoreNotificationSeen_receivedAt ON appStoreNotificationSeen(receivedAt);
+            """),
     ]
 }

@@ -123,6 +123,16 @@ package struct AppStoreLedgerRow: StoredRow, Hashable {
     }
 }
 
+/// An App Store Server Notification already processed (issue 36, N4): its `notificationUUID`, kept for Apple's retry
+/// window (`IdentityService.notificationWindow`); a notification signed longer ago than that is refused as stale, so a
+/// forgotten id cannot be replayed.
+package struct AppStoreNotificationSeenRow: StoredRow, Hashable {
+    package static let table = "appStoreNotificationSeen"
+    package static let primaryKey = ["notificationId"]
+    package var notificationId: String
+    package var receivedAt: Date
+}
+
 /// The UUID an account's purchases carry as StoreKit's `appAccountToken` (`GET /v1/me` shows it).
 package struct AppAccountTokenRow: StoredRow, Hashable {
     package static let table = "appAccountToken"

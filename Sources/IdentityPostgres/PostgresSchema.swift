@@ -509,5 +509,18 @@ package enum PostgresSchema {
                 """,
             ]
         ),
+        (
+            // As in SQLite: the App Store notifications already processed, each id once, kept for Apple's retry window.
+            "v17-app-store-notification-seen",
+            [
+                """
+                CREATE TABLE "appStoreNotificationSeen" (
+                    "notificationId" TEXT PRIMARY KEY,
+                    "receivedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"CREATE INDEX "appStoreNotificationSeen_receivedAt" ON "appStoreNotificationSeen"("receivedAt")"#,
+            ]
+        ),
     ]
 }
