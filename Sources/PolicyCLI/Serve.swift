@@ -118,6 +118,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections open at once; more are closed at once (default half the open-file limit, at most 10000).", valueName: "N"))
     var maxConnections: Int?
 
+    @Option(help: ArgumentHelp("Connections one client (an IPv4 address, an IPv6 /64) may hold open; more are closed at once (default 64).", valueName: "N"))
+    var maxConnectionsPerClient: Int?
+
     @Option(
         help: ArgumentHelp(
             "Seconds an access token works before the client must refresh it (default 900).", valueName: "SECONDS"))
@@ -161,6 +164,7 @@ struct Serve: AsyncParsableCommand {
         options.retentionDays = retentionDays
         options.ipv6Prefix = ipv6Prefix
         options.maxConnections = maxConnections
+        options.maxConnectionsPerClient = maxConnectionsPerClient
         options.requestTimeout = requestTimeout
         options.accessTokenLifetime = accessTokenLifetime
         options.refreshGracePeriod = refreshGracePeriod

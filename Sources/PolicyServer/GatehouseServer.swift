@@ -84,7 +84,7 @@ public final class GatehouseServer: Sendable {
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)
-        connections = ConnectionCount(limit: settings.maxConnections)
+        connections = ConnectionCount(limit: settings.maxConnections, perClient: settings.maxConnectionsPerClient)
         logger.info("policy loaded", metadata: ["policy.hash": "\(version.hash)", "policy.name": "\(version.name)"])
     }
 

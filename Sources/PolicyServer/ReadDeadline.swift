@@ -38,6 +38,9 @@ final class ReadDeadline {
     /// The answer's end was written while the request was still being read (a 413 before the body's end).
     var answerFinished = false
     var timer: Scheduled<Void>?
+    /// Closes a connection that has sent no byte within `limit` of opening; cancelled by the first byte.
+    var firstByte: Scheduled<Void>?
+    var awaitedFirstByte = false
     let timedOut: @Sendable () -> Void
     /// The socket end of the pipeline (the clock's context): where the clock and a lingering close act.
     var clockContext: ChannelHandlerContext?
@@ -97,6 +100,19 @@ final class ReadDeadline {
     func stop() {
         timer?.cancel()
         timer = nil
+    }
+
+    /// Starts the first-byte clock once per connection: no byte within `limit` and the connection is closed, unanswered
+    /// (no request began), and counted as a read timeout.
+    func awaitFirstByte(_ context: ChannelHandlerContext) {
+        guard !awaitedFirstByte else { return }
+        awaitedFirstByte = true
+        firstByte = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: limit) { [self] in
+            firstByte = nil
+            guard state == .waiting else { return }
+            timedOut()
+            context.close(promise: nil)
+        }
     }
 
     /// The answer's end was written after its request's end: the clock starts again at once if bytes of another
@@ -161,9 +177,21 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
 
     init(_ deadline: ReadDeadline) { self.deadline = deadline }
 
-    func handlerAdded(context: ChannelHandlerContext) { deadline.clockContext = context }
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadline.clockContext = context
+        // A connection must send its first byte within the read deadline (issue 36, N3): a silent one is closed then,
+        // not at the idle timeout, so idle sockets cannot hold connections for long.
+        if context.channel.isActive { deadline.awaitFirstByte(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        deadline.awaitFirstByte(context)
+        context.fireChannelActive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        deadline.firstByte?.cancel()
+        deadline.firstByte = nil
         if deadline.state == .lingering {
             deadline.discarded += unwrapInboundIn(data).readableBytes
             if deadline.discarded > ReadDeadline.lingerBytes { context.close(promise: nil) } else { context.read() }
@@ -181,11 +209,15 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         deadline.stop()
+        deadline.firstByte?.cancel()
+        deadline.firstByte = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline.stop()
+        deadline.firstByte?.cancel()
+        deadline.firstByte = nil
         deadline.clockContext = nil
     }
 }
