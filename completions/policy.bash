@@ -415,7 +415,7 @@ _policy_serve() {
     repeating_flags=()
     non_repeating_flags=(--strict-reload --trust-caller-subjects --version -h --help)
     repeating_options=(--apple-client-id --trusted-proxy --app-store-bundle-id --app-store-environment --app-store-root-certificate)
-    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --max-connections-per-client --access-token-lifetime --refresh-grace-period --decision-cache-entries)
+    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --max-connections-per-client --notification-limit --access-token-lifetime --refresh-grace-period --decision-cache-entries)
     __policy_offer_flags_options 0
 
     # Offer option value completions
@@ -490,6 +490,9 @@ _policy_serve() {
         return
         ;;
     '--max-connections-per-client')
+        return
+        ;;
+    '--notification-limit')
         return
         ;;
     '--access-token-lifetime')

@@ -238,6 +238,7 @@ _policy_serve() {
         '--ipv6-prefix[IPv6 prefix length that keys per-client limits (default 64).]:BITS:'
         '--max-connections[Connections open at once; more are closed at once (default half the open-file limit, at most 10000).]:N:'
         '--max-connections-per-client[Connections one client (an IPv4 address, an IPv6 /64) may hold open; more are closed at once (default 64).]:N:'
+        '--notification-limit[App Store notifications per client, REQUESTS/SECONDS, before any verification (default 600/60).]:REQUESTS/SECONDS:'
         '--access-token-lifetime[Seconds an access token works before the client must refresh it (default 900).]:SECONDS:'
         '--refresh-grace-period[Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).]:SECONDS:'
         '--decision-cache-entries[Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0\: none).]:N:'

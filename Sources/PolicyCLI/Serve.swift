@@ -121,6 +121,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections one client (an IPv4 address, an IPv6 /64) may hold open; more are closed at once (default 64).", valueName: "N"))
     var maxConnectionsPerClient: Int?
 
+    @Option(help: ArgumentHelp("App Store notifications per client, REQUESTS/SECONDS, before any verification (default 600/60).", valueName: "REQUESTS/SECONDS"))
+    var notificationLimit: String?
+
     @Option(
         help: ArgumentHelp(
             "Seconds an access token works before the client must refresh it (default 900).", valueName: "SECONDS"))
@@ -165,6 +168,7 @@ struct Serve: AsyncParsableCommand {
         options.ipv6Prefix = ipv6Prefix
         options.maxConnections = maxConnections
         options.maxConnectionsPerClient = maxConnectionsPerClient
+        options.notificationLimit = notificationLimit
         options.requestTimeout = requestTimeout
         options.accessTokenLifetime = accessTokenLifetime
         options.refreshGracePeriod = refreshGracePeriod

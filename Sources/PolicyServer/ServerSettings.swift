@@ -62,6 +62,9 @@ public struct ServerSettings: Sendable {
     /// Open connections one client may hold (the key the rate limits use: an IPv4 address, an IPv6 /64; a trusted proxy
     /// counts in the total only): past it a new connection of that client is closed at once, unanswered.
     public var maxConnectionsPerClient = 64
+    /// App Store Server Notifications per client (`POST /v1/app-store/notifications`), checked before any verification:
+    /// Apple's servers send from few addresses, so the default is generous; a replay at request rate is not.
+    public var notificationLimit = RateLimit(requests: 600, window: 60)
     /// How long an access token works before the client must refresh it; nil keeps the identity layer's 15 minutes.
     public var accessTokenLifetime: Duration?
     /// How long after a refresh token's rotation a racing client may present it again and get the same successor; nil
@@ -98,7 +101,7 @@ public struct ServerSettings: Sendable {
         case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog
         case appStoreBundleId, appStoreEnvironment, appStoreRootCertificate, trustCallerSubjects
         case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, maxConnectionsPerClient, requestTimeout
-        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey
+        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, notificationLimit
 
         /// The variable's name (`GATEHOUSE_SIGNIN_LIMIT` was named before the rule).
         public var rawValue: String {
@@ -162,6 +165,7 @@ public struct ServerSettings: Sendable {
         public var ipv6Prefix: Int?
         public var maxConnections: Int?
         public var maxConnectionsPerClient: Int?
+        public var notificationLimit: String?
         /// Seconds (a fraction allowed).
         public var requestTimeout: Double?
         /// Seconds (a fraction allowed).
@@ -260,6 +264,9 @@ public struct ServerSettings: Sendable {
         if let connections = options.maxConnections ?? env(.maxConnections).map({ Int($0) ?? -1 }) {
             guard connections > 0 else { throw Problem(description: "\(Variable.maxConnections.named) must be a positive number") }
             s.maxConnections = connections
+        }
+        if let text = options.notificationLimit ?? env(.notificationLimit) {
+            s.notificationLimit = try RateLimit(parsing: text, variable: .notificationLimit)
         }
         if let connections = options.maxConnectionsPerClient ?? env(.maxConnectionsPerClient).map({ Int($0) ?? -1 }) {
             guard connections > 0 else { throw Problem(description: "\(Variable.maxConnectionsPerClient.named) must be a positive number") }
