@@ -141,4 +141,21 @@ import Testing
             #expect(refused.err.contains("unknown_key") || refused.err.contains("unknown key"), "\(command): \(refused.err)")
         }
     }
+
+    /// Issue 36: a signing key file other users can read is used, with a warning naming the file (never the key).
+    @Test func buildWarnsWhenTheKeyFileIsReadableByOthers() async throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let keyFile = dir.appendingPathComponent("key").path
+        #expect(try await CLITests.run(["keygen", "--out", keyFile]).status == 0)
+        let out = dir.appendingPathComponent("a.bundle").path
+        let quiet = try await CLITests.run(["bundle", "build", "policies/mimisupply", "--key", keyFile, "-o", out])
+        #expect(quiet.status == 0 && !quiet.err.contains("warning"), "\(quiet.err)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile)
+        let loud = try await CLITests.run(["bundle", "build", "policies/mimisupply", "--key", keyFile, "-o", out])
+        #expect(loud.status == 0, "\(loud.err)")
+        #expect(loud.err.contains("warning") && loud.err.contains(keyFile) && loud.err.contains("0644"), "\(loud.err)")
+        let secret = try String(contentsOfFile: keyFile, encoding: .utf8).split(separator: ":").last.map(String.init) ?? ""
+        #expect(!loud.err.contains(secret.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
 }
