@@ -144,6 +144,13 @@ public struct BundleSigningKey: Sendable, SecretRedacting {
     /// The text of the key's file. It holds the secret: write it with mode 0600.
     public var fileText: String { Self.filePrefix + key.rawRepresentation.base64EncodedString() + "\n" }
 
+    /// Why the key file at `path` is exposed, nil when only its owner may read or write it: a file other users can
+    /// read or write holds a key any of them can sign bundles with. Names the mode, never the key.
+    public static func exposure(ofKeyFile path: String) -> String? {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 else { return nil }
+        return "the key file '\(path)' can be read or written by users other than its owner (mode \(String(format: "%04o", mode & 0o7777))): run chmod 600 on it"
+    }
+
     /// The key id only.
     public var shownFields: KeyValuePairs<String, Any> { ["keyID": publicKey.keyID, "key": Self.redacted] }
 

@@ -198,6 +198,7 @@ func shown(_ text: String) -> String {
 
 func readSigningKey(_ path: String) throws -> BundleSigningKey {
     guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("--key: cannot read '\(path)'") }
+    if let exposure = BundleSigningKey.exposure(ofKeyFile: path) { writeError("warning: \(exposure)") }
     // The key's text is never echoed: the error names the file only.
     do { return try BundleSigningKey(fileText: String(decoding: data, as: UTF8.self)) } catch {
         throw ValidationError("--key: '\(path)' is \(error)")

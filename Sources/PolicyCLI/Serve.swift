@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PolicyBundle
 import Identity
 import PolicyServer
 import ServiceLifecycle
@@ -179,6 +180,11 @@ struct Serve: AsyncParsableCommand {
         } catch {
             writeError("error: \(error.description)")
             throw ExitCode(64)
+        }
+        if let file = options.bundleKey ?? ProcessInfo.processInfo.environment[ServerSettings.Variable.bundleKey.rawValue],
+            let exposure = BundleSigningKey.exposure(ofKeyFile: file)
+        {
+            writeError("warning: \(exposure)")
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
