@@ -102,12 +102,16 @@ final class ReadDeadline {
         timer = nil
     }
 
-    /// Starts the first-byte clock once per connection: no byte within `limit` and the connection is closed, unanswered
-    /// (no request began), and counted as a read timeout.
+    /// The least time a new connection has to send its first byte, whatever the read deadline: a client connects, then
+    /// builds its first request (a client that opens its connection ahead, on a busy machine, a TLS proxy's pool).
+    static let firstByteFloor: TimeAmount = .seconds(5)
+
+    /// Starts the first-byte clock once per connection: no byte within `limit` (at least `firstByteFloor`) and the
+    /// connection is closed, unanswered (no request began), and counted as a read timeout.
     func awaitFirstByte(_ context: ChannelHandlerContext) {
         guard !awaitedFirstByte else { return }
         awaitedFirstByte = true
-        firstByte = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: limit) { [self] in
+        firstByte = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: max(limit, Self.firstByteFloor)) { [self] in
             firstByte = nil
             guard state == .waiting else { return }
             timedOut()
