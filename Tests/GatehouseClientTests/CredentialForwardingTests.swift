@@ -124,6 +124,7 @@ final class TinyHTTPServer: @unchecked Sendable {
         #expect(elsewhere.heads.allSatisfy { !$0.contains("authorization") }, "\(elsewhere.heads)")
         #expect(elsewhere.heads.isEmpty, "\(elsewhere.heads)")
         #expect(error != nil)
+        #expect(error?.code == CredentialPolicy.redirectRefused && error?.status == 307, "\(String(describing: error))")
         #expect(!(error?.description.contains("gha_forwarding-secret") ?? false))
     }
 
