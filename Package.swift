@@ -192,7 +192,7 @@ let package = Package(
             dependencies: ["PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel", "GatehouseTestSupport"]),
         .testTarget(
             name: "PolicyCorpusTests",
-            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "policy", "GatehouseTestSupport"],
+            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyVerification", "PolicyBundle", "policy", "GatehouseTestSupport"],
             exclude: ["Corpus", "CLIGolden", "ReportGolden", "Fixtures"]),
         .testTarget(
             name: "PolicyServerTests",

@@ -87,6 +87,7 @@ _policy_check() {
         '--coverage[Report which rules, condition branches and requirement outcomes the policy tests exercise, per file.]'
         '--min-coverage[Exit 2 when a set'\''s test coverage is below N percent (0-100); implies --coverage.]:N:'
         '--junit-output[Also write the JUnit XML report to FILE, whatever --format is.]:FILE:'
+        '--public-key[Verify each bundle file'\''s signature with this public key (base64, or a file holding it) before checking it.]:KEY:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -199,6 +200,7 @@ _policy_matrix() {
         ':directory:'
         '--resource[Only this resource type.]:TYPE:'
         '--format[Output format\: text, markdown, html or json.]:format:{__policy_complete "${___format[@]}"}'
+        '--public-key[Verify a bundle file'\''s signature with this public key (base64, or a file holding it) first.]:KEY:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -235,6 +237,8 @@ _policy_serve() {
         '--retention[Days audit and decision logs are kept (default 365, at least 30).]:DAYS:'
         '--ipv6-prefix[IPv6 prefix length that keys per-client limits (default 64).]:BITS:'
         '--max-connections[Connections open at once; more are closed at once (default half the open-file limit, at most 10000).]:N:'
+        '--max-connections-per-client[Connections one client (an IPv4 address, an IPv6 /64) may hold open; more are closed at once (default 64).]:N:'
+        '--notification-limit[App Store notifications per client, REQUESTS/SECONDS, before any verification (default 600/60).]:REQUESTS/SECONDS:'
         '--access-token-lifetime[Seconds an access token works before the client must refresh it (default 900).]:SECONDS:'
         '--refresh-grace-period[Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).]:SECONDS:'
         '--decision-cache-entries[Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0\: none).]:N:'

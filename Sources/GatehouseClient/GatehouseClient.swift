@@ -4,7 +4,6 @@ public import PolicyModel
 public import FoundationNetworking
 #endif
 internal import OpenAPIRuntime
-internal import OpenAPIURLSession
 
 /// The client of `policy serve` an app holds for its lifetime: sign-in, the session's tokens with single-flight
 /// refresh, decisions for the session's subject, and the account routes.
@@ -26,6 +25,8 @@ public actor GatehouseClient: CustomReflectable {
     let api: Client
     /// The server's base URL.
     public nonisolated let serverURL: URL
+    /// The client's own session (its delegate guards redirects), invalidated when the client goes.
+    private nonisolated let urlSession: URLSession
     private let store: any TokenStore
     private let clock: ServerClock
     private let refreshMargin: TimeInterval
@@ -43,7 +44,13 @@ public actor GatehouseClient: CustomReflectable {
     /// - Parameters:
     ///   - serverURL: the server's base URL; the API's paths (`/v1/decide`, ...) are appended to it.
     ///   - tokenStore: where the session is kept (`KeychainTokenStore` in an app; in memory by default).
-    ///   - session: the `URLSession` requests go through.
+    ///   - session: the `URLSession` whose configuration requests go through (timeouts, caches, protocol classes). The
+    ///     client makes its own session of that configuration, with a delegate of its own that never follows a redirect
+    ///     to another origin (scheme, host or port): the access token, a refresh token or a PIN goes only to `serverURL`'s
+    ///     origin, and a refused redirect fails with `redirect_refused`. The given session's delegate is not used.
+    ///   - allowsInsecureHTTP: allow plain `http://` to a host other than this machine, for development only. Without
+    ///     it, every call to such a URL fails with `insecure_transport` before anything is sent; `http://` to
+    ///     127.0.0.1, `::1` or `localhost` is always allowed.
     ///   - refreshMargin: how long before its expiry an access token is refreshed (covers clock skew and latency).
     ///   - clock: the device's clock (tests move it); expiry is judged by it corrected by the offset each answer's
     ///     `Date` header shows, so a device clock set wrong neither refreshes every call nor sends expired tokens.
@@ -51,14 +58,19 @@ public actor GatehouseClient: CustomReflectable {
     ///     directory); it loads the last good bundle now, before any network.
     public init(
         serverURL: URL, tokenStore: any TokenStore = InMemoryTokenStore(), session: URLSession = .shared,
-        refreshMargin: TimeInterval = 30, clock: @escaping @Sendable () -> Date = { Date() }, policyBundles: PolicyBundleStore? = nil
+        refreshMargin: TimeInterval = 30, clock: @escaping @Sendable () -> Date = { Date() }, policyBundles: PolicyBundleStore? = nil,
+        allowsInsecureHTTP: Bool = false
     ) {
         self.policyBundles = policyBundles
         let serverClock = ServerClock(device: clock)
         self.clock = serverClock
+        let transport = GuardedTransport(configuration: session.configuration)
+        urlSession = transport.session
         api = Client(
-            serverURL: serverURL, configuration: Configuration(dateTranscoder: ContractDateTranscoder()),
-            transport: URLSessionTransport(configuration: .init(session: session)), middlewares: [GatehouseMiddleware(clock: serverClock)])
+            serverURL: serverURL, configuration: Configuration(dateTranscoder: ContractDateTranscoder()), transport: transport,
+            middlewares: [
+                GatehouseMiddleware(clock: serverClock, refusal: CredentialPolicy.refusal(serverURL: serverURL, allowsInsecureHTTP: allowsInsecureHTTP))
+            ])
         self.serverURL = serverURL
         store = tokenStore
         self.refreshMargin = refreshMargin
@@ -66,6 +78,8 @@ public actor GatehouseClient: CustomReflectable {
         tokens = restored
         state = restored.map { .signedIn(userId: $0.userId) } ?? .signedOut
     }
+
+    deinit { urlSession.finishTasksAndInvalidate() }
 
     /// The server and the token store only: reflecting the generated client would walk the URL session's
     /// Foundation objects, which Swift's runtime cannot always reflect on Linux (`dump` crashed on them), and the

@@ -16,13 +16,19 @@ package struct GatehouseMiddleware: ClientMiddleware {
     static let problemLimit = 64 * 1024
     /// Where the server's time is learnt; nil: not learnt.
     let clock: ServerClock?
+    /// Thrown for every request instead of sending it (`insecure_transport`: plain http to another machine).
+    let refusal: GatehouseClientError?
 
-    package init(clock: ServerClock? = nil) { self.clock = clock }
+    package init(clock: ServerClock? = nil, refusal: GatehouseClientError? = nil) {
+        self.clock = clock
+        self.refusal = refusal
+    }
 
     package func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        if let refusal { throw refusal }
         var request = request
         if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
         let sentAt = clock?.deviceNow()
@@ -33,6 +39,13 @@ package struct GatehouseMiddleware: ClientMiddleware {
             // clock, revoked): refused like a 401, so the client refreshes and asks again rather than show it.
             var error = GatehouseClientError(code: GatehouseClientError.unauthenticated, detail: "the server did not accept the access token")
             error.status = 401
+            throw error
+        }
+        if [301, 302, 303, 307, 308].contains(response.status.code) {
+            // The transport follows a redirect only within the server's origin: this one pointed elsewhere.
+            var error = GatehouseClientError(
+                code: CredentialPolicy.redirectRefused, detail: "the server redirected to another origin; the client sends credentials only to its server")
+            error.status = response.status.code
             throw error
         }
         guard response.status.code >= 400 else { return (response, responseBody) }

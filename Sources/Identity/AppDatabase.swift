@@ -379,5 +379,24 @@ package enum Schema {
         ("v15-drop-redundant-membership-index", """
             DROP INDEX IF EXISTS membership_userId;
             """),
+        // The revocation ledger (issue 36, N2): what is known of an original transaction whatever account holds it,
+        // keyed by a digest of its id and naming no one. Refunds and revocations are written whether or not an account
+        // holds the transaction, and a deleted account leaves a tombstone (the dates) of each original it held.
+        ("v16-app-store-ledger", """
+            CREATE TABLE appStoreLedger (
+                originalKey TEXT PRIMARY KEY,            -- SHA-256 (hex) of the original transaction id, labelled
+                revokedAt DATETIME,                      -- the latest revocationDate a verified refund or revocation gave
+                signedAt DATETIME,                       -- tombstone: signedDate of the last transaction a deleted account applied
+                updatedAt DATETIME NOT NULL
+            );
+            """),
+        // The App Store notifications already processed (issue 36, N4): each id once, kept for Apple's retry window.
+        ("v17-app-store-notification-seen", """
+            CREATE TABLE appStoreNotificationSeen (
+                notificationId TEXT PRIMARY KEY,         -- the notificationUUID, as Apple sent it
+                receivedAt DATETIME NOT NULL
+            );
+            CREATE INDEX appStoreNotificationSeen_receivedAt ON appStoreNotificationSeen(receivedAt);
+            """),
     ]
 }

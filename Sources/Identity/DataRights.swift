@@ -213,9 +213,11 @@ extension IdentityService {
             }
         }
         try await audit(tx, .accountDeleted, outcome: .success, reason: "spaces_handed_over:\(handedOver),spaces_deleted:\(deleted)", user: user, at: t)
+        // The App Store transactions go with the account; what the checks need of them stays, naming no one.
+        try await keepPurchaseTombstones(tx, of: userId, at: t)
         // Cascades: identities, PIN, devices, challenges, sessions, refresh tokens, memberships,
         // share codes, subscription, App Store transactions and appAccountToken, privacy, roles. The
-        // pseudonym goes with the row.
+        // pseudonym goes with the row. The revocation ledger names no account and stays.
         try await tx.deleteAll(UserRow.self, ["id": .text(userId)])
         try await tx.deleteAll(GuessLimitRow.self, ["scope": .text("share-code:" + userId)])
         try await tx.deleteAll(GuessLimitRow.self, ["scope": .text("username-probe-user:" + userId)])

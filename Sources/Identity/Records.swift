@@ -100,6 +100,39 @@ package struct AppStoreTransactionRow: StoredRow, Hashable {
     package var updatedAt: Date
 }
 
+/// What the server knows of an original transaction whatever account holds it, or whether any does: the revocation
+/// ledger (issue 36, N2). Keyed by a digest of the original transaction id, never the id itself, and holding no user:
+/// written from every verified `REFUND`/`REVOKE` notification (known or not) and every verified transaction carrying a
+/// `revocationDate`, and, when an account is deleted, a tombstone of each original transaction it held (the dates
+/// only). A transaction of the original signed at or before `revokedAt`, or (when no account holds it) at or before
+/// `signedAt`, changes nothing.
+package struct AppStoreLedgerRow: StoredRow, Hashable {
+    package static let table = "appStoreLedger"
+    package static let primaryKey = ["originalKey"]
+    /// `AppStoreLedgerRow.key(of:)` of the original transaction id.
+    package var originalKey: String
+    /// The latest revocation date a verified refund or revocation gave.
+    package var revokedAt: Date?
+    /// A deleted account's tombstone: the `signedDate` of the last transaction of the original it had applied.
+    package var signedAt: Date?
+    package var updatedAt: Date
+
+    /// SHA-256 (hex) of the original transaction id under a label of its own.
+    package static func key(of originalTransactionId: String) -> String {
+        SecretCoding.sha256("gatehouse.app-store-ledger.v1:" + originalTransactionId).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// An App Store Server Notification already processed (issue 36, N4): its `notificationUUID`, kept for Apple's retry
+/// window (`IdentityService.notificationWindow`); a notification signed longer ago than that is refused as stale, so a
+/// forgotten id cannot be replayed.
+package struct AppStoreNotificationSeenRow: StoredRow, Hashable {
+    package static let table = "appStoreNotificationSeen"
+    package static let primaryKey = ["notificationId"]
+    package var notificationId: String
+    package var receivedAt: Date
+}
+
 /// The UUID an account's purchases carry as StoreKit's `appAccountToken` (`GET /v1/me` shows it).
 package struct AppAccountTokenRow: StoredRow, Hashable {
     package static let table = "appAccountToken"

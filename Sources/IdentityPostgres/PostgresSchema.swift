@@ -495,5 +495,32 @@ package enum PostgresSchema {
                 #"DROP INDEX IF EXISTS "membership_userId""#,
             ]
         ),
+        (
+            // As in SQLite: the revocation ledger, keyed by a digest of the original transaction id, naming no one.
+            "v16-app-store-ledger",
+            [
+                """
+                CREATE TABLE "appStoreLedger" (
+                    "originalKey" TEXT PRIMARY KEY,
+                    "revokedAt" TIMESTAMPTZ,
+                    "signedAt" TIMESTAMPTZ,
+                    "updatedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+            ]
+        ),
+        (
+            // As in SQLite: the App Store notifications already processed, each id once, kept for Apple's retry window.
+            "v17-app-store-notification-seen",
+            [
+                """
+                CREATE TABLE "appStoreNotificationSeen" (
+                    "notificationId" TEXT PRIMARY KEY,
+                    "receivedAt" TIMESTAMPTZ NOT NULL
+                )
+                """,
+                #"CREATE INDEX "appStoreNotificationSeen_receivedAt" ON "appStoreNotificationSeen"("receivedAt")"#,
+            ]
+        ),
     ]
 }

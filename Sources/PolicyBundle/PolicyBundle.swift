@@ -19,6 +19,42 @@ public struct BundleManifest: Codable, Sendable, Hashable {
     public var revision: UInt64
     /// The signing key's id (hex of the first 8 bytes of SHA-256 of the raw public key).
     public var keyID: String
+
+    /// Why `name` cannot be a set's name, nil when it can. A name is a label, never a path: one component of 1 to 255
+    /// bytes, printable (no control, format or line-separator characters, no NUL), not `.` or `..`, with neither `/`
+    /// nor `\\`. `PolicyBundle.parse` (so `verify`, `open` and every app's install) refuses a manifest whose name fails.
+    public static func problem(withName name: String) -> String? {
+        if name.isEmpty { return "is empty" }
+        if name.utf8.count > 255 { return "is longer than 255 bytes" }
+        if name == "." || name == ".." { return "is '\(name)', not a name" }
+        if name.contains("/") || name.contains("\\") { return "holds a path separator ('/' or '\\'): a name is one path component" }
+        for scalar in name.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse:
+                return "holds the unprintable character U+\(String(scalar.value, radix: 16, uppercase: true))"
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// The name as a quoted string safe to print whatever it holds: control and other unprintable characters escaped,
+    /// cut at 80 characters.
+    public static func printable(_ name: String) -> String {
+        var out = ""
+        for (i, scalar) in name.unicodeScalars.enumerated() {
+            if i == 80 {
+                out += "..."
+                break
+            }
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return "'" + out + "'"
+    }
 }
 
 /// Why a bundle was refused. Each case names the check that failed; none carries key material.
@@ -72,6 +108,8 @@ public enum BundleBuildError: Error, Sendable, CustomStringConvertible {
     case doesNotCompile([Diagnostic])
     /// A file or folder could not be read.
     case unreadable(String)
+    /// The set's name (its folder's name) or a file's path cannot be carried by a bundle (`BundleManifest.problem(withName:)`).
+    case invalidName(String)
 
     public var description: String {
         switch self {
@@ -80,6 +118,7 @@ public enum BundleBuildError: Error, Sendable, CustomStringConvertible {
                 + diagnostics.filter { $0.severity == .error }.map { [$0.location?.description, $0.message].compactMap { $0 }.joined(separator: ": ") }
                 .joined(separator: "; ")
         case .unreadable(let what): what
+        case .invalidName(let what): what
         }
     }
 }
@@ -104,6 +143,13 @@ public struct BundleSigningKey: Sendable, SecretRedacting {
 
     /// The text of the key's file. It holds the secret: write it with mode 0600.
     public var fileText: String { Self.filePrefix + key.rawRepresentation.base64EncodedString() + "\n" }
+
+    /// Why the key file at `path` is exposed, nil when only its owner may read or write it: a file other users can
+    /// read or write holds a key any of them can sign bundles with. Names the mode, never the key.
+    public static func exposure(ofKeyFile path: String) -> String? {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int, mode & 0o077 != 0 else { return nil }
+        return "the key file '\(path)' can be read or written by users other than its owner (mode \(String(format: "%04o", mode & 0o7777))): run chmod 600 on it"
+    }
 
     /// The key id only.
     public var shownFields: KeyValuePairs<String, Any> { ["keyID": publicKey.keyID, "key": Self.redacted] }
@@ -196,6 +242,10 @@ public struct PolicyBundle: Sendable {
     public static func build(
         name: String, files: [String: [UInt8]], key: BundleSigningKey, createdAt: Date, revision: UInt64
     ) throws(BundleBuildError) -> PolicyBundle {
+        if let problem = BundleManifest.problem(withName: name) { throw .invalidName("the set's name \(BundleManifest.printable(name)) \(problem)") }
+        for path in files.keys {
+            if let problem = problem(withPath: path) { throw .invalidName("the file path \(BundleManifest.printable(path)) \(problem)") }
+        }
         let result = PolicyCompiler.compile(name: name, files: files.map { PolicyFileInput(path: $0.key, bytes: $0.value) })
         guard let policy = result.policy else { throw .doesNotCompile(result.diagnostics) }
         let section = filesSection(files)
@@ -254,9 +304,34 @@ public struct PolicyBundle: Sendable {
 
     // MARK: Reading
 
-    /// Reads a bundle's layout and manifest without checking its signature or hashes: for `policy bundle inspect`.
-    /// Everything decided from a bundle goes through `verify`.
+    /// Reads a bundle's layout and manifest without checking its signature or hashes, refusing a manifest name or a
+    /// file path that is not a safe label (`BundleManifest.problem(withName:)`, `problem(withPath:)`). Everything
+    /// decided from a bundle goes through `verify`.
     public static func parse(_ bytes: [UInt8]) throws(BundleVerificationError) -> (bundle: PolicyBundle, signedCount: Int, signature: [UInt8], section: Range<Int>) {
+        let parsed = try parseLayout(bytes)
+        let name = parsed.bundle.manifest.name
+        if let problem = BundleManifest.problem(withName: name) { throw .malformed("the manifest's name \(BundleManifest.printable(name)) \(problem)") }
+        for path in parsed.bundle.files.keys.sorted() {
+            if let problem = problem(withPath: path) { throw .malformed("the file path \(BundleManifest.printable(path)) \(problem)") }
+        }
+        return parsed
+    }
+
+    /// Why `path` cannot be a file's path in a bundle, nil when it can: relative, each component a name
+    /// (`BundleManifest.problem(withName:)`), so no `..`, `.`, empty component or leading `/`.
+    public static func problem(withPath path: String) -> String? {
+        if path.isEmpty { return "is empty" }
+        if path.hasPrefix("/") { return "is absolute" }
+        if path.contains("\\") { return "holds '\\'" }
+        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+            if let problem = BundleManifest.problem(withName: String(component)) { return "leaves the set's folder or is not a plain path: a component \(problem)" }
+        }
+        return nil
+    }
+
+    /// The layout and manifest as they are, the name and paths unchecked: for `policy bundle inspect`, which shows an
+    /// odd name and warns rather than refuse to show it.
+    package static func parseLayout(_ bytes: [UInt8]) throws(BundleVerificationError) -> (bundle: PolicyBundle, signedCount: Int, signature: [UInt8], section: Range<Int>) {
         var reader = Reader(bytes: bytes)
         guard bytes.count >= magic.count + 2 + 64, Array(bytes[0..<magic.count]) == magic else {
             throw .malformed("not a Gatehouse policy bundle (magic)")
@@ -318,17 +393,54 @@ public struct PolicyBundle: Sendable {
         PolicyCompiler.compile(name: manifest.name, files: files.map { PolicyFileInput(path: $0.key, bytes: $0.value) })
     }
 
-    /// Writes the bundle's files under `directory` (created), each at its relative path.
+    /// Writes the bundle's files under `directory` (created), each at its relative path, and nothing anywhere else.
+    ///
+    /// Each path is checked again (`problem(withPath:)`), each folder on the way is created one level at a time and
+    /// must be a real folder (never a symbolic link), each destination is resolved and refused unless it lies inside
+    /// `directory`, and no existing file is overwritten or followed.
     public func extract(to directory: URL) throws {
-        for (path, content) in files {
-            // Paths come from a parsed (and, for anything decided, verified) bundle; refuse any that climbs out.
-            guard !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else {
-                throw BundleVerificationError.malformed("the file path '\(path)' leaves the set's folder")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let root = directory.resolvingSymlinksInPath().standardizedFileURL
+        for path in files.keys.sorted() {
+            if let problem = Self.problem(withPath: path) {
+                throw BundleVerificationError.malformed("the file path \(BundleManifest.printable(path)) \(problem)")
             }
-            let url = directory.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(content).write(to: url)
+            func outside() -> BundleVerificationError {
+                .malformed("the file path \(BundleManifest.printable(path)) resolves outside the set's folder")
+            }
+            let components = path.split(separator: "/").map(String.init)
+            var folder = root
+            for component in components.dropLast() {
+                folder = folder.appendingPathComponent(component, isDirectory: true)
+                switch try? FileManager.default.attributesOfItem(atPath: folder.path)[.type] as? FileAttributeType {
+                case .typeDirectory?: continue
+                case nil: try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+                default: throw outside()  // a symbolic link or a file where a folder should be
+                }
+            }
+            let destination = folder.appendingPathComponent(components.last!)
+            let resolved = destination.resolvingSymlinksInPath().standardizedFileURL.path
+            guard resolved.hasPrefix(root.path.hasSuffix("/") ? root.path : root.path + "/") else { throw outside() }
+            // Never through or over something already there (a link planted in the folder, a file twice).
+            guard (try? FileManager.default.attributesOfItem(atPath: destination.path)) == nil else { throw outside() }
+            try Data(files[path]!).write(to: destination, options: .withoutOverwriting)
         }
+    }
+
+    /// Unpacks the files into a new folder `set` inside a new folder `policy-bundle-<UUID>` under `parent` (the
+    /// temporary folder by default), for tools that work on folders. The manifest's name is never part of a path.
+    /// On any failure the new folder is removed before the error is thrown; otherwise the caller removes `cleanup`.
+    public func unpack(under parent: URL = FileManager.default.temporaryDirectory) throws -> (folder: URL, cleanup: URL) {
+        let base = parent.appendingPathComponent("policy-bundle-\(UUID().uuidString)", isDirectory: true)
+        let folder = base.appendingPathComponent("set", isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: false)
+            try extract(to: folder)
+        } catch {
+            try? FileManager.default.removeItem(at: base)
+            throw error
+        }
+        return (folder, base)
     }
 
     /// The strong HTTP entity tag `GET /v1/bundle` gives these bytes: SHA-256 in hex, quoted. A device computes it

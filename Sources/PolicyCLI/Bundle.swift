@@ -121,10 +121,7 @@ struct BundleVerify: ParsableCommand {
     var heldRevision: UInt64?
 
     func run() throws {
-        let text = FileManager.default.fileExists(atPath: publicKey)
-            ? (FileManager.default.contents(atPath: publicKey).map { String(decoding: $0, as: UTF8.self) } ?? "") : publicKey
-        let key: BundlePublicKey
-        do { key = try BundlePublicKey(base64: text) } catch { throw ValidationError("--public-key: \(error)") }
+        let key = try readPublicKey(publicKey)
         let bytes = try readBundleFile(file)
         do {
             let bundle = try PolicyBundle.verify(bytes, trusting: [key], heldRevision: heldRevision)
@@ -153,11 +150,21 @@ struct BundleInspect: ParsableCommand {
 
     func run() throws {
         let bundle: PolicyBundle
-        do { bundle = try PolicyBundle.parse(try readBundleFile(file)).bundle } catch let error as BundleVerificationError {
+        // The layout only: a bundle with an odd name is shown (and warned about) so its author can see what it holds.
+        do { bundle = try PolicyBundle.parseLayout(try readBundleFile(file)).bundle } catch let error as BundleVerificationError {
             writeError("error: \(error)")
             throw Exit.failingTests
         }
         let m = bundle.manifest
+        if let problem = BundleManifest.problem(withName: m.name) {
+            writeError(
+                "warning: the manifest's name \(BundleManifest.printable(m.name)) \(problem); verify, check, matrix and apps refuse this bundle")
+        }
+        for path in bundle.files.keys.sorted() {
+            if let problem = PolicyBundle.problem(withPath: path) {
+                writeError("warning: the file path \(BundleManifest.printable(path)) \(problem); verify, check, matrix and apps refuse this bundle")
+            }
+        }
         let paths = bundle.files.keys.sorted()
         switch format {
         case .json:
@@ -169,7 +176,7 @@ struct BundleInspect: ParsableCommand {
             print(String(decoding: try encoder.encode(doc), as: UTF8.self))
         case .text:
             print("""
-                name            \(m.name)
+                name            \(shown(m.name))
                 revision        \(m.revision)
                 created         \(m.createdAt)
                 policy hash     \(m.policyHash)
@@ -179,13 +186,19 @@ struct BundleInspect: ParsableCommand {
                 size            \(bundle.bytes.count) bytes (\(bundle.payloadSize) of policy files)
                 files           \(paths.count)
                 """)
-            for path in paths { print("  \(path)  \(bundle.files[path]!.count) bytes") }
+            for path in paths { print("  \(shown(path))  \(bundle.files[path]!.count) bytes") }
         }
     }
 }
 
+/// A name or path as it is when it is a plain one, else quoted with its unprintable characters escaped.
+func shown(_ text: String) -> String {
+    BundleManifest.problem(withName: text) == nil || PolicyBundle.problem(withPath: text) == nil ? text : BundleManifest.printable(text)
+}
+
 func readSigningKey(_ path: String) throws -> BundleSigningKey {
     guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("--key: cannot read '\(path)'") }
+    if let exposure = BundleSigningKey.exposure(ofKeyFile: path) { writeError("warning: \(exposure)") }
     // The key's text is never echoed: the error names the file only.
     do { return try BundleSigningKey(fileText: String(decoding: data, as: UTF8.self)) } catch {
         throw ValidationError("--key: '\(path)' is \(error)")
@@ -203,21 +216,43 @@ func isBundleFile(_ path: String) -> Bool {
     return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
 }
 
-/// A bundle's files unpacked into a new temporary folder named after its set, for the folder-based tools; the caller
-/// removes `cleanup`. The bundle's hashes are checked (not its signature: no key is given).
-func unpackBundle(_ path: String) throws -> (folder: String, cleanup: URL) {
-    let bundle = try openBundle(path)
-    let base = FileManager.default.temporaryDirectory.appendingPathComponent("policy-bundle-\(UUID().uuidString)", isDirectory: true)
-    let folder = base.appendingPathComponent(bundle.manifest.name, isDirectory: true)
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    try bundle.extract(to: folder)
-    return (folder.path, base)
-}
-
-/// A bundle file read and its hashes checked (not its signature); exit 1 naming what failed.
-func openBundle(_ path: String) throws -> PolicyBundle {
-    do { return try PolicyBundle.open(try readBundleFile(path)) } catch let error as BundleVerificationError {
-        writeError("error: \(path): \(error)")
+/// A bundle's files unpacked into a new temporary folder of a fixed name (`PolicyBundle.unpack`: the manifest's name
+/// is only a label), for the folder-based tools; the caller removes `cleanup`, and a failure removes it first.
+func unpackBundle(_ path: String, publicKey: String?) throws -> (folder: String, cleanup: URL) {
+    let bundle = try openBundle(path, publicKey: publicKey)
+    do {
+        let unpacked = try bundle.unpack()
+        return (unpacked.folder.path, unpacked.cleanup)
+    } catch {
+        writeError("error: \(path): cannot unpack: \(error)")
         throw Exit.policyErrors
     }
+}
+
+/// A bundle file read, exit 1 naming what failed: verified against `publicKey` (base64, or a file holding it) when
+/// one is given, else its hashes checked and "unverified bundle" said on standard error (the signature is not).
+func openBundle(_ path: String, publicKey: String?) throws -> PolicyBundle {
+    let bytes = try readBundleFile(path)
+    guard let publicKey else {
+        do {
+            let bundle = try PolicyBundle.open(bytes)
+            writeError("note: \(path): unverified bundle (its hashes are checked, not its signature: pass --public-key to verify it)")
+            return bundle
+        } catch {
+            writeError("error: \(path): \(error)")
+            throw Exit.policyErrors
+        }
+    }
+    let key = try readPublicKey(publicKey)
+    do { return try PolicyBundle.verify(bytes, trusting: [key]) } catch {
+        writeError("error: \(path): bundle refused (\(error.code)): \(error)")
+        throw Exit.policyErrors
+    }
+}
+
+/// A public key given as base64 or as a file holding it (`--public-key`).
+func readPublicKey(_ value: String) throws -> BundlePublicKey {
+    let text = FileManager.default.fileExists(atPath: value)
+        ? (FileManager.default.contents(atPath: value).map { String(decoding: $0, as: UTF8.self) } ?? "") : value
+    do { return try BundlePublicKey(base64: text) } catch { throw ValidationError("--public-key: \(error)") }
 }

@@ -7,7 +7,9 @@ struct Check: ParsableCommand {
         abstract: "Load and validate policy sets, lint them, run their tests and prove their invariants.",
         discussion: """
             Each DIR is a policy set (a folder holding .yaml files), a folder of policy sets, or a policy bundle \
-            file (policy bundle build; its hashes are checked, its signature is policy bundle verify's job).
+            file (policy bundle build): unpacked into a new temporary folder of a fixed name (removed afterwards), its \
+            hashes checked; with --public-key its signature is verified first, otherwise the output says "unverified \
+            bundle".
 
             Formats (--format):
               text      diagnostics with the source line and a caret, failures, a
@@ -51,6 +53,9 @@ struct Check: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the JUnit XML report to FILE, whatever --format is.", valueName: "FILE"))
     var junitOutput: String?
 
+    @Option(help: ArgumentHelp("Verify each bundle file's signature with this public key (base64, or a file holding it) before checking it.", valueName: "KEY"))
+    var publicKey: String?
+
     func validate() throws {
         if let minCoverage, !(0...100).contains(minCoverage) {
             throw ValidationError("--min-coverage must be between 0 and 100, not \(minCoverage)")
@@ -70,7 +75,7 @@ struct Check: ParsableCommand {
         var folders: [String] = []
         for directory in directories {
             if isBundleFile(directory) {
-                let u = try unpackBundle(directory)
+                let u = try unpackBundle(directory, publicKey: publicKey)
                 unpacked.append((u.folder, u.cleanup, directory))
                 folders.append(u.folder)
             } else {

@@ -25,7 +25,7 @@ struct Matrix: ParsableCommand {
             Exit codes: 0 printed; 1 the set does not load; 64 usage error (an unknown --resource).
             """)
 
-    @Argument(help: "The policy set folder, or a bundle file (policy bundle build).")
+    @Argument(help: "The policy set folder, or a bundle file (policy bundle build; unverified unless --public-key is given).")
     var directory: String
 
     @Option(help: ArgumentHelp("Only this resource type.", valueName: "TYPE"))
@@ -34,12 +34,15 @@ struct Matrix: ParsableCommand {
     @Option(help: "Output format: text, markdown, html or json.")
     var format: MatrixFormat = .text
 
+    @Option(help: ArgumentHelp("Verify a bundle file's signature with this public key (base64, or a file holding it) first.", valueName: "KEY"))
+    var publicKey: String?
+
     func run() throws {
         var title = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
         let policy: CompiledPolicy
         if isBundleFile(directory) {
             // Locations name the bundle's files by their paths in it, as the server names them.
-            policy = try loadedOrExit(try openBundle(directory).compile())
+            policy = try loadedOrExit(try openBundle(directory, publicKey: publicKey).compile())
             title = policy.name
         } else {
             policy = try loadOrExit(directory)

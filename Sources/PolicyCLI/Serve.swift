@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PolicyBundle
 import Identity
 import PolicyServer
 import ServiceLifecycle
@@ -118,6 +119,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Connections open at once; more are closed at once (default half the open-file limit, at most 10000).", valueName: "N"))
     var maxConnections: Int?
 
+    @Option(help: ArgumentHelp("Connections one client (an IPv4 address, an IPv6 /64) may hold open; more are closed at once (default 64).", valueName: "N"))
+    var maxConnectionsPerClient: Int?
+
+    @Option(help: ArgumentHelp("App Store notifications per client, REQUESTS/SECONDS, before any verification (default 600/60).", valueName: "REQUESTS/SECONDS"))
+    var notificationLimit: String?
+
     @Option(
         help: ArgumentHelp(
             "Seconds an access token works before the client must refresh it (default 900).", valueName: "SECONDS"))
@@ -161,6 +168,8 @@ struct Serve: AsyncParsableCommand {
         options.retentionDays = retentionDays
         options.ipv6Prefix = ipv6Prefix
         options.maxConnections = maxConnections
+        options.maxConnectionsPerClient = maxConnectionsPerClient
+        options.notificationLimit = notificationLimit
         options.requestTimeout = requestTimeout
         options.accessTokenLifetime = accessTokenLifetime
         options.refreshGracePeriod = refreshGracePeriod
@@ -171,6 +180,11 @@ struct Serve: AsyncParsableCommand {
         } catch {
             writeError("error: \(error.description)")
             throw ExitCode(64)
+        }
+        if let file = options.bundleKey ?? ProcessInfo.processInfo.environment[ServerSettings.Variable.bundleKey.rawValue],
+            let exposure = BundleSigningKey.exposure(ofKeyFile: file)
+        {
+            writeError("warning: \(exposure)")
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

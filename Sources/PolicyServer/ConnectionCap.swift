@@ -3,46 +3,82 @@ import NIOCore
 import NIOHTTPTypes
 import Synchronization
 
-/// How many connections are open, against a cap (`--max-connections`).
+/// How many connections are open, against a cap in all (`--max-connections`) and one per client
+/// (`--max-connections-per-client`, the client as the rate limits key it: an IPv4 address, an IPv6 /64).
 final class ConnectionCount: Sendable {
     let limit: Int
+    let perClient: Int
     private let open = Atomic<Int>(0)
+    /// Open connections per client key; an entry goes when its count does, so it holds at most `limit` keys.
+    private let byClient = Mutex<[String: Int]>([:])
 
-    init(limit: Int) { self.limit = limit }
-
-    /// Counts one more connection; false (and nothing counted) when `limit` are open already.
-    func acquire() -> Bool {
-        var current = open.load(ordering: .relaxed)
-        while current < limit {
-            let (exchanged, original) = open.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
-            if exchanged { return true }
-            current = original
-        }
-        return false
+    init(limit: Int, perClient: Int = .max) {
+        self.limit = limit
+        self.perClient = perClient
     }
 
-    func release() { open.subtract(1, ordering: .acquiringAndReleasing) }
+    /// Counts one more connection of `client` (nil: a trusted proxy, counted in the total only); false (and nothing
+    /// counted) when `limit` are open already, or `perClient` of this client's.
+    func acquire(client: String? = nil) -> Bool {
+        var current = open.load(ordering: .relaxed)
+        var counted = false
+        while current < limit {
+            let (exchanged, original) = open.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
+            if exchanged {
+                counted = true
+                break
+            }
+            current = original
+        }
+        guard counted else { return false }
+        guard let client else { return true }
+        let admitted = byClient.withLock { counts -> Bool in
+            let n = counts[client, default: 0]
+            guard n < perClient else { return false }
+            counts[client] = n + 1
+            return true
+        }
+        if !admitted { open.subtract(1, ordering: .acquiringAndReleasing) }
+        return admitted
+    }
+
+    func release(client: String? = nil) {
+        open.subtract(1, ordering: .acquiringAndReleasing)
+        guard let client else { return }
+        byClient.withLock { counts in
+            guard let n = counts[client] else { return }
+            if n <= 1 { counts[client] = nil } else { counts[client] = n - 1 }
+        }
+    }
+
+    /// Open connections of `client`.
+    func current(of client: String) -> Int { byClient.withLock { $0[client, default: 0] } }
 
     var current: Int { open.load(ordering: .relaxed) }
 }
 
-/// Closes a new connection at once when the cap is reached (no answer, no handler), so idle or slow sockets cannot
-/// take every file descriptor and starve the rest (`/healthz` on a connection that is let in); counts the
-/// connection out when it closes.
+/// Closes a new connection at once when the cap is reached, in all or for its client (no answer, no handler), so
+/// idle or slow sockets cannot take every file descriptor and starve the rest (`/healthz` and sign-ins of every other
+/// client on a connection that is let in); counts the connection out when it closes.
 final class ConnectionCap: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     let count: ConnectionCount
     let refused: @Sendable () -> Void
+    /// The peer's client key (nil: a trusted proxy, whose connections carry many clients).
+    let clientKey: @Sendable (SocketAddress?) -> String?
+    var client: String?
     var counted = false
 
-    init(_ count: ConnectionCount, refused: @escaping @Sendable () -> Void) {
+    init(_ count: ConnectionCount, clientKey: @escaping @Sendable (SocketAddress?) -> String? = { _ in nil }, refused: @escaping @Sendable () -> Void) {
         self.count = count
+        self.clientKey = clientKey
         self.refused = refused
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        counted = count.acquire()
+        client = clientKey(context.channel.remoteAddress)
+        counted = count.acquire(client: client)
         if !counted {
             refused()
             if context.channel.isActive { context.close(promise: nil) }
@@ -72,7 +108,7 @@ final class ConnectionCap: ChannelInboundHandler, RemovableChannelHandler {
     private func releaseOnce() {
         if counted {
             counted = false
-            count.release()
+            count.release(client: client)
         }
     }
 }

@@ -19,6 +19,8 @@ public final class GatehouseServer: Sendable {
     public let signInLimiter: RateLimiter
     /// Failed operator-credential attempts per client (the sign-in limit): past it, every attempt is 429.
     public let operatorLimiter: RateLimiter
+    /// App Store notifications per client (`settings.notificationLimit`): past it, 429 before any verification.
+    public let notificationLimiter: RateLimiter
     /// The write quotas per account and per client (`WriteQuota`).
     public let writeQuota: WriteQuota
     /// Connections open now, against `settings.maxConnections`.
@@ -83,8 +85,9 @@ public final class GatehouseServer: Sendable {
             directory: settings.policies, strict: settings.strictReload, checks: checks, service: service, logger: logger, metrics: metrics, bundles: bundles)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
+        notificationLimiter = RateLimiter(limit: settings.notificationLimit, now: now)
         writeQuota = WriteQuota(account: settings.writeLimit, source: settings.sourceWriteLimit, now: now)
-        connections = ConnectionCount(limit: settings.maxConnections)
+        connections = ConnectionCount(limit: settings.maxConnections, perClient: settings.maxConnectionsPerClient)
         logger.info("policy loaded", metadata: ["policy.hash": "\(version.hash)", "policy.name": "\(version.name)"])
     }
 

@@ -17,15 +17,20 @@ import PolicyModel
 ///
 /// Two cases need more than the parsed parts. A second request pipelined behind the first and sent only in part
 /// arrives while (or in the same read as) the first is answered: its bytes are remembered, and the clock starts
-/// for it when the first answer ends. And an answer that ends before its request was read (a 413 before the body's
-/// end) starts a lingering close, as nginx does: the rest of the body is read and discarded for a bounded time and
-/// size, then the connection is closed, so a client that sends its whole body before reading still reads the
-/// answer (closing with unread bytes would reset the connection and lose it).
+/// for it when the first answer ends. And an answer that starts before its request was read (a 401 before the body,
+/// a 413, 415 or 429) must not leave the connection in doubt: when at most `drainBytes` of a declared body remain,
+/// the body is read (Hummingbird reads an unread body to its end before the next request) and the connection serves
+/// the next request; otherwise the answer says `Connection: close` and ends in a lingering close, as nginx does: the
+/// rest of the body is read and discarded for a bounded time and size, then the connection is closed, so a client
+/// that sends its whole body before reading still reads the answer (closing with unread bytes would reset the
+/// connection and lose it).
 final class ReadDeadline {
     enum State { case waiting, reading, answering, lingering }
     /// The longest and the most a lingering close reads and discards.
     static let lingerTime: TimeAmount = .seconds(5)
     static let lingerBytes = 64 << 20
+    /// The most of a declared body still unread that an early answer lets the connection read and keep going after.
+    static let drainBytes = 64 << 10
     let limit: TimeAmount
     let answer: ByteBuffer
     var state = State.waiting
@@ -33,6 +38,9 @@ final class ReadDeadline {
     /// The answer's end was written while the request was still being read (a 413 before the body's end).
     var answerFinished = false
     var timer: Scheduled<Void>?
+    /// Closes a connection that has sent no byte within `limit` of opening; cancelled by the first byte.
+    var firstByte: Scheduled<Void>?
+    var awaitedFirstByte = false
     let timedOut: @Sendable () -> Void
     /// The socket end of the pipeline (the clock's context): where the clock and a lingering close act.
     var clockContext: ChannelHandlerContext?
@@ -46,6 +54,17 @@ final class ReadDeadline {
     var currentBody = 0
     var framingUnknown = false
     var discarded = 0
+    /// The request's declared body length (nil: chunked or unknown).
+    var declaredLength: Int?
+    /// An early answer was given and the rest of the (small) body is being read so the connection can go on.
+    var draining = false
+
+    /// Whether an answer starting now, with the request still being read, lets the rest of the body be read and the
+    /// connection go on (false: the answer must say `Connection: close`).
+    var mayDrain: Bool {
+        guard let declaredLength else { return false }
+        return declaredLength - currentBody <= Self.drainBytes
+    }
 
     init(limit: Duration, timedOut: @escaping @Sendable () -> Void = {}) {
         self.timedOut = timedOut
@@ -81,6 +100,23 @@ final class ReadDeadline {
     func stop() {
         timer?.cancel()
         timer = nil
+    }
+
+    /// The least time a new connection has to send its first byte, whatever the read deadline: a client connects, then
+    /// builds its first request (a client that opens its connection ahead, on a busy machine, a TLS proxy's pool).
+    static let firstByteFloor: TimeAmount = .seconds(5)
+
+    /// Starts the first-byte clock once per connection: no byte within `limit` (at least `firstByteFloor`) and the
+    /// connection is closed, unanswered (no request began), and counted as a read timeout.
+    func awaitFirstByte(_ context: ChannelHandlerContext) {
+        guard !awaitedFirstByte else { return }
+        awaitedFirstByte = true
+        firstByte = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: max(limit, Self.firstByteFloor)) { [self] in
+            firstByte = nil
+            guard state == .waiting else { return }
+            timedOut()
+            context.close(promise: nil)
+        }
     }
 
     /// The answer's end was written after its request's end: the clock starts again at once if bytes of another
@@ -145,9 +181,21 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
 
     init(_ deadline: ReadDeadline) { self.deadline = deadline }
 
-    func handlerAdded(context: ChannelHandlerContext) { deadline.clockContext = context }
+    func handlerAdded(context: ChannelHandlerContext) {
+        deadline.clockContext = context
+        // A connection must send its first byte within the read deadline (issue 36, N3): a silent one is closed then,
+        // not at the idle timeout, so idle sockets cannot hold connections for long.
+        if context.channel.isActive { deadline.awaitFirstByte(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        deadline.awaitFirstByte(context)
+        context.fireChannelActive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        deadline.firstByte?.cancel()
+        deadline.firstByte = nil
         if deadline.state == .lingering {
             deadline.discarded += unwrapInboundIn(data).readableBytes
             if deadline.discarded > ReadDeadline.lingerBytes { context.close(promise: nil) } else { context.read() }
@@ -165,11 +213,15 @@ final class ReadDeadlineClock: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         deadline.stop()
+        deadline.firstByte?.cancel()
+        deadline.firstByte = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline.stop()
+        deadline.firstByte?.cancel()
+        deadline.firstByte = nil
         deadline.clockContext = nil
     }
 }
@@ -193,6 +245,8 @@ final class ReadDeadlineWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let head):
             deadline.currentBody = 0
             deadline.framingUnknown = head.headerFields[.transferEncoding] != nil
+            deadline.declaredLength = deadline.framingUnknown ? nil : head.headerFields[.contentLength].map { Int($0) } ?? 0
+            deadline.draining = false
         case .body(let part):
             deadline.currentBody += part.readableBytes
         case .end:
@@ -205,10 +259,24 @@ final class ReadDeadlineWatcher: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head: deadline.answerStarted = true
+        case .head(var head):
+            deadline.answerStarted = true
+            if deadline.state == .reading {
+                // An early answer: read a small rest of the body and go on, or tell the client this connection ends.
+                if deadline.mayDrain {
+                    deadline.draining = true
+                } else {
+                    head.headerFields[.connection] = "close"
+                    context.write(wrapOutboundOut(.head(head)), promise: promise)
+                    return
+                }
+            }
         case .end:
             switch deadline.state {
             case .answering: deadline.answerEnded()
+            case .reading where deadline.draining:
+                // The request's end, when read, leaves the connection waiting for the next request.
+                deadline.answerFinished = true
             case .reading:
                 deadline.answerFinished = true
                 context.write(data, promise: promise)

@@ -59,6 +59,12 @@ public struct ServerSettings: Sendable {
     /// Connections held open at once; past it a new connection is closed at once, so the server never runs out of
     /// file descriptors (the default is half the process's limit, at most 10,000).
     public var maxConnections = ServerSettings.defaultMaxConnections
+    /// Open connections one client may hold (the key the rate limits use: an IPv4 address, an IPv6 /64; a trusted proxy
+    /// counts in the total only): past it a new connection of that client is closed at once, unanswered.
+    public var maxConnectionsPerClient = 64
+    /// App Store Server Notifications per client (`POST /v1/app-store/notifications`), checked before any verification:
+    /// Apple's servers send from few addresses, so the default is generous; a replay at request rate is not.
+    public var notificationLimit = RateLimit(requests: 600, window: 60)
     /// How long an access token works before the client must refresh it; nil keeps the identity layer's 15 minutes.
     public var accessTokenLifetime: Duration?
     /// How long after a refresh token's rotation a racing client may present it again and get the same successor; nil
@@ -94,8 +100,8 @@ public struct ServerSettings: Sendable {
         case policies, database, host, port, appleClientId, appleJWKS, operatorTokenFile, operatorToken, strictReload
         case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog
         case appStoreBundleId, appStoreEnvironment, appStoreRootCertificate, trustCallerSubjects
-        case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, requestTimeout
-        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey
+        case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, maxConnectionsPerClient, requestTimeout
+        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, notificationLimit
 
         /// The variable's name (`GATEHOUSE_SIGNIN_LIMIT` was named before the rule).
         public var rawValue: String {
@@ -158,6 +164,8 @@ public struct ServerSettings: Sendable {
         public var retentionDays: Int?
         public var ipv6Prefix: Int?
         public var maxConnections: Int?
+        public var maxConnectionsPerClient: Int?
+        public var notificationLimit: String?
         /// Seconds (a fraction allowed).
         public var requestTimeout: Double?
         /// Seconds (a fraction allowed).
@@ -256,6 +264,13 @@ public struct ServerSettings: Sendable {
         if let connections = options.maxConnections ?? env(.maxConnections).map({ Int($0) ?? -1 }) {
             guard connections > 0 else { throw Problem(description: "\(Variable.maxConnections.named) must be a positive number") }
             s.maxConnections = connections
+        }
+        if let text = options.notificationLimit ?? env(.notificationLimit) {
+            s.notificationLimit = try RateLimit(parsing: text, variable: .notificationLimit)
+        }
+        if let connections = options.maxConnectionsPerClient ?? env(.maxConnectionsPerClient).map({ Int($0) ?? -1 }) {
+            guard connections > 0 else { throw Problem(description: "\(Variable.maxConnectionsPerClient.named) must be a positive number") }
+            s.maxConnectionsPerClient = connections
         }
         if let duration = try seconds(options.requestTimeout, .requestTimeout) { s.requestTimeout = duration }
         s.accessTokenLifetime = try seconds(options.accessTokenLifetime, .accessTokenLifetime)

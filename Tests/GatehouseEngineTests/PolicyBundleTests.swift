@@ -121,6 +121,39 @@ let fixedDate = Date(timeIntervalSince1970: 1_790_000_000)
         #expect(refusal(longer)?.code == "malformed")
     }
 
+    /// N1 (issue 36): a manifest name is a label of one path component, refused when parsed otherwise, signed or not.
+    @Test(arguments: ["../../home/me/.ssh", "..", ".", "", "a/b", "/etc", "a\\b", "a\u{0}b", "tab\tname", "line\nbreak", "\u{7F}"])
+    func refusesAManifestNameThatIsNotOnePrintablePathComponent(_ name: String) throws {
+        let bytes = try forged { $0.name = name }
+        let refused = refusal(bytes)
+        #expect(refused?.code == "malformed", "\(name.debugDescription)")
+        #expect(refused.map { String(describing: $0) }?.contains("name") == true)
+        #expect(throws: BundleVerificationError.self) { try PolicyBundle.open(bytes) }
+        #expect(throws: BundleVerificationError.self) { try PolicyBundle.parse(bytes) }
+    }
+
+    @Test func acceptsAnOrdinaryManifestName() throws {
+        for name in ["mimisupply", "research-crawler", "set.v2", "Política_1"] {
+            #expect(refusal(try forged { $0.name = name }) == nil, "\(name)")
+        }
+    }
+
+    /// N1: each destination is resolved, and one that lands outside the folder (through a symbolic link already
+    /// there) is refused before anything is written.
+    @Test func extractRefusesADestinationThatResolvesOutsideTheFolder() throws {
+        let root = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("set", isDirectory: true), outside = root.appendingPathComponent("outside", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link"), withDestinationURL: outside)
+        var files = try bundle().files
+        files["link/escaped.yaml"] = Array("# not a policy\n".utf8)
+        let crafted = PolicyBundle.encode(manifest: try bundle().manifest, files: files, key: key)
+        #expect(throws: BundleVerificationError.self) { try crafted.extract(to: folder) }
+        #expect(!FileManager.default.fileExists(atPath: outside.appendingPathComponent("escaped.yaml").path))
+    }
+
     @Test func aSetThatDoesNotCompileIsNotBundled() {
         #expect(throws: BundleBuildError.self) {
             try PolicyBundle.build(name: "bad", files: ["a.yaml": Array("resources: [".utf8)], key: key, createdAt: fixedDate, revision: 1)

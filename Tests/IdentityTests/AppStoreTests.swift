@@ -397,4 +397,150 @@ import Testing
         // The original transaction is free again: it no longer names anyone.
         #expect(!(try await s.h.dumpAllTables()).contains("2000000000000001"))
     }
+
+    // MARK: the revocation ledger (issue 36: N2, N5)
+
+    /// A REFUND notification for `original`, its transaction signed and revoked at the clock's now.
+    func refundNotification(_ h: Harness, _ ca: AppStoreTestCA, original: String, type: String = "REFUND") -> String {
+        let refunded = AppStoreTestCA.transaction(
+            bundleId: Self.bundleId, productId: Self.product, originalTransactionId: original, transactionId: String(original.dropLast()) + "9",
+            signedAt: h.clock.now, expiresAt: h.clock.now.addingTimeInterval(29 * 86400),
+            overrides: ["revocationDate": AppStoreTestCA.ms(h.clock.now), "revocationReason": 1])
+        return ca.sign(AppStoreTestCA.notification(type: type, bundleId: Self.bundleId, signedAt: h.clock.now, signedTransactionInfo: ca.sign(refunded)))
+    }
+
+    /// N2 (a): a REFUND that arrives before any app presented the transaction is kept (in a ledger no account owns),
+    /// and the pre-refund transaction presented afterwards sets nothing.
+    @Test(arguments: StoreKind.testable, ["REFUND", "REVOKE"])
+    func aRefundBeforeThePurchaseIsPresentedRefusesThePreRefundTransaction(store: StoreKind, type: String) async throws {
+        let now = TestClock().now
+        let ca = try AppStoreTestCA(now: now)
+        let h = try await harness(store, ca)
+        let user = try await h.service.signInAnonymously(source: .inProcess)
+        let preRefund = transaction(h, ca, original: "4000000000000001", signedAt: now.addingTimeInterval(-86400))
+        h.clock.advance(60)
+        _ = try await h.service.handleAppStoreNotification(signedPayload: refundNotification(h, ca, original: "4000000000000001", type: type), productTiers: Self.products)
+        let result = try await h.service.recordPurchase(accessToken: user.accessToken, signedTransaction: preRefund, productTiers: Self.products)
+        #expect(result.outcome == .revoked && result.tier == nil, "\(result)")
+        #expect(try await subscription(h, user.userId) == nil)
+    }
+
+    /// N2 (b): a refund ended the tier, the account was deleted, and a new account presents the pre-refund
+    /// transaction: it sets nothing.
+    @Test(arguments: StoreKind.testable) func aRefundSurvivesTheAccountsDeletion(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: refundNotification(s.h, s.ca, original: "2000000000000001"), productTiers: Self.products) == .ended)
+        try await s.h.service.deleteAccount(accessToken: s.user.accessToken)
+        let next = try await s.h.service.signInAnonymously(source: .inProcess)
+        let preRefund = transaction(s.h, s.ca, signedAt: TestClock().now.addingTimeInterval(-86400))
+        let result = try await s.h.service.recordPurchase(accessToken: next.accessToken, signedTransaction: preRefund, productTiers: Self.products)
+        #expect(result.outcome != .applied && result.tier == nil, "\(result)")
+        #expect(try await subscription(s.h, next.userId) == nil)
+    }
+
+    /// N2: deleting an account keeps a tombstone per original transaction it owned (no user, the dates): a later
+    /// claim of the same transaction changes nothing, a newer one of the same original is applied; nothing left
+    /// names the deleted person or the original transaction in clear.
+    @Test(arguments: StoreKind.testable) func aDeletedAccountsPurchaseMeetsTheSameChecksWhenClaimedAgain(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        try await s.h.service.deleteAccount(accessToken: s.user.accessToken)
+        let next = try await s.h.service.signInAnonymously(source: .inProcess)
+        let same = transaction(s.h, s.ca, signedAt: TestClock().now.addingTimeInterval(-86400))
+        let replay = try await s.h.service.recordPurchase(accessToken: next.accessToken, signedTransaction: same, productTiers: Self.products)
+        #expect(replay.outcome != .applied && replay.tier == nil, "\(replay)")
+        #expect(try await subscription(s.h, next.userId) == nil)
+        s.h.clock.advance(60)
+        let newer = transaction(s.h, s.ca, id: "2000000000000002")
+        #expect(try await s.h.service.recordPurchase(accessToken: next.accessToken, signedTransaction: newer, productTiers: Self.products).outcome == .applied)
+        try await s.h.service.deleteAccount(accessToken: next.accessToken)
+        let dump = try await s.h.dumpAllTables()
+        #expect(!dump.contains(s.user.userId) && !dump.contains(next.userId) && !dump.contains("2000000000000001"))
+    }
+
+    /// N5: a verified transaction carrying a revocationDate, presented by the owner's app, ends the entitlement it
+    /// granted (the only refund signal a deployment without notifications gets); the pre-refund one then sets nothing.
+    @Test(arguments: StoreKind.testable) func aRevokedTransactionFromTheOwnersAppEndsTheTierItGranted(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let revoked = transaction(s.h, s.ca, id: "2000000000000005", overrides: ["revocationDate": AppStoreTestCA.ms(s.h.clock.now), "revocationReason": 0])
+        let result = try await s.h.service.recordPurchase(accessToken: s.user.accessToken, signedTransaction: revoked, productTiers: Self.products)
+        #expect(result.outcome == .revoked && result.tier == nil, "\(result)")
+        #expect(try await subscription(s.h, s.user.userId) == nil)
+        let preRefund = transaction(s.h, s.ca, signedAt: TestClock().now.addingTimeInterval(-86400))
+        #expect(try await s.h.service.recordPurchase(accessToken: s.user.accessToken, signedTransaction: preRefund, productTiers: Self.products).tier == nil)
+        #expect(try await subscription(s.h, s.user.userId) == nil)
+    }
+
+    /// N2: a verified revoked transaction presented by an account that never owned the original still enters the
+    /// ledger: the pre-revocation transaction presented later by anyone sets nothing.
+    @Test(arguments: StoreKind.testable) func aRevokedTransactionPresentedByAnyoneEntersTheLedger(store: StoreKind) async throws {
+        let now = TestClock().now
+        let ca = try AppStoreTestCA(now: now)
+        let h = try await harness(store, ca)
+        let (alice, bob) = (try await h.service.signInAnonymously(source: .inProcess), try await h.service.signInAnonymously(source: .inProcess))
+        let preRefund = transaction(h, ca, original: "5000000000000001", signedAt: now.addingTimeInterval(-86400))
+        let revoked = transaction(h, ca, original: "5000000000000001", id: "5000000000000002", overrides: ["revocationDate": AppStoreTestCA.ms(now)])
+        #expect(try await h.service.recordPurchase(accessToken: bob.accessToken, signedTransaction: revoked, productTiers: Self.products).outcome == .revoked)
+        let result = try await h.service.recordPurchase(accessToken: alice.accessToken, signedTransaction: preRefund, productTiers: Self.products)
+        #expect(result.outcome == .revoked && result.tier == nil, "\(result)")
+    }
+
+    // MARK: notification replays (issue 36: N4)
+
+    /// A notification of `type` around `transaction`, signed by the test CA at `signedAt` (the clock's now by default).
+    func signedNotification(_ s: Subscribed, _ type: String, subtype: String? = nil, transaction: [String: Any], signedAt: Date? = nil) -> String {
+        s.ca.sign(
+            AppStoreTestCA.notification(
+                type: type, subtype: subtype, bundleId: Self.bundleId, signedAt: signedAt ?? s.h.clock.now, signedTransactionInfo: s.ca.sign(transaction)))
+    }
+
+    /// N4: the same notification delivered again (Apple retries; anyone who saw it can replay it) is applied once and
+    /// writes one full audit row, not one per copy.
+    @Test(arguments: StoreKind.testable) func aReplayedNotificationIsAppliedOnceAndAuditedOnce(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let payload = signedNotification(s, "DID_RENEW", transaction: renewedTransaction(s, expires: s.expiry.addingTimeInterval(30 * 86400)))
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: payload, productTiers: Self.products) == .applied)
+        for _ in 0..<20 {
+            s.h.clock.advance(1)
+            #expect(try await s.h.service.handleAppStoreNotification(signedPayload: payload, productTiers: Self.products) != .applied)
+        }
+        let audit = try await s.h.auditRows().filter { $0.kind == "app_store_notification" }
+        #expect(audit.count <= 2, "\(audit.map(\.reason))")
+    }
+
+    /// N4: a second notification carrying a transaction no newer than the one applied (an equal signedDate) changes nothing.
+    @Test(arguments: StoreKind.testable) func aNotificationNeedsAStrictlyNewerTransaction(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let renewed = renewedTransaction(s, expires: s.expiry.addingTimeInterval(30 * 86400))
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: signedNotification(s, "DID_RENEW", transaction: renewed), productTiers: Self.products) == .applied)
+        var expired = renewed
+        expired["expiresDate"] = AppStoreTestCA.ms(s.h.clock.now.addingTimeInterval(-60))
+        let outcome = try await s.h.service.handleAppStoreNotification(
+            signedPayload: signedNotification(s, "EXPIRED", subtype: "VOLUNTARY", transaction: expired), productTiers: Self.products)
+        #expect(outcome == .stale)
+        #expect(try await subscription(s.h, s.user.userId)?.expiresAt == s.expiry.addingTimeInterval(30 * 86400))
+    }
+
+    /// N4: an EXPIRED of one original transaction does not end a tier another, current purchase granted.
+    @Test(arguments: StoreKind.testable) func aNotificationTouchesOnlyItsOwnOriginalTransactionsSubscription(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        s.h.clock.advance(60)
+        let team = transaction(s.h, s.ca, original: "3000000000000001", product: "com.example.team.monthly")
+        #expect(try await s.h.service.recordPurchase(accessToken: s.user.accessToken, signedTransaction: team, productTiers: Self.products).tier == "team")
+        s.h.clock.advance(60)
+        let ended = renewedTransaction(s, expires: s.h.clock.now.addingTimeInterval(-1))
+        _ = try await s.h.service.handleAppStoreNotification(
+            signedPayload: signedNotification(s, "EXPIRED", subtype: "VOLUNTARY", transaction: ended), productTiers: Self.products)
+        let sub = try await subscription(s.h, s.user.userId)
+        #expect(sub?.tier == "team" && sub?.originalTransactionId == "3000000000000001")
+    }
+
+    /// N4: a notification signed longer ago than Apple retries for (its id may no longer be remembered) changes nothing.
+    @Test(arguments: StoreKind.testable) func aNotificationOlderThanTheRetryWindowChangesNothing(store: StoreKind) async throws {
+        let s = try await subscribed(store)
+        let before = try await subscription(s.h, s.user.userId)
+        let renewed = renewedTransaction(s, expires: s.expiry.addingTimeInterval(30 * 86400))
+        let old = signedNotification(s, "DID_RENEW", transaction: renewed, signedAt: s.h.clock.now.addingTimeInterval(-30 * 86400))
+        #expect(try await s.h.service.handleAppStoreNotification(signedPayload: old, productTiers: Self.products) != .applied)
+        #expect(try await subscription(s.h, s.user.userId) == before)
+    }
 }

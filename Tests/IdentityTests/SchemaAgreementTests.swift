@@ -14,7 +14,7 @@ import Testing
     /// Every row type the stores read and write.
     static let rows: [any StoredRow.Type] = [
         UserRow.self, AppRoleRow.self, AppleIdentityRow.self, AppleNonceRow.self, PINCredentialRow.self, PrivacySettingsRow.self,
-        SubscriptionRow.self, AppStoreTransactionRow.self, AppAccountTokenRow.self, SessionRow.self, RefreshTokenRow.self,
+        SubscriptionRow.self, AppStoreTransactionRow.self, AppStoreLedgerRow.self, AppStoreNotificationSeenRow.self, AppAccountTokenRow.self, SessionRow.self, RefreshTokenRow.self,
         DeviceKeyRow.self, DeviceChallengeRow.self, ResourceRow.self, MembershipRow.self, ShareCodeRow.self, GuessLimitRow.self,
         PINThrottleRow.self, UserUsageCounterRow.self, UsageCounterRow.self, AuditEventRow.self, LogRetentionRow.self,
         DecisionLogRow.self,

@@ -202,4 +202,19 @@ import GatehouseTestSupport
         options.appStoreRootCertificates = [dir.appendingPathComponent("missing.cer").path]
         #expect(throws: ServerSettings.Problem.self) { try ServerSettings.resolve(options, environment: [:]) }
     }
+
+    /// N4 (issue 36): the notification route has a per-client limit of its own (`GATEHOUSE_NOTIFICATION_LIMIT`),
+    /// checked before any verification, so replaying notifications at request rate costs one bucket lookup each.
+    @Test func theNotificationRouteHasAPerClientLimit() async throws {
+        let t = try TestServer(configure: fromEnvironment(["GATEHOUSE_NOTIFICATION_LIMIT": "2/3600"]))
+        try await t.app.test(.router) { client in
+            var statuses: [UInt] = []
+            for _ in 0..<3 {
+                statuses.append(
+                    try await client.execute(uri: "/v1/app-store/notifications", method: .post, body: body(#"{"signedPayload": "x.y.z"}"#)) { UInt($0.status.code) })
+            }
+            #expect(statuses.prefix(2).allSatisfy { $0 != 429 }, "\(statuses)")
+            #expect(statuses.last == 429, "\(statuses)")
+        }
+    }
 }

@@ -22,9 +22,19 @@ final class RawConnection: @unchecked Sendable {
 
     let fd: Int32
 
-    init(port: Int) throws {
+    /// A connection to `port` on 127.0.0.1, from `source` (another loopback address: another client) when given.
+    init(port: Int, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(call: "socket", code: errno) }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw Failure(call: "bind", code: errno) }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -103,10 +113,10 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// One request on a fresh connection and its answer (bounded by `seconds`).
-    static func exchange(port: Int, _ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:], seconds: Double = 30)
-        throws -> Answer?
-    {
-        let connection = try RawConnection(port: port)
+    static func exchange(
+        port: Int, _ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:], seconds: Double = 30, source: String? = nil
+    ) throws -> Answer? {
+        let connection = try RawConnection(port: port, source: source)
         try connection.send(request(method, path, body: body, headers: headers))
         return try connection.answer(within: seconds)
     }

@@ -46,9 +46,10 @@ import GatehouseTestSupport
             "GATEHOUSE_WRITE_LIMIT --write-limit", "GATEHOUSE_SOURCE_WRITE_LIMIT --source-write-limit",
             "GATEHOUSE_MAINTENANCE_INTERVAL --maintenance-interval", "GATEHOUSE_RETENTION_DAYS --retention",
             "GATEHOUSE_IPV6_PREFIX --ipv6-prefix", "GATEHOUSE_MAX_CONNECTIONS --max-connections",
+            "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT --max-connections-per-client",
             "GATEHOUSE_REQUEST_TIMEOUT --request-timeout", "GATEHOUSE_ACCESS_TOKEN_LIFETIME --access-token-lifetime",
             "GATEHOUSE_REFRESH_GRACE_PERIOD --refresh-grace-period", "GATEHOUSE_DECISION_CACHE_ENTRIES --decision-cache-entries",
-            "GATEHOUSE_BUNDLE_KEY --bundle-key",
+            "GATEHOUSE_BUNDLE_KEY --bundle-key", "GATEHOUSE_NOTIFICATION_LIMIT --notification-limit",
         ])
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGNIN_LIMIT") == .signInLimit)
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGN_IN_LIMIT") == nil)

@@ -47,8 +47,12 @@ extension IdentityService {
     /// `bundleId` and `environment` must be configured ones, and then: the tier comes from `productTiers`
     /// (`unknown_product` otherwise) and the expiry from `expiresDate`; an `appAccountToken` must be the
     /// account's own (`app_account_mismatch`); an original transaction belongs to one account
-    /// (`purchase_owned_elsewhere`); a revoked transaction sets nothing; a replay, or an older
-    /// transaction than the last applied, changes nothing. Every outcome is audited, never the JWS.
+    /// (`purchase_owned_elsewhere`); a replay, or an older transaction than the last applied, changes nothing.
+    ///
+    /// Revocations (issue 36, N2 and N5): a transaction carrying a `revocationDate` sets nothing, is written to the
+    /// revocation ledger (whoever presents it) and ends the entitlement the original transaction granted its owner;
+    /// a transaction signed at or before a revocation the ledger holds sets nothing (`revoked`), and neither does one
+    /// no newer than a deleted account's tombstone of the original (`stale`). Every outcome is audited, never the JWS.
     public func recordPurchase(accessToken: String, signedTransaction: String, productTiers: [String: String]) async throws -> PurchaseResult {
         guard configuration.appStore.isConfigured else { throw Self.purchasesOff }
         let session = try await validate(accessToken: accessToken)
@@ -67,6 +71,14 @@ extension IdentityService {
                 try await self.auditRefusal(tx, .appStorePurchase, method: nil, reason: error.code.rawValue, user: user, scope: user.id, at: t)
                 return .failure(error)
             }
+            if let revokedAt = transaction.revokedAt {
+                // Apple's word that the original is revoked, whoever presents it: the ledger keeps it and the owner's
+                // entitlement from it ends.
+                try await self.recordRevocation(tx, transaction.originalTransactionId, revokedAt: revokedAt, transaction: transaction, at: t)
+                try await self.audit(tx, .appStorePurchase, outcome: .success, reason: PurchaseOutcome.revoked.rawValue, user: user, at: t)
+                let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(user.id))
+                return .success(PurchaseResult(outcome: .revoked, tier: sub?.tier, expiresAt: sub?.expiresAt))
+            }
             guard let tier = productTiers[transaction.productId] else {
                 return try await refuse(IdentityError(.unknownProduct, field: "signedTransaction.productId", "is not a product of the served policy"))
             }
@@ -80,12 +92,17 @@ extension IdentityService {
             if let known, known.userId != user.id {
                 return try await refuse(IdentityError(.purchaseOwnedElsewhere, field: "signedTransaction.originalTransactionId", "belongs to another account"))
             }
+            let ledger = try await tx.fetchOne(AppStoreLedgerRow.self, "originalKey", .text(AppStoreLedgerRow.key(of: transaction.originalTransactionId)))
             let outcome: PurchaseOutcome
-            if transaction.revocationDate != nil {
-                outcome = .revoked
-            } else if let known, known.transactionId == transaction.transactionId, Self.milliseconds(known.signedAt) == transaction.signedMilliseconds {
+            if let known, known.transactionId == transaction.transactionId, Self.milliseconds(known.signedAt) == transaction.signedMilliseconds {
                 outcome = .replayed
             } else if let known, transaction.signedMilliseconds < Self.milliseconds(known.signedAt) {
+                outcome = .stale
+            } else if let revokedAt = ledger?.revokedAt, transaction.signedMilliseconds <= Self.milliseconds(revokedAt) {
+                // Signed before a refund or revocation of its original: the state it shows is gone.
+                outcome = .revoked
+            } else if known == nil, let last = ledger?.signedAt, transaction.signedMilliseconds <= Self.milliseconds(last) {
+                // A deleted account's original transaction, no newer than what that account had applied.
                 outcome = .stale
             } else {
                 try await self.apply(tx, transaction, userId: user.id, tier: tier, expiresAt: transaction.expiresAt, at: t)
@@ -103,6 +120,12 @@ extension IdentityService {
     /// end when the renewal info has one; `REFUND` and `REVOKE` end the tier the transaction granted.
     /// Other types, unknown transactions, older transactions and unknown products change nothing (the
     /// route answers 200 so Apple does not retry); a payload that fails verification throws.
+    ///
+    /// Replays (issue 36, N4): a notification is applied once: its `notificationUUID` is remembered for
+    /// `notificationWindow` and one signed longer ago is `stale`; a transaction must be strictly newer than the one
+    /// applied for its original transaction; a notification sets the account's subscription only when that
+    /// subscription is its own original transaction's (or there is none, or it has ended); and outcomes that change
+    /// nothing are audited at most once per `AbuseLimits.refusalAuditInterval` per reason and account.
     public func handleAppStoreNotification(signedPayload: String, productTiers: [String: String]) async throws -> AppStoreNotificationOutcome {
         guard configuration.appStore.isConfigured else { throw Self.purchasesOff }
         let notification: AppStoreNotificationPayload
@@ -127,20 +150,60 @@ extension IdentityService {
             throw error
         }
         let t = now()
-        guard let type = AppStoreNotificationType(rawValue: notification.notificationType), let transaction else {
-            try await store.write { tx in try await self.audit(tx, .appStoreNotification, outcome: .success, reason: AppStoreNotificationOutcome.ignoredType.rawValue, at: t) }
-            return .ignoredType
+        let id = notification.notificationUUID
+        guard !id.isEmpty, id.utf8.count <= 64 else {
+            let error = Self.malformed("signedPayload.notificationUUID", "must be 1 to 64 bytes")
+            try await auditPurchaseRefusal(error, userId: nil, kind: .appStoreNotification)
+            throw error
         }
-        let renewalInfo = renewal
+        let type = AppStoreNotificationType(rawValue: notification.notificationType)
+        let renewalInfo = renewal, verified = transaction
         return try await store.write { tx in
+            // Once each, and only while its id is remembered.
+            try await tx.deleteAll(AppStoreNotificationSeenRow.self, "receivedAt", before: t.addingTimeInterval(-Self.notificationWindow))
+            if Date(millisecondsSince1970: notification.signedDate) < t.addingTimeInterval(-Self.notificationWindow) {
+                try await self.auditUnchangedNotification(tx, reason: "too_old:stale", user: nil, at: t)
+                return .stale
+            }
+            if try await tx.fetchOne(AppStoreNotificationSeenRow.self, "notificationId", .text(id)) != nil {
+                try await self.auditUnchangedNotification(tx, reason: "duplicate:stale", user: nil, at: t)
+                return .stale
+            }
+            try await tx.insert(AppStoreNotificationSeenRow(notificationId: id, receivedAt: t))
+            guard let type, let transaction = verified else {
+                try await self.auditUnchangedNotification(tx, reason: AppStoreNotificationOutcome.ignoredType.rawValue, user: nil, at: t)
+                return .ignoredType
+            }
             let outcome = try await self.applyNotification(tx, type, transaction, renewal: renewalInfo, productTiers: productTiers, at: t)
             var actor: UserRow?
             if let row = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(transaction.originalTransactionId)) {
                 actor = try await tx.fetchOne(UserRow.self, "id", .text(row.userId))
             }
-            try await self.audit(tx, .appStoreNotification, outcome: .success, reason: "\(type.rawValue):\(outcome.rawValue)", user: actor, at: t)
+            let reason = "\(type.rawValue):\(outcome.rawValue)"
+            if outcome == .applied || outcome == .ended {
+                try await self.audit(tx, .appStoreNotification, outcome: .success, reason: reason, user: actor, at: t)
+            } else {
+                try await self.auditUnchangedNotification(tx, reason: reason, user: actor, at: t)
+            }
             return outcome
         }
+    }
+
+    /// How long a processed notification's id is remembered, and how old a notification may be: Apple retries a
+    /// notification five times over about 6.5 days (1, 12, 24, 48 and 72 hours apart); a week covers them.
+    static let notificationWindow: TimeInterval = 7 * 86400
+
+    /// Audits a notification that changed nothing at most once per `refusalAuditInterval` per reason and account, so
+    /// copies of one notification write one row, not one each.
+    func auditUnchangedNotification(_ tx: any IdentityTransaction, reason: String, user: UserRow?, at t: Date) async throws {
+        let counters = self.counters
+        let key = "notification-audit:" + SecretCoding.hex(SecretCoding.sha256("\(reason)|\(user?.pseudonym ?? "-")").prefix(16))
+        if let mark = try await tx.fetchOne(GuessLimitRow.self, "scope", .text(key)), t < mark.windowStart.addingTimeInterval(configuration.abuse.refusalAuditInterval) {
+            tx.afterCommit { counters.add(.coalescedAuditRows) }
+            return
+        }
+        try await tx.upsert(GuessLimitRow(scope: key, windowStart: t, failures: 1))
+        try await audit(tx, .appStoreNotification, outcome: .success, reason: reason, user: user, at: t)
     }
 
     /// The account's `appAccountToken`, made on first use: a UUID the app passes to StoreKit's
@@ -192,12 +255,16 @@ extension IdentityService {
     }
 
     /// Records the transaction as the account's and sets the subscription it grants.
-    private func apply(_ tx: any IdentityTransaction, _ transaction: AppStoreTransaction, userId: String, tier: String, expiresAt: Date?, at t: Date) async throws {
+    private func apply(
+        _ tx: any IdentityTransaction, _ transaction: AppStoreTransaction, userId: String, tier: String, expiresAt: Date?, at t: Date,
+        subscription: Bool = true
+    ) async throws {
         try await tx.upsert(
             AppStoreTransactionRow(
                 originalTransactionId: transaction.originalTransactionId, userId: userId, transactionId: transaction.transactionId,
                 productId: transaction.productId, environment: transaction.environment, expiresAt: expiresAt, revokedAt: transaction.revokedAt,
                 signedAt: transaction.signedAt, updatedAt: t))
+        guard subscription else { return }
         try await tx.upsert(
             SubscriptionRow(
                 userId: userId, tier: tier, productId: transaction.productId, expiresAt: expiresAt, updatedAt: t,
@@ -208,30 +275,71 @@ extension IdentityService {
         _ tx: any IdentityTransaction, _ type: AppStoreNotificationType, _ transaction: AppStoreTransaction, renewal: AppStoreRenewalInfo?,
         productTiers: [String: String], at t: Date
     ) async throws -> AppStoreNotificationOutcome {
-        guard var row = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(transaction.originalTransactionId)) else {
+        if type == .refund || type == .revoke || transaction.revocationDate != nil {
+            // Kept in the ledger whether or not an account holds the transaction yet, and however late it arrives.
+            let held = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(transaction.originalTransactionId)) != nil
+            let ended = try await recordRevocation(tx, transaction.originalTransactionId, revokedAt: transaction.revokedAt ?? t, transaction: transaction, at: t)
+            return ended ? .ended : held ? .stale : .unknownTransaction
+        }
+        guard let row = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(transaction.originalTransactionId)) else {
             return .unknownTransaction
         }
-        guard transaction.signedMilliseconds >= Self.milliseconds(row.signedAt) else { return .stale }
-        if type == .refund || type == .revoke || transaction.revocationDate != nil {
-            row.transactionId = transaction.transactionId
-            row.revokedAt = transaction.revokedAt ?? t
-            row.signedAt = transaction.signedAt
-            row.updatedAt = t
-            try await tx.update(row)
-            if let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(row.userId)),
-                sub.originalTransactionId == transaction.originalTransactionId
-            {
-                try await tx.deleteAll(SubscriptionRow.self, ["userId": .text(row.userId)])
-            }
-            return .ended
-        }
+        // Strictly newer than what was applied for its original transaction, and not signed before a revocation of it.
+        guard transaction.signedMilliseconds > Self.milliseconds(row.signedAt) else { return .stale }
+        let ledger = try await tx.fetchOne(AppStoreLedgerRow.self, "originalKey", .text(AppStoreLedgerRow.key(of: transaction.originalTransactionId)))
+        if let revokedAt = ledger?.revokedAt, transaction.signedMilliseconds <= Self.milliseconds(revokedAt) { return .stale }
         guard let tier = productTiers[transaction.productId] else { return .unknownProduct }
         var expiresAt = transaction.expiresAt
         if type == .didFailToRenew, let grace = renewal?.gracePeriodEndsAt, renewal?.originalTransactionId == transaction.originalTransactionId {
             expiresAt = max(expiresAt ?? grace, grace)
         }
-        try await apply(tx, transaction, userId: row.userId, tier: tier, expiresAt: expiresAt, at: t)
+        // The account's subscription is this original transaction's to change only when it is this original's, or
+        // there is none, or it has ended: an old EXPIRED of one purchase never ends a tier another purchase grants.
+        let current = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(row.userId))
+        let own = current.map { $0.originalTransactionId == transaction.originalTransactionId || ($0.expiresAt.map { $0 <= t } ?? false) } ?? true
+        try await apply(tx, transaction, userId: row.userId, tier: tier, expiresAt: expiresAt, at: t, subscription: own)
         return .applied
+    }
+
+    /// Writes a revocation of `original` at `revokedAt` to the ledger (the later of two dates kept) and, when an account
+    /// holds the original with a transaction signed at or before it, ends the entitlement: the record is marked revoked
+    /// and the account's subscription, if this original granted it, is removed. Returns whether an entitlement ended.
+    @discardableResult
+    func recordRevocation(_ tx: any IdentityTransaction, _ original: String, revokedAt: Date, transaction: AppStoreTransaction?, at t: Date)
+        async throws -> Bool
+    {
+        let key = AppStoreLedgerRow.key(of: original)
+        var entry = try await tx.fetchOne(AppStoreLedgerRow.self, "originalKey", .text(key)) ?? AppStoreLedgerRow(originalKey: key, updatedAt: t)
+        entry.revokedAt = max(entry.revokedAt ?? revokedAt, revokedAt)
+        entry.updatedAt = t
+        try await tx.upsert(entry)
+        guard var row = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(original)),
+            Self.milliseconds(row.signedAt) <= Self.milliseconds(revokedAt)
+        else { return false }  // none held, or held through a transaction signed after the revocation (bought again)
+        row.revokedAt = revokedAt
+        if let transaction, transaction.signedAt >= row.signedAt {
+            row.transactionId = transaction.transactionId
+            row.signedAt = transaction.signedAt
+        }
+        row.updatedAt = t
+        try await tx.update(row)
+        if let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(row.userId)), sub.originalTransactionId == original {
+            try await tx.deleteAll(SubscriptionRow.self, ["userId": .text(row.userId)])
+        }
+        return true
+    }
+
+    /// Keeps a tombstone of each original transaction `userId` holds before the account goes: the ledger's dates, no
+    /// user, so a later claim of the same transactions meets the same checks.
+    func keepPurchaseTombstones(_ tx: any IdentityTransaction, of userId: String, at t: Date) async throws {
+        for row in try await tx.fetchAll(AppStoreTransactionRow.self, "userId", .text(userId)) {
+            let key = AppStoreLedgerRow.key(of: row.originalTransactionId)
+            var entry = try await tx.fetchOne(AppStoreLedgerRow.self, "originalKey", .text(key)) ?? AppStoreLedgerRow(originalKey: key, updatedAt: t)
+            entry.signedAt = max(entry.signedAt ?? row.signedAt, row.signedAt)
+            if let revokedAt = row.revokedAt { entry.revokedAt = max(entry.revokedAt ?? revokedAt, revokedAt) }
+            entry.updatedAt = t
+            try await tx.upsert(entry)
+        }
     }
 
     /// A stored date in whole milliseconds, as Apple dates are (the stores keep milliseconds; a `Double`

@@ -21,8 +21,13 @@ struct PurchaseController {
             ]))
     }
 
-    /// App Store Server Notifications V2: no bearer; the signed payload is verified like a purchase.
+    /// App Store Server Notifications V2: no bearer; the signed payload is verified like a purchase, after the
+    /// route's per-client limit (`--notification-limit`).
     @Sendable func notification(_ request: Request, _ context: ServerContext) async throws -> Response {
+        if let wait = server.notificationLimiter.take(server.clientKey(context)) {
+            server.metrics.throttled()
+            throw Problem.throttled(retryAfter: wait)
+        }
         let body = try await server.body(request, required: ["signedPayload"])
         let outcome = try await identity.handleAppStoreNotification(
             signedPayload: try body.string("signedPayload"), productTiers: server.service.policy.productTiers)

@@ -31,8 +31,15 @@ public func buildApplication(
     let readTimeout = settings.readTimeout
     let metrics = server.metrics
     let connections = server.connections
+    let trusted = settings.trustedProxies, ipv6Prefix = settings.ipv6PrefixLength
+    // The peer as the rate limits key it; a trusted proxy's connections carry many clients and count in the total only.
+    let clientKey: @Sendable (SocketAddress?) -> String? = { address in
+        let peer = address?.ipAddress ?? "local"
+        if let canonical = ForwardedClient.canonical(peer), trusted.contains(canonical) { return nil }
+        return ForwardedClient.limitKey(peer, ipv6Prefix: ipv6Prefix)
+    }
     var http = HTTP1Channel.Configuration(
-        additionalChannelHandlers: [ConnectionCap(connections) { metrics.connectionRefused() }]
+        additionalChannelHandlers: [ConnectionCap(connections, clientKey: clientKey) { metrics.connectionRefused() }]
             + ReadDeadline.handlers(limit: readTimeout) { metrics.readTimedOut() })
     http.idleTimeout = .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000)
     return Application(
