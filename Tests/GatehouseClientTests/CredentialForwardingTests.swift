@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import GatehouseTestSupport
 #endif
 
 /// A loopback HTTP/1.1 server of a few lines, for answers a real server never gives (a redirect to another origin):
@@ -103,7 +104,7 @@ final class TinyHTTPServer: @unchecked Sendable {
 
 /// N7 (issue 36): the access token goes only where it should: never over plain http to a host other than this
 /// machine, never to another origin a redirect names.
-@Suite struct CredentialForwardingTests {
+@Suite(.startsServers) struct CredentialForwardingTests {
     /// A session whose access token is live for an hour by any clock, so no call refreshes first.
     static func signedIn() -> InMemoryTokenStore {
         InMemoryTokenStore(

@@ -3,10 +3,11 @@ import Hummingbird
 import HummingbirdTesting
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// N3 (issue 36): one client cannot hold every connection. Connections are capped per client (the /64-aware key the
 /// rate limits use), and a connection that sends nothing is closed at the read timeout, not the idle timeout.
-@Suite struct ConnectionLimitTests {
+@Suite(.startsServers) struct ConnectionLimitTests {
     @Test func oneClientHoldingConnectionsLeavesRoomForOthers() async throws {
         let t = try TestServer(configure: fromEnvironment(["GATEHOUSE_MAX_CONNECTIONS": "10", "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT": "3"]))
         try await t.app.test(.live) { client in

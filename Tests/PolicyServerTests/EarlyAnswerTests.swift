@@ -3,11 +3,12 @@ import Hummingbird
 import HummingbirdTesting
 import PolicyServer
 import Testing
+import GatehouseTestSupport
 
 /// Item 8 (issue 36): an answer the server gives before it has read the request's body (auth first, a body too
 /// large, a media type it refuses, a limit) must not poison the connection: either the body is read and the next
 /// request on the connection is served, or the answer says `Connection: close` and the connection is closed.
-@Suite struct EarlyAnswerTests {
+@Suite(.startsServers) struct EarlyAnswerTests {
     /// One request's head sent alone on a keep-alive connection; its answer read; then its body and, unless the
     /// answer said `Connection: close`, a `GET /healthz` on the same connection. Returns the first answer and
     /// whether the connection was then handled honestly (closed as announced, or the next request answered 200).
