@@ -20,6 +20,8 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let settings = server.settings
     var services: [any Service] = [
+        // First, so it stops last: after the HTTP server has answered its last request, what is queued is written.
+        DecisionLogFlusher(recorder: server.service.recorder),
         MaintenanceService(
             identity: server.service.identity, interval: settings.maintenanceInterval, retentionDays: settings.retentionDays,
             metrics: server.metrics, logger: server.logger)
@@ -45,4 +47,15 @@ public func buildApplication(
             await onListening(address?.ipAddress ?? settings.host, address?.port ?? settings.port)
         },
         logger: server.logger)
+}
+
+/// Writes the decision records still queued when the server shuts down cleanly: waits for the graceful shutdown (the
+/// HTTP server, started after it, stops first), then closes the recorder, which flushes.
+struct DecisionLogFlusher: Service {
+    let recorder: DecisionRecorder
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await recorder.close()
+    }
 }
