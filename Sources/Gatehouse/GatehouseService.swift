@@ -19,6 +19,8 @@ public final class GatehouseService: Sendable {
     public var decisionLog: DecisionLogMode { recorder.mode }
     /// The decision log's queue: records are offered on the answer's path and written in batches off it.
     public let recorder: DecisionRecorder
+    /// A candidate set decided beside the live one after each answer (`policy serve --shadow`); nil without one.
+    public let shadow: ShadowEvaluator?
     /// Whether a request without a bearer may name its own subject (a backend that authenticated its user itself).
     /// Off: such a request is refused (`DecisionRequestError.Kind.callerSubjectNotTrusted`).
     public let trustsCallerSubjects: Bool
@@ -34,13 +36,14 @@ public final class GatehouseService: Sendable {
     /// every bearer decision reads the store).
     public init(
         policy: CompiledPolicy, version: PolicyVersion? = nil, identity: IdentityService, decisionLog: DecisionLogMode? = nil,
-        recording: DecisionRecording = DecisionRecording(), trustCallerSubjects: Bool = false,
+        recording: DecisionRecording = DecisionRecording(), shadow: ShadowEvaluator? = nil, trustCallerSubjects: Bool = false,
         observer: any DecisionObserver = NoDecisionObserver(), cacheCapacity: Int = GatehouseService.defaultCacheCapacity
     ) {
         self.identity = identity
         var recording = recording
         if let decisionLog { recording.mode = decisionLog }
         self.recorder = DecisionRecorder(identity: identity, settings: recording)
+        self.shadow = shadow
         self.trustsCallerSubjects = trustCallerSubjects
         self.observer = observer
         let cache = DecisionCache(capacity: max(0, cacheCapacity), observer: observer, changes: identity.factChanges)
@@ -238,11 +241,12 @@ public final class GatehouseService: Sendable {
         return explanation
     }
 
-    /// Offers `decision` to the decision log when the mode asks for it: queued without waiting, written off the answer's
+    /// Offers `decision` to the shadow candidate (if any), and to the decision log when the mode asks for it: queued without waiting, written off the answer's
     /// path (`DecisionRecorder`). A decision for no live session is recorded only when `DecisionRecording.signedOut`
     /// says so.
     @inline(__always)
     public func record(_ decision: Decision, of resolved: ResolvedRequest, fromSession: Bool, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) {
+        shadow?.offer(resolved.request, live: decision, tokenRejected: resolved.tokenRejected)
         guard recorder.wants(decision) else { return }
         recorder.offer(decision, of: resolved.request, fromSession: fromSession && !resolved.tokenRejected, by: policy, origin: origin)
     }

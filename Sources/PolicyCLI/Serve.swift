@@ -144,6 +144,12 @@ struct Serve: AsyncParsableCommand {
             valueName: "N"))
     var decisionCacheEntries: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "A candidate policy set decided beside the live one after every answer, never served; disagreements counted in gatehouse_shadow_decisions_total and summarised at GET /v1/operator/shadow.",
+            valueName: "DIR"))
+    var shadow: String?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -176,6 +182,7 @@ struct Serve: AsyncParsableCommand {
         options.accessTokenLifetime = accessTokenLifetime
         options.refreshGracePeriod = refreshGracePeriod
         options.decisionCacheEntries = decisionCacheEntries
+        options.shadow = shadow
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

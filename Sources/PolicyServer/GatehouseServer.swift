@@ -80,8 +80,12 @@ public final class GatehouseServer: Sendable {
         let recording = DecisionRecording(
             mode: settings.decisionLog, signedOut: settings.decisionLogSignedOut,
             admit: { client, userId in recordQuota.admitsRecord(source: client, account: userId) })
+        let shadow = settings.shadow.map { ShadowEvaluator(directory: $0) }
+        if let refused = shadow?.candidate.refused, !refused.isEmpty {
+            logger.error("the shadow policy set does not compile; it is not decided", metadata: ["diagnostics": "\(refused)"])
+        }
         service = GatehouseService(
-            policy: policy, version: version, identity: identityService, recording: recording,
+            policy: policy, version: version, identity: identityService, recording: recording, shadow: shadow,
             trustCallerSubjects: settings.trustCallerSubjects, observer: metrics, cacheCapacity: settings.decisionCacheEntries)
         let bundles = settings.bundleKey.map(PolicyBundles.init(key:))
         bundles?.rebuild(directory: settings.policies, policyHash: version.hash)

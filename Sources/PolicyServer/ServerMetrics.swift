@@ -54,6 +54,10 @@ public final class ServerMetrics: DecisionObserver, Sendable {
             "Decision records not written, by reason: queue_full (the store behind or stalled), store_failed, quota, request_cap, closed. The decisions were answered as ever.")
         static let recordsCoalesced = (
             "gatehouse_decision_log_coalesced_total", "Signed-out decision records not written because an identical one of the same client was, within the minute.")
+        static let shadow = (
+            "gatehouse_shadow_decisions_total",
+            "Decisions of the shadow candidate (--shadow) beside the live ones, by action and the live and shadow reasons (equal: they agree).")
+        static let shadowDropped = ("gatehouse_shadow_dropped_total", "Decisions not given to the shadow candidate because its queue was full.")
         static let security = ("gatehouse_security_events_total", "Security events counted by the identity layer (PIN failures, refusals, alarms, Apple token rejections), by event.")
     }
 
@@ -151,7 +155,27 @@ public final class ServerMetrics: DecisionObserver, Sendable {
 
     /// The Prometheus text exposition; `security` is the identity layer's event totals since start (PIN failures,
     /// refusals, alarms, Apple token rejections), exported as counters moved by what they grew since the last call.
-    public func exposition(security: [String: Int] = [:], notificationsUp: Bool? = nil, decisionLog: DecisionRecorder.Counts? = nil) -> [UInt8] {
+    public func exposition(
+        security: [String: Int] = [:], notificationsUp: Bool? = nil, decisionLog: DecisionRecorder.Counts? = nil, shadow: ShadowEvaluator? = nil
+    ) -> [UInt8] {
+        if let shadow {
+            let counts = shadow.counts
+            let dropped = shadow.dropped
+            exportedRecords.withLock { exported in
+                for (pair, value) in counts.sorted(by: { ($0.key.action, $0.key.live.rawValue, $0.key.shadow.rawValue) < ($1.key.action, $1.key.live.rawValue, $1.key.shadow.rawValue) }) {
+                    let key = "shadow.\(pair.action).\(pair.live.rawValue).\(pair.shadow.rawValue)"
+                    let counter = registry.makeCounter(
+                        name: Help.shadow.0, labels: [("action", pair.action), ("live", pair.live.rawValue), ("shadow", pair.shadow.rawValue)], help: Help.shadow.1)
+                    let grown = value - (exported[key] ?? 0)
+                    if grown > 0 { counter.increment(by: Int64(grown)) }
+                    exported[key] = max(value, exported[key] ?? 0)
+                }
+                let counter = registry.makeCounter(name: Help.shadowDropped.0, help: Help.shadowDropped.1)
+                let grown = dropped - (exported["shadow.dropped"] ?? 0)
+                if grown > 0 { counter.increment(by: Int64(grown)) }
+                exported["shadow.dropped"] = max(dropped, exported["shadow.dropped"] ?? 0)
+            }
+        }
         if let counts = decisionLog {
             exportedRecords.withLock { exported in
                 func move(_ counter: Prometheus.Counter, _ key: String, to value: Int) {

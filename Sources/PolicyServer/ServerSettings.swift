@@ -45,6 +45,8 @@ public struct ServerSettings: Sendable {
     /// Decision records per account and per client address per window (a record past either is dropped and counted in
     /// `gatehouse_decision_log_dropped_total{reason="quota"}`; the decision is answered as ever).
     public var decisionLogLimit = RateLimit(requests: 600, window: 60)
+    /// A candidate policy set decided beside the live one after every answer (`--shadow DIR`), never served.
+    public var shadow: String?
     /// App Store purchases: bundle ids, environments and extra roots (`--app-store-*`); off without a bundle id.
     public var appStore = AppStoreConfiguration()
     /// Decide for a subject the caller names in the request (a backend that has authenticated its user itself).
@@ -100,7 +102,7 @@ public struct ServerSettings: Sendable {
         case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog, decisionLogSignedOut, decisionLogLimit
         case appStoreBundleId, appStoreEnvironment, appStoreRootCertificate, trustCallerSubjects
         case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, requestTimeout
-        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey
+        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, shadow
 
         /// The variable's name (`GATEHOUSE_SIGNIN_LIMIT` was named before the rule).
         public var rawValue: String {
@@ -175,6 +177,8 @@ public struct ServerSettings: Sendable {
         public var decisionCacheEntries: Int?
         /// The bundle signing key's file (`policy keygen --out`).
         public var bundleKey: String?
+        /// The candidate set's folder.
+        public var shadow: String?
         public init() {}
     }
 
@@ -241,6 +245,7 @@ public struct ServerSettings: Sendable {
             }
             s.decisionLog = mode
         }
+        s.shadow = options.shadow ?? env(.shadow)
         s.decisionLogSignedOut = options.decisionLogSignedOut || ["1", "true", "yes"].contains(env(.decisionLogSignedOut)?.lowercased() ?? "")
         if let text = options.decisionLogLimit ?? env(.decisionLogLimit) {
             s.decisionLogLimit = try RateLimit(parsing: text, variable: .decisionLogLimit)

@@ -74,4 +74,38 @@ import Testing
             }
         }
     }
+
+    /// `--shadow DIR`: answers are the live set's; `GET /v1/operator/shadow` and `/metrics` count the candidate's
+    /// disagreements (here: every ai_suggestions denial becomes an allow, as the candidate gives the feature to free).
+    @Test func theShadowSummaryCountsDisagreements() async throws {
+        let candidate = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-shadow-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: TestServer.root.appendingPathComponent("policies/research-crawler"), to: candidate)
+        let tiers = candidate.appendingPathComponent("tiers.yaml")
+        let text = try String(contentsOf: tiers, encoding: .utf8)
+        try #require(text.contains("tiers: [pro, academic, team]"))
+        try Data(text.replacingOccurrences(of: "tiers: [pro, academic, team]", with: "tiers: [free, pro, academic, team]").utf8).write(to: tiers)
+        let t = try TestServer {
+            $0.shadow = candidate.path
+            $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: Self.operatorToken)
+        }
+        try await t.app.test(.router) { client in
+            let request = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+            for _ in 0..<3 {
+                try await client.execute(uri: "/v1/decide", method: .post, body: body(request)) { r in
+                    #expect(r.object["reason"] as? String == "requires_upgrade")  // the live answer
+                }
+            }
+            try await client.execute(uri: "/v1/operator/shadow", method: .get, headers: bearer(Self.operatorToken)) { r in
+                #expect(r.status == .ok, "\(r.text)")
+                #expect(r.object["decisions"] as? Int == 3 && r.object["disagreements"] as? Int == 3)
+                let by = try #require(r.object["byAction"] as? [[String: Any]])
+                #expect(by.first?["action"] as? String == "ai_suggestions" && by.first?["shadow"] as? String == "allowed")
+                let samples = try #require(r.object["samples"] as? [[String: Any]])
+                #expect(!samples.isEmpty && !r.text.contains("\"u1\""))
+            }
+            try await client.execute(uri: "/metrics", method: .get) { r in
+                #expect(r.text.contains(#"gatehouse_shadow_decisions_total{action="ai_suggestions",live="requires_upgrade",shadow="allowed"} 3"#), "\(r.text)")
+            }
+        }
+    }
 }

@@ -49,7 +49,7 @@ import GatehouseTestSupport
             "GATEHOUSE_IPV6_PREFIX --ipv6-prefix", "GATEHOUSE_MAX_CONNECTIONS --max-connections",
             "GATEHOUSE_REQUEST_TIMEOUT --request-timeout", "GATEHOUSE_ACCESS_TOKEN_LIFETIME --access-token-lifetime",
             "GATEHOUSE_REFRESH_GRACE_PERIOD --refresh-grace-period", "GATEHOUSE_DECISION_CACHE_ENTRIES --decision-cache-entries",
-            "GATEHOUSE_BUNDLE_KEY --bundle-key",
+            "GATEHOUSE_BUNDLE_KEY --bundle-key", "GATEHOUSE_SHADOW --shadow",
         ])
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGNIN_LIMIT") == .signInLimit)
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGN_IN_LIMIT") == nil)

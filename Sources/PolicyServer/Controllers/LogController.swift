@@ -31,6 +31,47 @@ struct LogController {
         return answer(page.rows.map(Self.event), next: page.next, key: "events", request)
     }
 
+    /// The shadow candidate's summary: its hash (or why it does not compile), how many decisions it saw and how many it
+    /// would answer otherwise, the disagreements by action and reasons, and the newest examples (user ids pseudonymised).
+    /// 404 `not_found` without `--shadow`.
+    @Sendable func shadow(_ request: Hummingbird.Request, _ context: ServerContext) async throws -> Response {
+        _ = try server.requireOperator(request, context)
+        guard let shadow = server.service.shadow else { throw Problem(.identity(.notFound), detail: "this server has no shadow policy set (--shadow DIR)") }
+        await shadow.flush()
+        let candidate = shadow.candidate
+        let counts = shadow.counts
+        let total = counts.values.reduce(0, +)
+        let disagreements = counts.filter { $0.key.live != $0.key.shadow }
+        let names = try await identity.decisionPseudonyms()
+        var fields: [JSONText.Field] = [
+            .init("directory", .string(shadow.directory)),
+            .init("candidate", candidate.policy.map { .string($0.contentHash) } ?? .null),
+            .init("live", .string(server.service.policy.contentHash)),
+        ]
+        if !candidate.refused.isEmpty { fields.append(.init("refused", .array(candidate.refused.map(JSONText.string)))) }
+        fields += [
+            .init("decisions", .int(total)), .init("disagreements", .int(disagreements.values.reduce(0, +))), .init("dropped", .int(shadow.dropped)),
+            .init(
+                "byAction",
+                .array(
+                    disagreements.sorted { ($1.value, $0.key.action) < ($0.value, $1.key.action) }.map { pair, count in
+                        .object([
+                            .init("action", .string(pair.action)), .init("live", .string(pair.live.rawValue)), .init("shadow", .string(pair.shadow.rawValue)),
+                            .init("count", .int(count)),
+                        ])
+                    })),
+            .init(
+                "samples",
+                .array(
+                    shadow.samples.reversed().map { s in
+                        .object([
+                            .init("live", .string(s.live.rawValue)), .init("shadow", .string(s.shadow.rawValue)), .init("request", names.pseudonymised(s.request).json),
+                        ])
+                    })),
+        ]
+        return json(.object(fields))
+    }
+
     /// A JSON page `{key: [...], "nextCursor"?}`, or NDJSON (the cursor of the next page in `Gatehouse-Next-Cursor`).
     private func answer(_ items: [JSONText], next: String?, key: String, _ request: Hummingbird.Request) -> Response {
         if request.headers[.accept]?.contains("application/x-ndjson") == true {

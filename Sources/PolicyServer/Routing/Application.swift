@@ -29,6 +29,9 @@ public func buildApplication(
     if watch {
         services.append(
             PolicyWatcher(server, reloadOnHangup: reloadOnHangup))
+        if let shadow = server.service.shadow {
+            services.append(ShadowWatcher(shadow: shadow, interval: settings.watchInterval, settle: settings.settleTime, logger: server.logger))
+        }
     }
     let readTimeout = settings.readTimeout
     let metrics = server.metrics
@@ -57,5 +60,40 @@ struct DecisionLogFlusher: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await recorder.close()
+    }
+}
+
+/// Reloads the shadow candidate when its folder changes, as `PolicyWatcher` does the live set: a change is compiled once
+/// the folder has looked the same for `settle`; a candidate that does not compile is reported and the last good one
+/// kept.
+struct ShadowWatcher: Service {
+    let shadow: ShadowEvaluator
+    let interval: Duration
+    let settle: Duration
+    let logger: Logger
+
+    func run() async throws {
+        var seen = FolderFingerprint.of(shadow.directory)
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: interval)
+            var last = FolderFingerprint.of(shadow.directory)
+            if last == seen { continue }
+            var quietSince = ContinuousClock.now
+            while ContinuousClock.now - quietSince < settle, !Task.isShuttingDownGracefully {
+                try? await Task.sleep(for: interval)
+                let look = FolderFingerprint.of(shadow.directory)
+                if look != last {
+                    last = look
+                    quietSince = ContinuousClock.now
+                }
+            }
+            seen = last
+            let errors = shadow.reload().filter { $0.severity == .error }
+            if errors.isEmpty {
+                logger.info("shadow policy reloaded", metadata: ["policy.hash": "\(shadow.candidate.policy?.contentHash ?? "")"])
+            } else {
+                logger.error("the shadow policy set does not compile; the last good candidate is kept", metadata: ["errors": "\(errors.count)"])
+            }
+        }
     }
 }

@@ -82,4 +82,5 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.delete, "/v1/operator/users/{id}", operators.deleteUser)
     routes.on(.get, "/v1/operator/decisions", logs.decisions)
     routes.on(.get, "/v1/operator/audit", logs.audit)
+    routes.on(.get, "/v1/operator/shadow", logs.shadow)
 }
