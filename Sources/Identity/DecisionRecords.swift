@@ -109,6 +109,8 @@ extension IdentityService {
         }
         try await store.write { tx in
             var actors: [String: String?] = [:]
+            var written: [DecisionLogRow] = []
+            written.reserveCapacity(rows.count)
             for (row, userId, fromSession) in rows {
                 var row = row
                 if let userId {
@@ -125,8 +127,9 @@ extension IdentityService {
                         row.resourceId = nil
                     }
                 }
-                try await tx.insert(row)
+                written.append(row)
             }
+            try await tx.insertAll(written)
         }
     }
 }

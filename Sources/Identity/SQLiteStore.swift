@@ -374,6 +374,15 @@ extension StatementArguments {
     }
 }
 
+extension SQLiteTransaction: BatchInserting {
+    /// Every row in one hop to the writer thread, not one per row.
+    package func insertBatch<R: StoredRow>(_ rows: [R]) async throws {
+        try await channel.perform { db in
+            for row in rows { try RowBox(row).insert(db) }
+        }
+    }
+}
+
 extension SQLiteTransaction: LogReading {
     /// One `SELECT ... ORDER BY id DESC LIMIT n` over the log (its `at` and `id` indexes).
     package func fetchLogPage<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R] {

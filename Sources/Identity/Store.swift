@@ -181,6 +181,21 @@ package protocol IdentityTransaction: Sendable {
 
 extension IdentityTransaction {
     package func announce(_ changes: Set<FactChange>) async throws {}
+
+    /// Inserts `rows` in order: one statement each. SQLite overrides it to run them all in one hop to its writer
+    /// thread (a batch of decision records).
+    package func insertAll<R: StoredRow>(_ rows: [R]) async throws {
+        if let batching = self as? any BatchInserting {
+            try await batching.insertBatch(rows)
+            return
+        }
+        for row in rows { try await insert(row) }
+    }
+}
+
+/// A transaction that inserts many rows in one operation.
+package protocol BatchInserting: Sendable {
+    func insertBatch<R: StoredRow>(_ rows: [R]) async throws
 }
 
 /// The actions a transaction's body deferred to its commit (`IdentityTransaction.afterCommit`):
