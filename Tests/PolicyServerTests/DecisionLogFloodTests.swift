@@ -35,6 +35,11 @@ import Testing
                 let decisions = try #require(r.object["decisions"] as? [[String: Any]], "\(r.text)")
                 #expect(!decisions.isEmpty && decisions.count <= 100, "\(decisions.count) records from one request")
             }
+            // What was not written is counted, by reason.
+            try await client.execute(uri: "/metrics", method: .get) { r in
+                #expect(r.text.contains(#"gatehouse_decision_log_dropped_total{reason="request_cap"} 900"#), "\(r.text)")
+                #expect(r.text.contains("gatehouse_decision_log_written_total 100"), "\(r.text)")
+            }
         }
         let database = try #require(t.server.store.sqlite)
         let rows = try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM decisionLog") ?? 0 }
