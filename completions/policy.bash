@@ -173,13 +173,13 @@ _policy() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    check|decide|explain|plan|diff|matrix|serve|schema|version|keygen|bundle|help)
+    check|decide|explain|plan|diff|matrix|serve|schema|version|keygen|bundle|replay|log|help)
         # Offer subcommand argument completions
         "_policy_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'check decide explain plan diff matrix serve schema version keygen bundle help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'check decide explain plan diff matrix serve schema version keygen bundle replay log help' -- "${cur}"))
         ;;
     esac
 }
@@ -188,7 +188,7 @@ _policy_check() {
     repeating_flags=()
     non_repeating_flags=(--strict --coverage --version -h --help)
     repeating_options=()
-    non_repeating_options=(--format --min-coverage --junit-output --public-key)
+    non_repeating_options=(--format --min-coverage --junit-output)
     __policy_offer_flags_options -1
 
     # Offer option value completions
@@ -201,9 +201,6 @@ _policy_check() {
         return
         ;;
     '--junit-output')
-        return
-        ;;
-    '--public-key')
         return
         ;;
     esac
@@ -393,7 +390,7 @@ _policy_matrix() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--resource --format --public-key)
+    non_repeating_options=(--resource --format)
     __policy_offer_flags_options 1
 
     # Offer option value completions
@@ -405,17 +402,14 @@ _policy_matrix() {
         __policy_add_completions -W 'text'$'\n''markdown'$'\n''html'$'\n''json'
         return
         ;;
-    '--public-key')
-        return
-        ;;
     esac
 }
 
 _policy_serve() {
     repeating_flags=()
-    non_repeating_flags=(--strict-reload --trust-caller-subjects --version -h --help)
+    non_repeating_flags=(--strict-reload --decision-log-signed-out --trust-caller-subjects --version -h --help)
     repeating_options=(--apple-client-id --trusted-proxy --app-store-bundle-id --app-store-environment --app-store-root-certificate)
-    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --max-connections-per-client --notification-limit --access-token-lifetime --refresh-grace-period --decision-cache-entries)
+    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --decision-log-limit --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --access-token-lifetime --refresh-grace-period --decision-cache-entries --shadow)
     __policy_offer_flags_options 0
 
     # Offer option value completions
@@ -462,6 +456,9 @@ _policy_serve() {
     '--decision-log')
         return
         ;;
+    '--decision-log-limit')
+        return
+        ;;
     '--app-store-bundle-id')
         return
         ;;
@@ -489,12 +486,6 @@ _policy_serve() {
     '--max-connections')
         return
         ;;
-    '--max-connections-per-client')
-        return
-        ;;
-    '--notification-limit')
-        return
-        ;;
     '--access-token-lifetime')
         return
         ;;
@@ -502,6 +493,9 @@ _policy_serve() {
         return
         ;;
     '--decision-cache-entries')
+        return
+        ;;
+    '--shadow')
         return
         ;;
     esac
@@ -622,6 +616,100 @@ _policy_bundle_inspect() {
     case "${prev}" in
     '--format')
         __policy_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+}
+
+_policy_replay() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--policies --base --format --fail-on)
+    __policy_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--policies')
+        return
+        ;;
+    '--base')
+        return
+        ;;
+    '--format')
+        __policy_add_completions -W 'text'$'\n''json'$'\n''github'$'\n''markdown'
+        return
+        ;;
+    '--fail-on')
+        __policy_add_completions -W 'allow-to-deny'$'\n''any'
+        return
+        ;;
+    esac
+}
+
+_policy_log() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __policy_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    pull)
+        # Offer subcommand argument completions
+        "_policy_log_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'pull' -- "${cur}"))
+        ;;
+    esac
+}
+
+_policy_log_pull() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--server --operator-token-file --output -o --from --to --user --action --resource-type --decision --reason --max)
+    __policy_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--server')
+        return
+        ;;
+    '--operator-token-file')
+        return
+        ;;
+    '--output'|'-o')
+        return
+        ;;
+    '--from')
+        return
+        ;;
+    '--to')
+        return
+        ;;
+    '--user')
+        return
+        ;;
+    '--action')
+        return
+        ;;
+    '--resource-type')
+        return
+        ;;
+    '--decision')
+        return
+        ;;
+    '--reason')
+        return
+        ;;
+    '--max')
         return
         ;;
     esac

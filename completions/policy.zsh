@@ -61,13 +61,15 @@ _policy() {
             'version:Print the Gatehouse version, the git commit it was built from and the build date.'
             'keygen:Make an Ed25519 key to sign policy bundles with; print its public key.'
             'bundle:Build, verify and inspect signed policy bundles (one file an app decides from offline).'
+            'replay:Re-decide recorded decisions under a candidate policy set and report whom the change hits.'
+            'log:Work with a server'\''s decision records.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        check|decide|explain|plan|diff|matrix|serve|schema|version|keygen|bundle|help)
+        check|decide|explain|plan|diff|matrix|serve|schema|version|keygen|bundle|replay|log|help)
             "_policy_${words[1]}" && ret=0
             ;;
         esac
@@ -226,7 +228,9 @@ _policy_serve() {
         '*--trusted-proxy[A load balancer'\''s IP address whose X-Forwarded-For names the client (repeatable).]:ADDR:'
         '--read-timeout[Seconds to read a whole request, header and body, from its first byte (default 10).]:SECONDS:'
         '--request-timeout[Seconds to answer a request once read; past it the answer is 503 storage_unavailable (default 15).]:SECONDS:'
-        '--decision-log[Which decisions to keep in the decision log\: off (default), denied or all. Rows expire with the logs'\'' retention.]:off|denied|all:'
+        '--decision-log[Which decisions to record with their inputs\: off (default), denied, all, or sample\:R (a fraction R of all). Written in batches off the answer'\''s path; rows expire with the logs'\'' retention.]:off|denied|all|sample\:R:'
+        '--decision-log-signed-out[Also record decisions made for no live session (no bearer, no subject id); off by default, as anyone can make them.]'
+        '--decision-log-limit[Decision records per account and per client address per window; past it records are dropped and counted (default 600/60).]:REQUESTS/SECONDS:'
         '*--app-store-bundle-id[An app'\''s bundle id whose App Store purchases change tiers (repeatable; purchases are off without one).]:app-store-bundle-id:'
         '*--app-store-environment[An App Store environment accepted (repeatable; default Production only).]:Production|Sandbox|Xcode:'
         '*--app-store-root-certificate[A DER or PEM root certificate trusted besides Apple Root CA - G3 (repeatable).]:FILE:'
@@ -242,6 +246,7 @@ _policy_serve() {
         '--access-token-lifetime[Seconds an access token works before the client must refresh it (default 900).]:SECONDS:'
         '--refresh-grace-period[Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).]:SECONDS:'
         '--decision-cache-entries[Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0\: none).]:N:'
+        '--shadow[A candidate policy set decided beside the live one after every answer, never served; disagreements counted in gatehouse_shadow_decisions_total and summarised at GET /v1/operator/shadow.]:DIR:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -352,6 +357,74 @@ _policy_bundle_inspect() {
     local -ar arg_specs=(
         ':file:'
         '--format[Output format\: text or json.]:format:{__policy_complete "${___format[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_replay() {
+    local -i ret=1
+    local -ar ___format=('text' 'json' 'github' 'markdown')
+    local -ar ___fail_on=('allow-to-deny' 'any')
+    local -ar arg_specs=(
+        ':records:'
+        '--policies[The candidate policy set folder.]:policies:'
+        '--base[Compare with the --policies folder as committed at this git revision, instead of the recorded outcomes.]:base:'
+        '--format[Output format\: text, json or markdown (a pull-request comment).]:format:{__policy_complete "${___format[@]}"}'
+        '--fail-on[Exit 2 when a decision flips from allow to deny, or when any decision changes.]:allow-to-deny|any:{__policy_complete "${___fail_on[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_policy_log() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'pull:Save a server'\''s decision records (newest first) as JSON lines for `policy replay`.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        pull)
+            "_policy_log_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_policy_log_pull() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--server[The server'\''s base URL.]:server:'
+        '--operator-token-file[A file holding the operator token (a token on the command line would be visible to every user).]:operator-token-file:'
+        '(--output -o)'{--output,-o}'[Where to write the records ('\''-'\'' for standard output).]:output:'
+        '--from[Records at or after this RFC 3339 time.]:from:'
+        '--to[Records before this RFC 3339 time.]:to:'
+        '--user[Records of this user id.]:user:'
+        '--action[Records of this action.]:action:'
+        '--resource-type[Records of this resource type.]:resource-type:'
+        '--decision[Records with this effect.]:allow|deny:'
+        '--reason[Records with this reason.]:reason:'
+        '--max[Save at most this many records (default 100000).]:max:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -13,26 +13,32 @@ extension GatehouseService {
     /// One decision: for the bearer's subject when a token is given, else for the subject the request names (only on
     /// a facade that trusts callers to name subjects; an empty subject is a signed-out caller).
     ///
-    /// Without a bearer and with the decision log off the store is not read: nothing is awaited on the way.
-    /// `report` learns whether the bearer was refused (unknown, expired, revoked), which the decision alone does not
-    /// tell from a signed-out subject's.
-    public func decide(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> Decision {
-        if let decision = try decideWithoutStore(request, bearer: bearer, by: policy) { return decision }
-        return try await decideFromStore(request, bearer: bearer, by: policy, report: report)
+    /// Without a bearer the store is not read: nothing is awaited on the way (a record for the decision log is queued,
+    /// not written). `report` learns whether the bearer was refused (unknown, expired, revoked), which the decision alone
+    /// does not tell from a signed-out subject's. `origin` bounds what the request may add to the decision log.
+    public func decide(
+        _ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil, origin: DecisionOrigin? = nil
+    ) async throws -> Decision {
+        if let decision = try decideWithoutStore(request, bearer: bearer, by: policy, origin: origin) { return decision }
+        return try await decideFromStore(request, bearer: bearer, by: policy, report: report, origin: origin)
     }
 
-    /// The decision when it needs nothing from the store (no bearer, decision log off), made without an await; nil
-    /// when it does. The pipeline's first branch, a function of its own so that a batch of such requests never awaits.
-    func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy) throws -> Decision? {
-        guard bearer == nil, decisionLog == .off else { return nil }
-        let decision = decide(try unbound(request), by: policy)
+    /// The decision when it needs nothing from the store (no bearer), made without an await; nil when it does. The
+    /// pipeline's first branch, a function of its own so that a batch of such requests never awaits.
+    func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
+        guard bearer == nil else { return nil }
+        let resolved = try unbound(request)
+        let decision = decide(resolved, by: policy)
         observer.decided(decision)
+        record(decision, of: resolved, fromSession: false, by: policy, origin: origin)
         return decision
     }
 
     /// The decision that reads the store: resolved, decided, observed, recorded.
-    func decideFromStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> Decision {
-        try await decideAndRecord(try await resolve(request, bearer: bearer, by: policy, report: report), by: policy)
+    func decideFromStore(
+        _ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil, origin: DecisionOrigin? = nil
+    ) async throws -> Decision {
+        decideAndRecord(try await resolve(request, bearer: bearer, by: policy, report: report), fromSession: bearer != nil, by: policy, origin: origin)
     }
 
     /// One decision with its trace (not recorded in the decision log).
@@ -45,7 +51,8 @@ extension GatehouseService {
     /// The answers of a batch, in order, every one by the same `policy`; a bad item answers its error, as does an
     /// item naming a subject when a bearer is given. A bearer is resolved once for the whole batch.
     public func decideBatch(
-        _ items: [Result<Request, RequestError>], bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil
+        _ items: [Result<Request, RequestError>], bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil,
+        origin: DecisionOrigin? = nil
     ) async throws -> [Result<Decision, RequestError>] {
         var out: [Result<Decision, RequestError>] = []
         out.reserveCapacity(items.count)
@@ -64,11 +71,11 @@ extension GatehouseService {
                         continue
                     }
                     let resolved = try await observingFailure { try await resolve(request, bearer: facts, at: t, by: policy) }
-                    out.append(.success(try await decideAndRecord(resolved, by: policy)))
-                } else if let decision = try decideWithoutStore(request, bearer: nil, by: policy) {
+                    out.append(.success(decideAndRecord(resolved, fromSession: true, by: policy, origin: origin)))
+                } else if let decision = try decideWithoutStore(request, bearer: nil, by: policy, origin: origin) {
                     out.append(.success(decision))
                 } else {
-                    out.append(.success(try await decideFromStore(request, bearer: nil, by: policy)))
+                    out.append(.success(try await decideFromStore(request, bearer: nil, by: policy, origin: origin)))
                 }
             case .failure(let error):
                 out.append(.failure(error))
@@ -79,7 +86,7 @@ extension GatehouseService {
 
     /// One subject and resource, many actions: the subject and the resource's facts are resolved once.
     public func check(
-        _ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil
+        _ check: CheckEnvelope, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil, origin: DecisionOrigin? = nil
     ) async throws -> [(action: String, decision: Decision)] {
         guard let first = check.actions.first else { return [] }
         var request = check.request
@@ -89,16 +96,17 @@ extension GatehouseService {
         out.reserveCapacity(check.actions.count)
         for action in check.actions {
             resolved.request.action = action
-            out.append((action, try await decideAndRecord(resolved, by: policy)))
+            out.append((action, decideAndRecord(resolved, fromSession: bearer != nil, by: policy, origin: origin)))
         }
         return out
     }
 
-    /// Decides a resolved request, tells the observer, and records the decision when the log asks for it.
-    func decideAndRecord(_ resolved: ResolvedRequest, by policy: CompiledPolicy) async throws -> Decision {
+    /// Decides a resolved request, tells the observer, and offers the decision to the log (never waiting for it).
+    /// `fromSession`: the subject came from a bearer's session.
+    func decideAndRecord(_ resolved: ResolvedRequest, fromSession: Bool, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) -> Decision {
         let decision = decide(resolved, by: policy)
         observer.decided(decision)
-        try await record(decision, of: resolved, by: policy)
+        record(decision, of: resolved, fromSession: fromSession, by: policy, origin: origin)
         return decision
     }
 

@@ -5,16 +5,6 @@ import PolicyEngine
 import PolicyModel
 import Synchronization
 
-/// Which decisions `GatehouseService` writes to the decision log.
-public enum DecisionLogMode: String, Sendable, CaseIterable {
-    /// No decision is logged.
-    case off
-    /// Only denials are logged (what an operator investigates).
-    case denied
-    /// Every decision is logged, allowed ones too.
-    case all
-}
-
 /// The facade: a session token to a `Subject`, the resource's members and usage from the store,
 /// and a decision from the current compiled policy.
 ///
@@ -25,8 +15,12 @@ public enum DecisionLogMode: String, Sendable, CaseIterable {
 public final class GatehouseService: Sendable {
     /// The identity layer the facade builds subjects from: sessions, users, memberships, usage, the logs.
     public let identity: IdentityService
-    /// Which decisions `record(_:of:by:)` writes to the decision log.
-    public let decisionLog: DecisionLogMode
+    /// Which decisions are recorded in the decision log.
+    public var decisionLog: DecisionLogMode { recorder.mode }
+    /// The decision log's queue: records are offered on the answer's path and written in batches off it.
+    public let recorder: DecisionRecorder
+    /// A candidate set decided beside the live one after each answer (`policy serve --shadow`); nil without one.
+    public let shadow: ShadowEvaluator?
     /// Whether a request without a bearer may name its own subject (a backend that authenticated its user itself).
     /// Off: such a request is refused (`DecisionRequestError.Kind.callerSubjectNotTrusted`).
     public let trustsCallerSubjects: Bool
@@ -37,15 +31,19 @@ public final class GatehouseService: Sendable {
     private let current: Mutex<ActivePolicy>
 
     /// A facade deciding by `policy` (until `reload` or `install` swaps another in), building subjects through
-    /// `identity`, logging decisions as `decisionLog` says, telling `observer` what it decides, keeping at most
-    /// `cacheCapacity` sessions and as many resources in memory (0: none; every bearer decision reads the store).
+    /// `identity`, recording decisions as `recording` says (`decisionLog`, when given, replaces its mode), telling
+    /// `observer` what it decides, keeping at most `cacheCapacity` sessions and as many resources in memory (0: none;
+    /// every bearer decision reads the store).
     public init(
-        policy: CompiledPolicy, version: PolicyVersion? = nil, identity: IdentityService, decisionLog: DecisionLogMode = .off,
-        trustCallerSubjects: Bool = false, observer: any DecisionObserver = NoDecisionObserver(),
-        cacheCapacity: Int = GatehouseService.defaultCacheCapacity
+        policy: CompiledPolicy, version: PolicyVersion? = nil, identity: IdentityService, decisionLog: DecisionLogMode? = nil,
+        recording: DecisionRecording = DecisionRecording(), shadow: ShadowEvaluator? = nil, trustCallerSubjects: Bool = false,
+        observer: any DecisionObserver = NoDecisionObserver(), cacheCapacity: Int = GatehouseService.defaultCacheCapacity
     ) {
         self.identity = identity
-        self.decisionLog = decisionLog
+        var recording = recording
+        if let decisionLog { recording.mode = decisionLog }
+        self.recorder = DecisionRecorder(identity: identity, settings: recording)
+        self.shadow = shadow
         self.trustsCallerSubjects = trustCallerSubjects
         self.observer = observer
         let cache = DecisionCache(capacity: max(0, cacheCapacity), observer: observer, changes: identity.factChanges)
@@ -120,7 +118,7 @@ public final class GatehouseService: Sendable {
     public func decide(token: String?, action: String, resource: Resource, context: Context = Context()) async throws -> Decision {
         let policy = self.policy
         let resolved = try await observingFailure { try await resolve(token: token, action: action, resource: resource, context: context, by: policy) }
-        return try await decideAndRecord(resolved, by: policy)
+        return decideAndRecord(resolved, fromSession: token != nil, by: policy)
     }
 
     /// The request the engine judges for the holder of `token`, built by the rules of
@@ -243,14 +241,20 @@ public final class GatehouseService: Sendable {
         return explanation
     }
 
-    /// Writes `decision` to the decision log when `decisionLog` asks for it.
-    public func record(_ decision: Decision, of resolved: ResolvedRequest, by policy: CompiledPolicy) async throws {
-        guard decisionLog == .all || decisionLog == .denied && !decision.isAllowed else { return }
-        let request = resolved.request
-        try await identity.logDecision(
-            userId: request.subject.id, action: request.action, resourceType: request.resource.type, resourceId: request.resource.id,
-            effect: decision.effect.rawValue, reason: decision.reason.rawValue, policyHash: policy.contentHash,
-            policyLocation: decision.policy?.description, at: request.context.now)
+    /// Offers `decision` to the shadow candidate (if any), and to the decision log when the mode asks for it: queued without waiting, written off the answer's
+    /// path (`DecisionRecorder`). A decision for no live session is recorded only when `DecisionRecording.signedOut`
+    /// says so.
+    @inline(__always)
+    public func record(_ decision: Decision, of resolved: ResolvedRequest, fromSession: Bool, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) {
+        shadow?.offer(resolved.request, live: decision, tokenRejected: resolved.tokenRejected)
+        guard recorder.wants(decision) else { return }
+        recorder.offer(decision, of: resolved.request, fromSession: fromSession && !resolved.tokenRejected, by: policy, origin: origin)
+    }
+
+    /// Waits until every decision recorded so far is written to the store (or dropped and counted): before an export
+    /// or an erasure reads or clears a user's records, and at shutdown (`recorder.close()`).
+    public func flushDecisionRecords() async {
+        await recorder.flush()
     }
 
     /// Creates a shared space owned by the holder of `accessToken`: only of a type the policy serving now declares

@@ -398,5 +398,27 @@ package enum Schema {
             );
             CREATE INDEX appStoreNotificationSeen_receivedAt ON appStoreNotificationSeen(receivedAt);
             """),
+        // Issue 37: decision records hold the request as decided (`facts`, user ids pseudonymised with the key in
+        // `decisionKey`, drawn here once per deployment) and the subject's keyed pseudonym, so they can be decided again.
+        // An erasure may clear both (with `actor` and `resourceId`, as v10 allows), nothing else. Numbered after the
+        // security round's v16 and v17.
+        ("v18-decision-records", """
+            ALTER TABLE decisionLog ADD COLUMN subject TEXT;  -- HMAC-SHA256 pseudonym of the subject's id; NULL signed out or erased
+            ALTER TABLE decisionLog ADD COLUMN facts TEXT;    -- the request as decided, contract JSON, ids pseudonymised; NULL once erased
+            CREATE INDEX decisionLog_subject ON decisionLog(subject);
+            CREATE TABLE decisionKey (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                key BLOB NOT NULL                        -- keys the pseudonyms of decision records; never leaves the server
+            );
+            INSERT INTO decisionKey (id, key) VALUES (1, randomblob(32));
+            DROP TRIGGER decisionLog_noUpdate;
+            CREATE TRIGGER decisionLog_noUpdate BEFORE UPDATE ON decisionLog
+                WHEN NOT (NEW.id IS OLD.id AND NEW.at IS OLD.at AND NEW.action IS OLD.action AND NEW.resourceType IS OLD.resourceType
+                    AND NEW.effect IS OLD.effect AND NEW.reason IS OLD.reason AND NEW.policyHash IS OLD.policyHash
+                    AND NEW.policyLocation IS OLD.policyLocation AND (NEW.resourceId IS OLD.resourceId OR NEW.resourceId IS NULL)
+                    AND (NEW.subject IS OLD.subject OR NEW.subject IS NULL) AND (NEW.facts IS OLD.facts OR NEW.facts IS NULL)
+                    AND OLD.actor IN (SELECT pseudonym FROM erasure))
+                BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
+            """),
     ]
 }

@@ -101,6 +101,8 @@ struct UserExport: Codable {
         var effect: String
         var reason: String
         var policyHash: String
+        /// The request as decided, user ids pseudonymised (absent on rows logged before v18).
+        var facts: Request?
     }
 }
 
@@ -153,7 +155,8 @@ extension IdentityService {
                     .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason, attempt: $0.attempt)
                 },
                 decisions: try await tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
-                    .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash)
+                    .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash,
+                        facts: $0.facts.flatMap { try? Request(json: $0) })
                 })
         }
         let encoder = JSONEncoder()

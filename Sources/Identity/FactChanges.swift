@@ -124,7 +124,12 @@ extension UserRow: DecisionFactRow {
 }
 
 /// A transaction that passes every operation on and notes the decision facts each write touches.
-final class FactRecordingTransaction: IdentityTransaction {
+final class FactRecordingTransaction: IdentityTransaction, BatchInserting {
+    func insertBatch<R: StoredRow>(_ rows: [R]) async throws {
+        for row in rows { note(row) }
+        try await base.insertAll(rows)
+    }
+
     let base: any IdentityTransaction
     let changed = Mutex<Set<FactChange>>([])
 

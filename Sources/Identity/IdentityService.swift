@@ -22,6 +22,8 @@ public final class IdentityService: Sendable {
     /// Every committed write that changed a decision fact (a session, a subject's tier, roles or privacy, a usage
     /// counter, a resource's members), told before the write returns: what a cache of decision facts invalidates by.
     public let factChanges: FactChanges
+    /// The deployment's decision-record pseudonym key, read from the store once (`decisionPseudonyms()`).
+    let decisionKeys = DecisionKeyCache()
 
     /// A service over any store of this package (SQLite, PostgreSQL, or a test double).
     package init(

@@ -289,7 +289,9 @@ package struct LogRetentionRow: StoredRow, Hashable {
     package var cutoff: Date
 }
 
-/// One decision of the engine, as the facade logs it. Names the policy set's content hash.
+/// One decision of the engine, as the facade logs it. Names the policy set's content hash; since v18 it also holds the
+/// request as decided (`facts`, the contract's JSON with every user id pseudonymised) and the subject's keyed pseudonym,
+/// so a record can be decided again (`policy replay`).
 package struct DecisionLogRow: StoredRow, Hashable {
     package static let table = "decisionLog"
     package static let primaryKey = ["id"]
@@ -303,4 +305,18 @@ package struct DecisionLogRow: StoredRow, Hashable {
     package var reason: String
     package var policyHash: String
     package var policyLocation: String?
+    /// The subject's keyed pseudonym (`DecisionPseudonyms`), nil for a signed-out subject and once erased.
+    package var subject: String? = nil
+    /// The request as decided, as the contract's JSON with user ids pseudonymised; nil for a row logged before v18 and
+    /// once erased.
+    package var facts: String? = nil
+}
+
+/// The key decision records pseudonymise user ids with: 32 random bytes the migration draws, one per deployment (every
+/// replica of one database reads the same), never exported or logged.
+package struct DecisionKeyRow: StoredRow, Hashable {
+    package static let table = "decisionKey"
+    package static let primaryKey = ["id"]
+    package var id: Int
+    package var key: Data
 }

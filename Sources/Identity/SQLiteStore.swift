@@ -272,7 +272,7 @@ struct SQLiteStatements {
         try db.execute(sql: "UPDATE auditEvent SET actor = 'erased-' || lower(hex(randomblob(12))), attempt = NULL WHERE actor = ?", arguments: [pseudonym])
         var changed = db.changesCount
         try db.execute(
-            sql: "UPDATE decisionLog SET actor = 'erased-' || lower(hex(randomblob(12))), resourceId = NULL WHERE actor = ?", arguments: [pseudonym])
+            sql: "UPDATE decisionLog SET actor = 'erased-' || lower(hex(randomblob(12))), resourceId = NULL, subject = NULL, facts = NULL WHERE actor = ?", arguments: [pseudonym])
         changed += db.changesCount
         try db.execute(sql: "DELETE FROM erasure WHERE pseudonym = ?", arguments: [pseudonym])
         return changed
@@ -369,6 +369,51 @@ extension StatementArguments {
             case .int(let i): self += [i]
             case .double(let d): self += [d]
             case .bool(let b): self += [b]
+            }
+        }
+    }
+}
+
+extension SQLiteTransaction: BatchInserting {
+    /// Every row in one hop to the writer thread, not one per row.
+    package func insertBatch<R: StoredRow>(_ rows: [R]) async throws {
+        try await channel.perform { db in
+            for row in rows { try RowBox(row).insert(db) }
+        }
+    }
+}
+
+extension SQLiteTransaction: LogReading {
+    /// One `SELECT ... ORDER BY id DESC LIMIT n` over the log (its `at` and `id` indexes).
+    package func fetchLogPage<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R] {
+        try await channel.perform { db in
+            var terms: [String] = []
+            var args = StatementArguments()
+            for key in query.equal.keys.sorted() {
+                terms.append("\"\(key)\" = ?")
+                switch query.equal[key]! {
+                case .text(let s): args += [s]
+                case .blob(let d): args += [d]
+                case .int(let i): args += [i]
+                case .date(let d): args += [d]
+                }
+            }
+            if let from = query.from {
+                terms.append("\"at\" >= ?")
+                args += [from]
+            }
+            if let to = query.to {
+                terms.append("\"at\" < ?")
+                args += [to]
+            }
+            if let before = query.beforeId {
+                terms.append("\"id\" < ?")
+                args += [before]
+            }
+            args += [query.limit]
+            let clause = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
+            return try Row.fetchAll(db, sql: "SELECT * FROM \"\(R.table)\"\(clause) ORDER BY \"id\" DESC LIMIT ?", arguments: args).map {
+                try RowBox<R>(row: $0).value
             }
         }
     }

@@ -166,8 +166,8 @@ package protocol IdentityTransaction: Sendable {
     /// Appends to the audit log (which refuses updates and deletes).
     func append(_ event: AuditEventRow) async throws
     /// Gives every audit and decision row of a deleted user's pseudonym its own random pseudonym and
-    /// drops the decisions' resource ids and the audit rows' PIN-attempt links, so the rows no longer link to each
-    /// other or to resources.
+    /// drops the decisions' resource ids, subject pseudonyms and recorded facts and the audit rows' PIN-attempt links,
+    /// so the rows no longer link to each other, to resources or to what was decided.
     /// Returns how many rows changed.
     @discardableResult func erase(actor pseudonym: String) async throws -> Int
     /// Runs `action` once after this transaction commits; never if it rolls back, nor for a run of the
@@ -181,6 +181,21 @@ package protocol IdentityTransaction: Sendable {
 
 extension IdentityTransaction {
     package func announce(_ changes: Set<FactChange>) async throws {}
+
+    /// Inserts `rows` in order: one statement each. SQLite overrides it to run them all in one hop to its writer
+    /// thread (a batch of decision records).
+    package func insertAll<R: StoredRow>(_ rows: [R]) async throws {
+        if let batching = self as? any BatchInserting {
+            try await batching.insertBatch(rows)
+            return
+        }
+        for row in rows { try await insert(row) }
+    }
+}
+
+/// A transaction that inserts many rows in one operation.
+package protocol BatchInserting: Sendable {
+    func insertBatch<R: StoredRow>(_ rows: [R]) async throws
 }
 
 /// The actions a transaction's body deferred to its commit (`IdentityTransaction.afterCommit`):

@@ -522,5 +522,32 @@ package enum PostgresSchema {
                 #"CREATE INDEX "appStoreNotificationSeen_receivedAt" ON "appStoreNotificationSeen"("receivedAt")"#,
             ]
         ),
+        (
+            // As in SQLite: decision records hold the request as decided and the subject's keyed pseudonym, keyed by 32
+            // bytes drawn once per deployment from the server's strong random source (gen_random_uuid, two draws); an
+            // erasure may clear both, nothing else.
+            "v18-decision-records",
+            [
+                #"ALTER TABLE "decisionLog" ADD COLUMN "subject" TEXT"#,
+                #"ALTER TABLE "decisionLog" ADD COLUMN "facts" TEXT"#,
+                #"CREATE INDEX "decisionLog_subject" ON "decisionLog"("subject")"#,
+                #"CREATE TABLE "decisionKey" ("id" BIGINT PRIMARY KEY CHECK ("id" = 1), "key" BYTEA NOT NULL)"#,
+                #"INSERT INTO "decisionKey" ("id", "key") VALUES (1, sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())))"#,
+                guardFunction(
+                    "decisionLog", message: "decision log is append-only",
+                    allowUpdate: """
+                        NEW."id" IS NOT DISTINCT FROM OLD."id" AND NEW."at" IS NOT DISTINCT FROM OLD."at"
+                        AND NEW."action" IS NOT DISTINCT FROM OLD."action" AND NEW."resourceType" IS NOT DISTINCT FROM OLD."resourceType"
+                        AND NEW."effect" IS NOT DISTINCT FROM OLD."effect" AND NEW."reason" IS NOT DISTINCT FROM OLD."reason"
+                        AND NEW."policyHash" IS NOT DISTINCT FROM OLD."policyHash"
+                        AND NEW."policyLocation" IS NOT DISTINCT FROM OLD."policyLocation"
+                        AND (NEW."resourceId" IS NOT DISTINCT FROM OLD."resourceId" OR NEW."resourceId" IS NULL)
+                        AND (NEW."subject" IS NOT DISTINCT FROM OLD."subject" OR NEW."subject" IS NULL)
+                        AND (NEW."facts" IS NOT DISTINCT FROM OLD."facts" OR NEW."facts" IS NULL)
+                        AND OLD."actor" IN (SELECT "pseudonym" FROM "erasure")
+                        """,
+                    allowDelete: #"OLD."at" < coalesce((SELECT "cutoff" FROM "logRetention" WHERE "id" = 1), '-infinity')"#),
+            ]
+        ),
     ]
 }

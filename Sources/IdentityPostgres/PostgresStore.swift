@@ -450,7 +450,7 @@ public final class PostgresStore: IdentityStore, Service, FactChangeRelay {
     }
 
     /// The tables requests read and write: every table of the schema.
-    static let readTables = erasedTables + ["guessLimit", "pinThrottle", "appleNonce", "logRetention", "gatehouseMigration"]
+    static let readTables = erasedTables + ["guessLimit", "pinThrottle", "appleNonce", "logRetention", "gatehouseMigration", "decisionKey"]
 
     static let erasedTables = [
         "user", "appRole", "appleIdentity", "pinCredential", "privacySettings", "subscription", "session", "refreshToken", "deviceKey",

@@ -16,13 +16,13 @@ struct PostgresTransaction: IdentityTransaction {
     /// The store's count of statements sent.
     let roundTrips: RoundTripCounter
 
-    private func rows(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
+    fileprivate func rows(_ sql: String, _ binds: PostgresBindings) async throws -> [PostgresRow] {
         roundTrips.add()
         return try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
     }
 
     /// ` WHERE "a" = $n AND ...` for `conditions`, in key order, binds appended to `binds`.
-    private func whereClause(_ conditions: [String: StoreValue], _ binds: inout PostgresBindings) -> String {
+    fileprivate func whereClause(_ conditions: [String: StoreValue], _ binds: inout PostgresBindings) -> String {
         guard !conditions.isEmpty else { return "" }
         var terms: [String] = []
         for key in conditions.keys.sorted() {
@@ -144,7 +144,7 @@ struct PostgresTransaction: IdentityTransaction {
             #"UPDATE "auditEvent" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "attempt" = NULL WHERE "actor" = $1 RETURNING 1"#,
             binds)
         let decisions = try await rows(
-            #"UPDATE "decisionLog" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "resourceId" = NULL WHERE "actor" = $1 RETURNING 1"#,
+            #"UPDATE "decisionLog" SET "actor" = 'erased-' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), "resourceId" = NULL, "subject" = NULL, "facts" = NULL WHERE "actor" = $1 RETURNING 1"#,
             binds)
         _ = try await rows(#"DELETE FROM "erasure" WHERE "pseudonym" = $1"#, binds)
         return audit.count + decisions.count
@@ -161,5 +161,31 @@ struct PostgresTransaction: IdentityTransaction {
         binds.append(factChannel)
         binds.append(FactChange.encode(changes))
         _ = try await rows("SELECT pg_notify($1, $2)", binds)
+    }
+}
+
+extension PostgresTransaction: LogReading {
+    /// One `SELECT ... ORDER BY "id" DESC LIMIT n` over the log (its `at` and `id` indexes).
+    func fetchLogPage<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R] {
+        var binds = PostgresBindings()
+        var clause = whereClause(query.equal, &binds)
+        var terms: [String] = []
+        if let from = query.from {
+            binds.append(from)
+            terms.append("\"at\" >= $\(binds.count)")
+        }
+        if let to = query.to {
+            binds.append(to)
+            terms.append("\"at\" < $\(binds.count)")
+        }
+        if let before = query.beforeId {
+            binds.append(Int(before))
+            terms.append("\"id\" < $\(binds.count)")
+        }
+        if !terms.isEmpty { clause += (clause.isEmpty ? " WHERE " : " AND ") + terms.joined(separator: " AND ") }
+        binds.append(query.limit)
+        return try await rows("SELECT * FROM \(quoted(R.table))\(clause) ORDER BY \"id\" DESC LIMIT $\(binds.count)", binds).map {
+            try RowDecoding.decode(R.self, $0)
+        }
     }
 }

@@ -20,7 +20,7 @@ public struct PolicyCommand: AsyncParsableCommand {
         version: GatehouseVersion.current,
         subcommands: [
             Check.self, Decide.self, Explain.self, Plan.self, Diff.self, Matrix.self, Serve.self, Schema.self, Version.self,
-            Keygen.self, BundleCommand.self,
+            Keygen.self, BundleCommand.self, Replay.self, LogCommand.self,
         ])
 
     public init() {}

@@ -75,9 +75,18 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Which decisions to keep in the decision log: off (default), denied or all. Rows expire with the logs' retention.",
-            valueName: "off|denied|all"))
+            "Which decisions to record with their inputs: off (default), denied, all, or sample:R (a fraction R of all). Written in batches off the answer's path; rows expire with the logs' retention.",
+            valueName: "off|denied|all|sample:R"))
     var decisionLog: String?
+
+    @Flag(help: "Also record decisions made for no live session (no bearer, no subject id); off by default, as anyone can make them.")
+    var decisionLogSignedOut = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Decision records per account and per client address per window; past it records are dropped and counted (default 600/60).",
+            valueName: "REQUESTS/SECONDS"))
+    var decisionLogLimit: String?
 
     @Option(
         name: .customLong("app-store-bundle-id"),
@@ -142,6 +151,12 @@ struct Serve: AsyncParsableCommand {
             valueName: "N"))
     var decisionCacheEntries: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "A candidate policy set decided beside the live one after every answer, never served; disagreements counted in gatehouse_shadow_decisions_total and summarised at GET /v1/operator/shadow.",
+            valueName: "DIR"))
+    var shadow: String?
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -158,6 +173,8 @@ struct Serve: AsyncParsableCommand {
         options.trustedProxies = trustedProxies
         options.readTimeout = readTimeout
         options.decisionLog = decisionLog
+        options.decisionLogSignedOut = decisionLogSignedOut
+        options.decisionLogLimit = decisionLogLimit
         options.appStoreBundleIds = appStoreBundleIds
         options.appStoreEnvironments = appStoreEnvironments
         options.appStoreRootCertificates = appStoreRootCertificates
@@ -174,6 +191,7 @@ struct Serve: AsyncParsableCommand {
         options.accessTokenLifetime = accessTokenLifetime
         options.refreshGracePeriod = refreshGracePeriod
         options.decisionCacheEntries = decisionCacheEntries
+        options.shadow = shadow
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

@@ -23,6 +23,8 @@ public final class GatehouseServer: Sendable {
     public let notificationLimiter: RateLimiter
     /// The write quotas per account and per client (`WriteQuota`).
     public let writeQuota: WriteQuota
+    /// The decision log's own quotas per account and per client (`--decision-log-limit`): records past them are dropped.
+    public let recordQuota: WriteQuota
     /// Connections open now, against `settings.maxConnections`.
     let connections: ConnectionCount
     /// Malformed requests are logged at most once a minute per client.
@@ -75,8 +77,17 @@ public final class GatehouseServer: Sendable {
                 return FileJWKSFetcher(url: URL(fileURLWithPath: source))
             } ?? URLJWKSFetcher.apple
         let identityService = IdentityService(store: store.store, configuration: configuration, jwksFetcher: fetcher, now: now)
+        let recordQuota = WriteQuota(account: settings.decisionLogLimit, source: settings.decisionLogLimit, now: now)
+        self.recordQuota = recordQuota
+        let recording = DecisionRecording(
+            mode: settings.decisionLog, signedOut: settings.decisionLogSignedOut,
+            admit: { client, userId in recordQuota.admitsRecord(source: client, account: userId) })
+        let shadow = settings.shadow.map { ShadowEvaluator(directory: $0) }
+        if let refused = shadow?.candidate.refused, !refused.isEmpty {
+            logger.error("the shadow policy set does not compile; it is not decided", metadata: ["diagnostics": "\(refused)"])
+        }
         service = GatehouseService(
-            policy: policy, version: version, identity: identityService, decisionLog: settings.decisionLog,
+            policy: policy, version: version, identity: identityService, recording: recording, shadow: shadow,
             trustCallerSubjects: settings.trustCallerSubjects, observer: metrics, cacheCapacity: settings.decisionCacheEntries)
         let bundles = settings.bundleKey.map(PolicyBundles.init(key:))
         bundles?.rebuild(directory: settings.policies, policyHash: version.hash)
@@ -94,6 +105,13 @@ public final class GatehouseServer: Sendable {
     /// The key of the client's per-client limits (`ForwardedClient.limitKey` of its address).
     func clientKey(_ context: ServerContext) -> String {
         PolicyServer.clientKey(context, ipv6Prefix: settings.ipv6PrefixLength)
+    }
+
+    /// The decision log's view of a request: its client and how many records it may add; nil with the log off (no
+    /// allocation on the answer's path).
+    func decisionOrigin(_ context: ServerContext) -> DecisionOrigin? {
+        guard service.decisionLog != .off else { return nil }
+        return DecisionOrigin(client: clientKey(context), maxRecords: service.recorder.settings.maxPerRequest)
     }
 
     // MARK: - Health

@@ -24,6 +24,8 @@ public final class ServerMetrics: DecisionObserver, Sendable {
     private let cacheEvents: [DecisionCacheEvent: Prometheus.Counter]
     /// The identity layer's event totals as last exported, so the counters move by the difference.
     private let exportedSecurity = Mutex<[String: Int]>([:])
+    /// The decision recorder's totals as last exported, by metric name and label.
+    private let exportedRecords = Mutex<[String: Int]>([:])
 
     /// Every metric's name and `# HELP` text.
     enum Help {
@@ -46,6 +48,16 @@ public final class ServerMetrics: DecisionObserver, Sendable {
         static let notifications = (
             "gatehouse_fact_notifications_up",
             "1 while this replica hears other replicas' writes (PostgreSQL LISTEN), 0 while it does not (cached facts trusted for 1 s only); absent on SQLite.")
+        static let recordsWritten = ("gatehouse_decision_log_written_total", "Decision records written to the store.")
+        static let recordsDropped = (
+            "gatehouse_decision_log_dropped_total",
+            "Decision records not written, by reason: queue_full (the store behind or stalled), store_failed, quota, request_cap, closed. The decisions were answered as ever.")
+        static let recordsCoalesced = (
+            "gatehouse_decision_log_coalesced_total", "Signed-out decision records not written because an identical one of the same client was, within the minute.")
+        static let shadow = (
+            "gatehouse_shadow_decisions_total",
+            "Decisions of the shadow candidate (--shadow) beside the live ones, by action and the live and shadow reasons (equal: they agree).")
+        static let shadowDropped = ("gatehouse_shadow_dropped_total", "Decisions not given to the shadow candidate because its queue was full.")
         static let security = ("gatehouse_security_events_total", "Security events counted by the identity layer (PIN failures, refusals, alarms, Apple token rejections), by event.")
     }
 
@@ -143,7 +155,43 @@ public final class ServerMetrics: DecisionObserver, Sendable {
 
     /// The Prometheus text exposition; `security` is the identity layer's event totals since start (PIN failures,
     /// refusals, alarms, Apple token rejections), exported as counters moved by what they grew since the last call.
-    public func exposition(security: [String: Int] = [:], notificationsUp: Bool? = nil) -> [UInt8] {
+    public func exposition(
+        security: [String: Int] = [:], notificationsUp: Bool? = nil, decisionLog: DecisionRecorder.Counts? = nil, shadow: ShadowEvaluator? = nil
+    ) -> [UInt8] {
+        if let shadow {
+            let counts = shadow.counts
+            let dropped = shadow.dropped
+            exportedRecords.withLock { exported in
+                for (pair, value) in counts.sorted(by: { ($0.key.action, $0.key.live.rawValue, $0.key.shadow.rawValue) < ($1.key.action, $1.key.live.rawValue, $1.key.shadow.rawValue) }) {
+                    let key = "shadow.\(pair.action).\(pair.live.rawValue).\(pair.shadow.rawValue)"
+                    let counter = registry.makeCounter(
+                        name: Help.shadow.0, labels: [("action", pair.action), ("live", pair.live.rawValue), ("shadow", pair.shadow.rawValue)], help: Help.shadow.1)
+                    let grown = value - (exported[key] ?? 0)
+                    if grown > 0 { counter.increment(by: Int64(grown)) }
+                    exported[key] = max(value, exported[key] ?? 0)
+                }
+                let counter = registry.makeCounter(name: Help.shadowDropped.0, help: Help.shadowDropped.1)
+                let grown = dropped - (exported["shadow.dropped"] ?? 0)
+                if grown > 0 { counter.increment(by: Int64(grown)) }
+                exported["shadow.dropped"] = max(dropped, exported["shadow.dropped"] ?? 0)
+            }
+        }
+        if let counts = decisionLog {
+            exportedRecords.withLock { exported in
+                func move(_ counter: Prometheus.Counter, _ key: String, to value: Int) {
+                    let grown = value - (exported[key] ?? 0)
+                    if grown > 0 { counter.increment(by: Int64(grown)) }
+                    exported[key] = max(value, exported[key] ?? 0)
+                }
+                move(registry.makeCounter(name: Help.recordsWritten.0, help: Help.recordsWritten.1), "written", to: counts.written)
+                for (reason, value) in counts.droppedByReason.sorted(by: { $0.key < $1.key }) {
+                    move(
+                        registry.makeCounter(name: Help.recordsDropped.0, labels: [("reason", reason)], help: Help.recordsDropped.1), "dropped." + reason,
+                        to: value)
+                }
+                move(registry.makeCounter(name: Help.recordsCoalesced.0, help: Help.recordsCoalesced.1), "coalesced", to: counts.coalesced)
+            }
+        }
         if let notificationsUp {
             registry.makeGauge(name: Help.notifications.0, help: Help.notifications.1).set(to: notificationsUp ? 1.0 : 0.0)
         }

@@ -37,9 +37,16 @@ public struct ServerSettings: Sendable {
     /// Load balancers (exact IP addresses) whose `X-Forwarded-For` names the client: behind one, every
     /// client would otherwise share the balancer's address in the per-client limits.
     public var trustedProxies: Set<String> = []
-    /// Which decisions go to the decision log (`off`, `denied`, `all`); its rows expire with the audit log's
-    /// retention. Logging costs a store write per logged decision.
+    /// Which decisions go to the decision log (`off`, `denied`, `all`, `sample:R`); its rows expire with the audit log's
+    /// retention. Records are queued on the answer's path and written in batches off it (`DecisionRecorder`).
     public var decisionLog: DecisionLogMode = .off
+    /// Also record decisions made for no live session (no bearer and no subject id); off: anyone could fill the log.
+    public var decisionLogSignedOut = false
+    /// Decision records per account and per client address per window (a record past either is dropped and counted in
+    /// `gatehouse_decision_log_dropped_total{reason="quota"}`; the decision is answered as ever).
+    public var decisionLogLimit = RateLimit(requests: 600, window: 60)
+    /// A candidate policy set decided beside the live one after every answer (`--shadow DIR`), never served.
+    public var shadow: String?
     /// App Store purchases: bundle ids, environments and extra roots (`--app-store-*`); off without a bundle id.
     public var appStore = AppStoreConfiguration()
     /// Decide for a subject the caller names in the request (a backend that has authenticated its user itself).
@@ -98,10 +105,10 @@ public struct ServerSettings: Sendable {
     /// the command, and this target does not depend on it) and pins every variable's name.
     public enum Variable: CaseIterable, Sendable {
         case policies, database, host, port, appleClientId, appleJWKS, operatorTokenFile, operatorToken, strictReload
-        case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog
+        case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog, decisionLogSignedOut, decisionLogLimit
         case appStoreBundleId, appStoreEnvironment, appStoreRootCertificate, trustCallerSubjects
         case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, maxConnectionsPerClient, requestTimeout
-        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, notificationLimit
+        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, notificationLimit, shadow
 
         /// The variable's name (`GATEHOUSE_SIGNIN_LIMIT` was named before the rule).
         public var rawValue: String {
@@ -146,8 +153,11 @@ public struct ServerSettings: Sendable {
         public var trustedProxies: [String] = []
         /// Seconds (a fraction allowed).
         public var readTimeout: Double?
-        /// `off`, `denied` or `all`.
+        /// `off`, `denied`, `all` or `sample:R`.
         public var decisionLog: String?
+        public var decisionLogSignedOut = false
+        /// `REQUESTS/SECONDS`.
+        public var decisionLogLimit: String?
         /// `--app-store-bundle-id` (repeatable).
         public var appStoreBundleIds: [String] = []
         /// `--app-store-environment` (repeatable): Production, Sandbox, Xcode.
@@ -175,6 +185,8 @@ public struct ServerSettings: Sendable {
         public var decisionCacheEntries: Int?
         /// The bundle signing key's file (`policy keygen --out`).
         public var bundleKey: String?
+        /// The candidate set's folder.
+        public var shadow: String?
         public init() {}
     }
 
@@ -236,11 +248,15 @@ public struct ServerSettings: Sendable {
         }
         if let duration = try seconds(options.readTimeout, .readTimeout) { s.readTimeout = duration }
         if let text = options.decisionLog ?? env(.decisionLog) {
-            guard let mode = DecisionLogMode(rawValue: text) else {
-                throw Problem(
-                    description: "\(Variable.decisionLog.named) must be one of \(DecisionLogMode.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+            guard let mode = DecisionLogMode(text) else {
+                throw Problem(description: "\(Variable.decisionLog.named) must be one of \(DecisionLogMode.spellings), not '\(text)'")
             }
             s.decisionLog = mode
+        }
+        s.shadow = options.shadow ?? env(.shadow)
+        s.decisionLogSignedOut = options.decisionLogSignedOut || ["1", "true", "yes"].contains(env(.decisionLogSignedOut)?.lowercased() ?? "")
+        if let text = options.decisionLogLimit ?? env(.decisionLogLimit) {
+            s.decisionLogLimit = try RateLimit(parsing: text, variable: .decisionLogLimit)
         }
         s.appStore = try appStore(options, env)
         s.trustCallerSubjects = options.trustCallerSubjects || ["1", "true", "yes"].contains(env(.trustCallerSubjects)?.lowercased() ?? "")

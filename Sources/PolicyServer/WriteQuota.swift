@@ -15,6 +15,14 @@ public final class WriteQuota: Sendable {
         perSource = RateLimiter(limit: source, now: now)
     }
 
+    /// Takes one decision record of client `source` and of user `account` (nil: signed out, the client's bucket only):
+    /// false when either bucket is empty, and the record is dropped.
+    func admitsRecord(source: String?, account: String?) -> Bool {
+        if perSource.take(source ?? "in-process") != nil { return false }
+        if let account, perAccount.take(account) != nil { return false }
+        return true
+    }
+
     /// Takes one write of `source` and of the holder of `accessToken` (its session read from the store: the account,
     /// not the token, is what is limited); throws 401 for a token that is not live, 429 past a quota.
     func take(accessToken: String, source: String, identity: IdentityService) async throws {

@@ -165,6 +165,9 @@ struct BearerOnly: ClientMiddleware {
                 try await api.postOperatorUsersByIdUsage(path: .init(id: user), body: .json(.init(counter: "sources")))
             }
             _ = try await call("postOperatorUsersByIdPinUnlock", bearer: operatorToken) { try await api.postOperatorUsersByIdPinUnlock(path: .init(id: user)) }
+            _ = try await call("getOperatorDecisions", bearer: operatorToken) { try await api.getOperatorDecisions(query: .init(limit: 10)) }
+            _ = try await call("getOperatorAudit", bearer: operatorToken) { try await api.getOperatorAudit(query: .init(user: user, limit: 10)) }
+            _ = try await call("getOperatorShadow", bearer: operatorToken) { try await api.getOperatorShadow() }
 
             // Endings: this session, every session of the anonymous user, the account, then the operator's delete.
             _ = try await call("postAuthSignout", bearer: apple.accessToken) { try await api.postAuthSignout() }

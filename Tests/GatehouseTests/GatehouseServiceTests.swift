@@ -21,7 +21,10 @@ struct Facade {
     let gate: GatehouseService
     let clock = ManualClock()
 
-    init(policySet: String, log: DecisionLogMode = .off, configure: (inout IdentityConfiguration) -> Void = { _ in }) throws {
+    init(
+        policySet: String, log: DecisionLogMode = .off, recording: DecisionRecording = DecisionRecording(), trust: Bool = false,
+        configure: (inout IdentityConfiguration) -> Void = { _ in }
+    ) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
@@ -35,7 +38,9 @@ struct Facade {
             jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { clock.now })
         let loaded = PolicyCompiler.load(directory: Facade.root.appendingPathComponent("policies/\(policySet)").path)
         let policy = try #require(loaded.policy, "\(loaded.diagnostics)")
-        gate = GatehouseService(policy: policy, identity: identity, decisionLog: log)
+        var recording = recording
+        if log != .off { recording.mode = log }
+        gate = GatehouseService(policy: policy, identity: identity, recording: recording, trustCallerSubjects: trust)
     }
 }
 
@@ -150,12 +155,14 @@ struct Facade {
         _ = try await f.gate.decide(token: nil, action: "no_such_action", resource: Resource(type: "app"))
         let project = try await f.identity.createSpace(accessToken: user.accessToken, name: "P", type: "project", inviteRole: "editor")
         _ = try await f.gate.decide(token: user.accessToken, action: "view", resource: Resource(type: "project", id: project.resourceId))  // allowed: not logged
+        await f.gate.flushDecisionRecords()
+        // The signed-out caller's denial is not recorded: that takes `DecisionRecording.signedOut` (issue 36, N6).
         let rows = try f.database.pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM decisionLog ORDER BY id") }
-        #expect(rows.count == 2)
+        #expect(rows.count == 1)
         #expect(rows.allSatisfy { ($0["policyHash"] as String) == f.gate.policy.contentHash && ($0["effect"] as String) == "deny" })
-        #expect(rows.map { $0["reason"] as String } == ["requires_upgrade", "default_deny"])
+        #expect(rows.map { $0["reason"] as String } == ["requires_upgrade"])
         let actor: String? = rows[0]["actor"]
-        #expect(actor != nil && actor != user.userId && rows[1]["actor"] as String? == nil)
+        #expect(actor != nil && actor != user.userId)
         #expect(throws: DatabaseError.self) { try f.database.pool.write { db in try db.execute(sql: "DELETE FROM decisionLog") } }
     }
 

@@ -45,9 +45,12 @@ import Testing
     }
 
     @Test func unauthenticatedRequestsWriteBoundedRows() async throws {
-        let f = try Facade(policySet: "research-crawler", log: .all)
+        let f = try Facade(policySet: "research-crawler", recording: DecisionRecording(mode: .all, signedOut: true))
         let huge = String(repeating: "x", count: 100_000)
         _ = try await f.gate.decide(token: nil, action: huge, resource: Resource(type: huge, id: huge))
+        await f.gate.flushDecisionRecords()
+        let facts = try await f.database.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM decisionLog WHERE facts IS NOT NULL") }
+        #expect(facts == 0)  // the request's JSON is past maxRecordedFactsLength: the row keeps no facts
         let longest = try await f.database.pool.read { db in
             try Int.fetchOne(db, sql: "SELECT MAX(length(action) + length(resourceType) + length(coalesce(resourceId, ''))) FROM decisionLog")
         }

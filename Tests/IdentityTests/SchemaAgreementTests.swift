@@ -17,7 +17,7 @@ import Testing
         SubscriptionRow.self, AppStoreTransactionRow.self, AppStoreLedgerRow.self, AppStoreNotificationSeenRow.self, AppAccountTokenRow.self, SessionRow.self, RefreshTokenRow.self,
         DeviceKeyRow.self, DeviceChallengeRow.self, ResourceRow.self, MembershipRow.self, ShareCodeRow.self, GuessLimitRow.self,
         PINThrottleRow.self, UserUsageCounterRow.self, UsageCounterRow.self, AuditEventRow.self, LogRetentionRow.self,
-        DecisionLogRow.self,
+        DecisionLogRow.self, DecisionKeyRow.self,
     ]
 
     /// Tables no row type maps: each store's migration bookkeeping (GRDB's, `gatehouseMigration`), and `erasure`,

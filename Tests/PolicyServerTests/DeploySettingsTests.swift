@@ -62,7 +62,12 @@ import GatehouseTestSupport
         #expect(try ServerSettings.resolve(options, environment: ["GATEHOUSE_DECISION_LOG": "denied"]).decisionLog == .all)
         options.decisionLog = "everything"
         let error = #expect(throws: ServerSettings.Problem.self) { try ServerSettings.resolve(options, environment: [:]) }
-        #expect(error?.description == "--decision-log (or GATEHOUSE_DECISION_LOG) must be one of off, denied, all, not 'everything'")
+        #expect(error?.description == "--decision-log (or GATEHOUSE_DECISION_LOG) must be one of off, denied, all, sample:R (a fraction, 0 < R <= 1), not 'everything'")
+        options.decisionLog = "sample:0.05"
+        #expect(try ServerSettings.resolve(options, environment: [:]).decisionLog == .sample(0.05))
+        options.decisionLog = nil
+        #expect(try ServerSettings.resolve(options, environment: ["GATEHOUSE_DECISION_LOG_SIGNED_OUT": "1"]).decisionLogSignedOut)
+        #expect(try ServerSettings.resolve(options, environment: ["GATEHOUSE_DECISION_LOG_LIMIT": "5/60"]).decisionLogLimit == RateLimit(requests: 5, window: 60))
     }
 
     /// Every duration option reads seconds from the option or its variable, and a bad one names both.

@@ -41,6 +41,7 @@ import GatehouseTestSupport
             "GATEHOUSE_OPERATOR_TOKEN_FILE --operator-token-file", "GATEHOUSE_OPERATOR_TOKEN -", "GATEHOUSE_STRICT_RELOAD --strict-reload",
             "GATEHOUSE_BODY_LIMIT --body-limit", "GATEHOUSE_SIGNIN_LIMIT --sign-in-limit", "GATEHOUSE_TRUSTED_PROXIES --trusted-proxy",
             "GATEHOUSE_READ_TIMEOUT --read-timeout", "GATEHOUSE_DECISION_LOG --decision-log",
+            "GATEHOUSE_DECISION_LOG_SIGNED_OUT --decision-log-signed-out", "GATEHOUSE_DECISION_LOG_LIMIT --decision-log-limit",
             "GATEHOUSE_APP_STORE_BUNDLE_ID --app-store-bundle-id", "GATEHOUSE_APP_STORE_ENVIRONMENT --app-store-environment",
             "GATEHOUSE_APP_STORE_ROOT_CERTIFICATE --app-store-root-certificate", "GATEHOUSE_TRUST_CALLER_SUBJECTS --trust-caller-subjects",
             "GATEHOUSE_WRITE_LIMIT --write-limit", "GATEHOUSE_SOURCE_WRITE_LIMIT --source-write-limit",
@@ -49,7 +50,7 @@ import GatehouseTestSupport
             "GATEHOUSE_MAX_CONNECTIONS_PER_CLIENT --max-connections-per-client",
             "GATEHOUSE_REQUEST_TIMEOUT --request-timeout", "GATEHOUSE_ACCESS_TOKEN_LIFETIME --access-token-lifetime",
             "GATEHOUSE_REFRESH_GRACE_PERIOD --refresh-grace-period", "GATEHOUSE_DECISION_CACHE_ENTRIES --decision-cache-entries",
-            "GATEHOUSE_BUNDLE_KEY --bundle-key", "GATEHOUSE_NOTIFICATION_LIMIT --notification-limit",
+            "GATEHOUSE_BUNDLE_KEY --bundle-key", "GATEHOUSE_NOTIFICATION_LIMIT --notification-limit", "GATEHOUSE_SHADOW --shadow",
         ])
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGNIN_LIMIT") == .signInLimit)
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGN_IN_LIMIT") == nil)

@@ -154,6 +154,231 @@ extension Components {
                 try encoder.encodeAdditionalProperties(additionalProperties)
             }
         }
+        /// - Remark: Generated from `#/components/schemas/DecisionRecordPage`.
+        package struct DecisionRecordPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/decisions`.
+            package var decisions: [Components.Schemas.DecisionRecord]
+            /// present when more records follow
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `DecisionRecordPage`.
+            ///
+            /// - Parameters:
+            ///   - decisions:
+            ///   - nextCursor: present when more records follow
+            package init(
+                decisions: [Components.Schemas.DecisionRecord],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.decisions = decisions
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case decisions
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DecisionRecord`.
+        package struct DecisionRecord: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/id`.
+            package var id: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/at`.
+            package var at: Foundation.Date
+            /// the subject's keyed pseudonym; absent for a signed-out subject and once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/subject`.
+            package var subject: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/action`.
+            package var action: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/resourceType`.
+            package var resourceType: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/resourceId`.
+            package var resourceId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/effect`.
+            @frozen package enum EffectPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case allow = "allow"
+                case deny = "deny"
+            }
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/effect`.
+            package var effect: Components.Schemas.DecisionRecord.EffectPayload
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/reason`.
+            package var reason: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/policyHash`.
+            package var policyHash: Swift.String
+            /// the deciding rule's file:line:col
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/policy`.
+            package var policy: Swift.String?
+            /// the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/request`.
+            package struct RequestPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                /// Creates a new `RequestPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                package func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/request`.
+            package var request: Components.Schemas.DecisionRecord.RequestPayload?
+            /// Creates a new `DecisionRecord`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - at:
+            ///   - subject: the subject's keyed pseudonym; absent for a signed-out subject and once erased
+            ///   - action:
+            ///   - resourceType:
+            ///   - resourceId:
+            ///   - effect:
+            ///   - reason:
+            ///   - policyHash:
+            ///   - policy: the deciding rule's file:line:col
+            ///   - request: the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            package init(
+                id: Swift.Int? = nil,
+                at: Foundation.Date,
+                subject: Swift.String? = nil,
+                action: Swift.String,
+                resourceType: Swift.String,
+                resourceId: Swift.String? = nil,
+                effect: Components.Schemas.DecisionRecord.EffectPayload,
+                reason: Swift.String,
+                policyHash: Swift.String,
+                policy: Swift.String? = nil,
+                request: Components.Schemas.DecisionRecord.RequestPayload? = nil
+            ) {
+                self.id = id
+                self.at = at
+                self.subject = subject
+                self.action = action
+                self.resourceType = resourceType
+                self.resourceId = resourceId
+                self.effect = effect
+                self.reason = reason
+                self.policyHash = policyHash
+                self.policy = policy
+                self.request = request
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case subject
+                case action
+                case resourceType
+                case resourceId
+                case effect
+                case reason
+                case policyHash
+                case policy
+                case request
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AuditEventPage`.
+        package struct AuditEventPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AuditEventPage/events`.
+            package var events: [Components.Schemas.AuditEvent]
+            /// present when more events follow
+            ///
+            /// - Remark: Generated from `#/components/schemas/AuditEventPage/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `AuditEventPage`.
+            ///
+            /// - Parameters:
+            ///   - events:
+            ///   - nextCursor: present when more events follow
+            package init(
+                events: [Components.Schemas.AuditEvent],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.events = events
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case events
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AuditEvent`.
+        package struct AuditEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/id`.
+            package var id: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/at`.
+            package var at: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/kind`.
+            package var kind: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/outcome`.
+            @frozen package enum OutcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case success = "success"
+                case failure = "failure"
+                case pending = "pending"
+            }
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/outcome`.
+            package var outcome: Components.Schemas.AuditEvent.OutcomePayload
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/method`.
+            package var method: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/reason`.
+            package var reason: Swift.String?
+            /// the user's pseudonym
+            ///
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/actor`.
+            package var actor: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/attempt`.
+            package var attempt: Swift.String?
+            /// Creates a new `AuditEvent`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - at:
+            ///   - kind:
+            ///   - outcome:
+            ///   - method:
+            ///   - reason:
+            ///   - actor: the user's pseudonym
+            ///   - attempt:
+            package init(
+                id: Swift.Int? = nil,
+                at: Foundation.Date,
+                kind: Swift.String,
+                outcome: Components.Schemas.AuditEvent.OutcomePayload,
+                method: Swift.String? = nil,
+                reason: Swift.String? = nil,
+                actor: Swift.String? = nil,
+                attempt: Swift.String? = nil
+            ) {
+                self.id = id
+                self.at = at
+                self.kind = kind
+                self.outcome = outcome
+                self.method = method
+                self.reason = reason
+                self.actor = actor
+                self.attempt = attempt
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case kind
+                case outcome
+                case method
+                case reason
+                case actor
+                case attempt
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/ResourceList`.
         package struct ResourceList: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ResourceList/ids`.

@@ -16718,6 +16718,1239 @@ package enum Operations {
             }
         }
     }
+    /// Decision records with their inputs, newest first, a page at a time (operator)
+    ///
+    /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/decisions`.
+    /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)`.
+    package enum GetOperatorDecisions {
+        package static let id: Swift.String = "getOperatorDecisions"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// rows at or after this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/from`.
+                package var from: Foundation.Date?
+                /// rows before this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/to`.
+                package var to: Foundation.Date?
+                /// rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/user`.
+                package var user: Swift.String?
+                /// records of this action
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/action`.
+                package var action: Swift.String?
+                /// records of this resource type
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/resourceType`.
+                package var resourceType: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/decision`.
+                @frozen package enum DecisionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case allow = "allow"
+                    case deny = "deny"
+                }
+                /// records with this effect
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/decision`.
+                package var decision: Operations.GetOperatorDecisions.Input.Query.DecisionPayload?
+                /// records with this reason
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/reason`.
+                package var reason: Swift.String?
+                /// a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/cursor`.
+                package var cursor: Swift.String?
+                /// rows per page, 1 to 1000 (default 100)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/limit`.
+                package var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from: rows at or after this RFC 3339 time
+                ///   - to: rows before this RFC 3339 time
+                ///   - user: rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///   - action: records of this action
+                ///   - resourceType: records of this resource type
+                ///   - decision: records with this effect
+                ///   - reason: records with this reason
+                ///   - cursor: a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///   - limit: rows per page, 1 to 1000 (default 100)
+                package init(
+                    from: Foundation.Date? = nil,
+                    to: Foundation.Date? = nil,
+                    user: Swift.String? = nil,
+                    action: Swift.String? = nil,
+                    resourceType: Swift.String? = nil,
+                    decision: Operations.GetOperatorDecisions.Input.Query.DecisionPayload? = nil,
+                    reason: Swift.String? = nil,
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.user = user
+                    self.action = action
+                    self.resourceType = resourceType
+                    self.decision = decision
+                    self.reason = reason
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            package var query: Operations.GetOperatorDecisions.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorDecisions.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorDecisions.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorDecisions.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            package init(
+                query: Operations.GetOperatorDecisions.Input.Query = .init(),
+                headers: Operations.GetOperatorDecisions.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.DecisionRecordPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.DecisionRecordPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    package var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// one page of records
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorDecisions.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorDecisions.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_request: an unknown parameter or a malformed time; invalid_input: cursor, limit or decision, naming it in field)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorDecisions.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorDecisions.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorDecisions.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorDecisions.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorDecisions.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorDecisions.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationXNdjson
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationXNdjson,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Security events, newest first, a page at a time (operator)
+    ///
+    /// The audit log: kinds and outcomes of sign-ins, verifications, lockouts, revocations, exports and deletions, the actor by pseudonym; never a secret. With `Accept: application/x-ndjson` one event per line and the next page's cursor in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/audit`.
+    /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)`.
+    package enum GetOperatorAudit {
+        package static let id: Swift.String = "getOperatorAudit"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// rows at or after this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/from`.
+                package var from: Foundation.Date?
+                /// rows before this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/to`.
+                package var to: Foundation.Date?
+                /// rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/user`.
+                package var user: Swift.String?
+                /// events of this kind (sign_in, pin_lockout, ...)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/kind`.
+                package var kind: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/outcome`.
+                @frozen package enum OutcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case success = "success"
+                    case failure = "failure"
+                    case pending = "pending"
+                }
+                /// events with this outcome
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/outcome`.
+                package var outcome: Operations.GetOperatorAudit.Input.Query.OutcomePayload?
+                /// events with this reason
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/reason`.
+                package var reason: Swift.String?
+                /// a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/cursor`.
+                package var cursor: Swift.String?
+                /// rows per page, 1 to 1000 (default 100)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/limit`.
+                package var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from: rows at or after this RFC 3339 time
+                ///   - to: rows before this RFC 3339 time
+                ///   - user: rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///   - kind: events of this kind (sign_in, pin_lockout, ...)
+                ///   - outcome: events with this outcome
+                ///   - reason: events with this reason
+                ///   - cursor: a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///   - limit: rows per page, 1 to 1000 (default 100)
+                package init(
+                    from: Foundation.Date? = nil,
+                    to: Foundation.Date? = nil,
+                    user: Swift.String? = nil,
+                    kind: Swift.String? = nil,
+                    outcome: Operations.GetOperatorAudit.Input.Query.OutcomePayload? = nil,
+                    reason: Swift.String? = nil,
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.user = user
+                    self.kind = kind
+                    self.outcome = outcome
+                    self.reason = reason
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            package var query: Operations.GetOperatorAudit.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/audit/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorAudit.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorAudit.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorAudit.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            package init(
+                query: Operations.GetOperatorAudit.Input.Query = .init(),
+                headers: Operations.GetOperatorAudit.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AuditEventPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.AuditEventPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    package var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// one page of events
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorAudit.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorAudit.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_request: an unknown parameter or a malformed time; invalid_input: cursor, limit or decision, naming it in field)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorAudit.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorAudit.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorAudit.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorAudit.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorAudit.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorAudit.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationXNdjson
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationXNdjson,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// What the shadow candidate (--shadow DIR) would answer differently, so far (operator)
+    ///
+    /// The candidate's content hash (or the diagnostics of a candidate that does not compile, which is not decided), how many live decisions it decided after their answers, how many it would answer for another reason, those disagreements by action and live and shadow reason, and the newest examples with user ids pseudonymised.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/shadow`.
+    /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
+    package enum GetOperatorShadow {
+        package static let id: Swift.String = "getOperatorShadow"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorShadow.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorShadow.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorShadow.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetOperatorShadow.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/directory`.
+                        package var directory: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/candidate`.
+                        package var candidate: Swift.String?
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/live`.
+                        package var live: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/refused`.
+                        package var refused: [Swift.String]?
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/decisions`.
+                        package var decisions: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/disagreements`.
+                        package var disagreements: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/dropped`.
+                        package var dropped: Swift.Int?
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/ByActionPayload`.
+                        package struct ByActionPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `ByActionPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/byAction`.
+                        package typealias ByActionPayload = [Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/byAction`.
+                        package var byAction: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/SamplesPayload`.
+                        package struct SamplesPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `SamplesPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/samples`.
+                        package typealias SamplesPayload = [Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/samples`.
+                        package var samples: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayload
+                        /// A container of undocumented properties.
+                        package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - directory:
+                        ///   - candidate:
+                        ///   - live:
+                        ///   - refused:
+                        ///   - decisions:
+                        ///   - disagreements:
+                        ///   - dropped:
+                        ///   - byAction:
+                        ///   - samples:
+                        ///   - additionalProperties: A container of undocumented properties.
+                        package init(
+                            directory: Swift.String,
+                            candidate: Swift.String? = nil,
+                            live: Swift.String,
+                            refused: [Swift.String]? = nil,
+                            decisions: Swift.Int,
+                            disagreements: Swift.Int,
+                            dropped: Swift.Int? = nil,
+                            byAction: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayload,
+                            samples: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayload,
+                            additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()
+                        ) {
+                            self.directory = directory
+                            self.candidate = candidate
+                            self.live = live
+                            self.refused = refused
+                            self.decisions = decisions
+                            self.disagreements = disagreements
+                            self.dropped = dropped
+                            self.byAction = byAction
+                            self.samples = samples
+                            self.additionalProperties = additionalProperties
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case directory
+                            case candidate
+                            case live
+                            case refused
+                            case decisions
+                            case disagreements
+                            case dropped
+                            case byAction
+                            case samples
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.directory = try container.decode(
+                                Swift.String.self,
+                                forKey: .directory
+                            )
+                            self.candidate = try container.decodeIfPresent(
+                                Swift.String.self,
+                                forKey: .candidate
+                            )
+                            self.live = try container.decode(
+                                Swift.String.self,
+                                forKey: .live
+                            )
+                            self.refused = try container.decodeIfPresent(
+                                [Swift.String].self,
+                                forKey: .refused
+                            )
+                            self.decisions = try container.decode(
+                                Swift.Int.self,
+                                forKey: .decisions
+                            )
+                            self.disagreements = try container.decode(
+                                Swift.Int.self,
+                                forKey: .disagreements
+                            )
+                            self.dropped = try container.decodeIfPresent(
+                                Swift.Int.self,
+                                forKey: .dropped
+                            )
+                            self.byAction = try container.decode(
+                                Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayload.self,
+                                forKey: .byAction
+                            )
+                            self.samples = try container.decode(
+                                Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayload.self,
+                                forKey: .samples
+                            )
+                            additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
+                                "directory",
+                                "candidate",
+                                "live",
+                                "refused",
+                                "decisions",
+                                "disagreements",
+                                "dropped",
+                                "byAction",
+                                "samples"
+                            ])
+                        }
+                        package func encode(to encoder: any Swift.Encoder) throws {
+                            var container = encoder.container(keyedBy: CodingKeys.self)
+                            try container.encode(
+                                self.directory,
+                                forKey: .directory
+                            )
+                            try container.encodeIfPresent(
+                                self.candidate,
+                                forKey: .candidate
+                            )
+                            try container.encode(
+                                self.live,
+                                forKey: .live
+                            )
+                            try container.encodeIfPresent(
+                                self.refused,
+                                forKey: .refused
+                            )
+                            try container.encode(
+                                self.decisions,
+                                forKey: .decisions
+                            )
+                            try container.encode(
+                                self.disagreements,
+                                forKey: .disagreements
+                            )
+                            try container.encodeIfPresent(
+                                self.dropped,
+                                forKey: .dropped
+                            )
+                            try container.encode(
+                                self.byAction,
+                                forKey: .byAction
+                            )
+                            try container.encode(
+                                self.samples,
+                                forKey: .samples
+                            )
+                            try encoder.encodeAdditionalProperties(additionalProperties)
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the summary
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorShadow.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorShadow.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorShadow.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorShadow.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server runs without --shadow)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetOperatorShadow.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetOperatorShadow.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorShadow.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorShadow.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.

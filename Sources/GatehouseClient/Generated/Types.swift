@@ -267,6 +267,27 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/legacy-pin/post(postOperatorUsersByIdLegacyPin)`.
     func postOperatorUsersByIdLegacyPin(_ input: Operations.PostOperatorUsersByIdLegacyPin.Input) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output
+    /// Decision records with their inputs, newest first, a page at a time (operator)
+    ///
+    /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/decisions`.
+    /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)`.
+    func getOperatorDecisions(_ input: Operations.GetOperatorDecisions.Input) async throws -> Operations.GetOperatorDecisions.Output
+    /// Security events, newest first, a page at a time (operator)
+    ///
+    /// The audit log: kinds and outcomes of sign-ins, verifications, lockouts, revocations, exports and deletions, the actor by pseudonym; never a secret. With `Accept: application/x-ndjson` one event per line and the next page's cursor in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/audit`.
+    /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)`.
+    func getOperatorAudit(_ input: Operations.GetOperatorAudit.Input) async throws -> Operations.GetOperatorAudit.Output
+    /// What the shadow candidate (--shadow DIR) would answer differently, so far (operator)
+    ///
+    /// The candidate's content hash (or the diagnostics of a candidate that does not compile, which is not decided), how many live decisions it decided after their answers, how many it would answer for another reason, those disagreements by action and live and shadow reason, and the newest examples with user ids pseudonymised.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/shadow`.
+    /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
+    func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
@@ -806,6 +827,45 @@ extension APIProtocol {
             headers: headers,
             body: body
         ))
+    }
+    /// Decision records with their inputs, newest first, a page at a time (operator)
+    ///
+    /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/decisions`.
+    /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)`.
+    package func getOperatorDecisions(
+        query: Operations.GetOperatorDecisions.Input.Query = .init(),
+        headers: Operations.GetOperatorDecisions.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorDecisions.Output {
+        try await getOperatorDecisions(Operations.GetOperatorDecisions.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Security events, newest first, a page at a time (operator)
+    ///
+    /// The audit log: kinds and outcomes of sign-ins, verifications, lockouts, revocations, exports and deletions, the actor by pseudonym; never a secret. With `Accept: application/x-ndjson` one event per line and the next page's cursor in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/audit`.
+    /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)`.
+    package func getOperatorAudit(
+        query: Operations.GetOperatorAudit.Input.Query = .init(),
+        headers: Operations.GetOperatorAudit.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorAudit.Output {
+        try await getOperatorAudit(Operations.GetOperatorAudit.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// What the shadow candidate (--shadow DIR) would answer differently, so far (operator)
+    ///
+    /// The candidate's content hash (or the diagnostics of a candidate that does not compile, which is not decided), how many live decisions it decided after their answers, how many it would answer for another reason, those disagreements by action and live and shadow reason, and the newest examples with user ids pseudonymised.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/shadow`.
+    /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
+    package func getOperatorShadow(headers: Operations.GetOperatorShadow.Input.Headers = .init()) async throws -> Operations.GetOperatorShadow.Output {
+        try await getOperatorShadow(Operations.GetOperatorShadow.Input(headers: headers))
     }
     /// Lift a PIN lockout (operator)
     ///

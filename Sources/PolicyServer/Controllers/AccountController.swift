@@ -36,11 +36,15 @@ struct AccountController {
     }
 
     @Sendable func export(_ request: Request, _ context: ServerContext) async throws -> Response {
+        // The user's decision records still queued are written first, so the export shows them.
+        await server.service.flushDecisionRecords()
         let data = try await identity.exportData(accessToken: try requiredBearer(request))
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     @Sendable func delete(_ request: Request, _ context: ServerContext) async throws -> Response {
+        // Queued decision records are written first, so the erasure clears the user's too.
+        await server.service.flushDecisionRecords()
         try await identity.deleteAccount(accessToken: try requiredBearer(request))
         return noContent()
     }

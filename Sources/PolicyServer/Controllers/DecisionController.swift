@@ -15,31 +15,31 @@ struct DecisionController {
     var service: GatehouseService { server.service }
     var limit: Int { server.settings.bodyLimit }
 
-    @Sendable func decide(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+    @Sendable func decide(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy, _ origin: DecisionOrigin?) async throws -> Response {
         let report = BearerReport.forRequest(bearer)
         let decision = try await service.decide(
-            try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report)
+            try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report, origin: origin)
         return jsonBytes(decision.jsonBytes, headers.fields(for: policy, report))
     }
 
-    @Sendable func batch(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+    @Sendable func batch(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy, _ origin: DecisionOrigin?) async throws -> Response {
         let report = BearerReport.forRequest(bearer)
         let answers = try await service.decideBatch(
-            try DecisionBodies.batch(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report)
+            try DecisionBodies.batch(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report, origin: origin)
         return jsonBytes(DecisionBodies.batchAnswer(answers), headers.fields(for: policy, report))
     }
 
-    @Sendable func explain(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+    @Sendable func explain(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy, _ origin: DecisionOrigin?) async throws -> Response {
         let report = BearerReport.forRequest(bearer)
         let explanation = try await service.explain(
             try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report)
         return json(explanation.json, policy: policy.contentHash).refusingBearer(report)
     }
 
-    @Sendable func check(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy) async throws -> Response {
+    @Sendable func check(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy, _ origin: DecisionOrigin?) async throws -> Response {
         let report = BearerReport.forRequest(bearer)
         let answers = try await service.check(
-            try DecisionBodies.check(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report)
+            try DecisionBodies.check(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report, origin: origin)
         return jsonBytes(DecisionBodies.checkAnswer(answers), headers.fields(for: policy, report))
     }
 }

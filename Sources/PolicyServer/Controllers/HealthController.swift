@@ -20,7 +20,8 @@ struct HealthController {
     @Sendable func metrics(_ request: Request, _ context: ServerContext) async throws -> Response {
         let changes = server.service.identity.factChanges
         let exposition = server.metrics.exposition(
-            security: server.service.identity.counters.snapshot, notificationsUp: changes.sharedWithOthers ? changes.heardFromOthers : nil)
+            security: server.service.identity.counters.snapshot, notificationsUp: changes.sharedWithOthers ? changes.heardFromOthers : nil,
+            decisionLog: server.service.decisionLog == .off ? nil : server.service.recorder.counts, shadow: server.service.shadow)
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: exposition)))
     }
 }

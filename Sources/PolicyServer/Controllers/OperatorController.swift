@@ -53,7 +53,11 @@ struct OperatorController {
     }
 
     @Sendable func deleteUser(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await userAction(request, context) { credential, id in try await identity.deleteUser(userId: id, operator: credential) }
+        try await userAction(request, context) { credential, id in
+            // Queued decision records are written first, so the erasure clears the user's too.
+            await server.service.flushDecisionRecords()
+            try await identity.deleteUser(userId: id, operator: credential)
+        }
     }
 
     /// The operator credential checked, then the body and the `{id}` of the path.

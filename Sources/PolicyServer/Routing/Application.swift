@@ -20,6 +20,8 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let settings = server.settings
     var services: [any Service] = [
+        // First, so it stops last: after the HTTP server has answered its last request, what is queued is written.
+        DecisionLogFlusher(recorder: server.service.recorder),
         MaintenanceService(
             identity: server.service.identity, interval: settings.maintenanceInterval, retentionDays: settings.retentionDays,
             metrics: server.metrics, logger: server.logger)
@@ -27,6 +29,9 @@ public func buildApplication(
     if watch {
         services.append(
             PolicyWatcher(server, reloadOnHangup: reloadOnHangup))
+        if let shadow = server.service.shadow {
+            services.append(ShadowWatcher(shadow: shadow, interval: settings.watchInterval, settle: settings.settleTime, logger: server.logger))
+        }
     }
     let readTimeout = settings.readTimeout
     let metrics = server.metrics
@@ -52,4 +57,50 @@ public func buildApplication(
             await onListening(address?.ipAddress ?? settings.host, address?.port ?? settings.port)
         },
         logger: server.logger)
+}
+
+/// Writes the decision records still queued when the server shuts down cleanly: waits for the graceful shutdown (the
+/// HTTP server, started after it, stops first), then closes the recorder, which flushes.
+struct DecisionLogFlusher: Service {
+    let recorder: DecisionRecorder
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await recorder.close()
+    }
+}
+
+/// Reloads the shadow candidate when its folder changes, as `PolicyWatcher` does the live set: a change is compiled once
+/// the folder has looked the same for `settle`; a candidate that does not compile is reported and the last good one
+/// kept.
+struct ShadowWatcher: Service {
+    let shadow: ShadowEvaluator
+    let interval: Duration
+    let settle: Duration
+    let logger: Logger
+
+    func run() async throws {
+        var seen = FolderFingerprint.of(shadow.directory)
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: interval)
+            var last = FolderFingerprint.of(shadow.directory)
+            if last == seen { continue }
+            var quietSince = ContinuousClock.now
+            while ContinuousClock.now - quietSince < settle, !Task.isShuttingDownGracefully {
+                try? await Task.sleep(for: interval)
+                let look = FolderFingerprint.of(shadow.directory)
+                if look != last {
+                    last = look
+                    quietSince = ContinuousClock.now
+                }
+            }
+            seen = last
+            let errors = shadow.reload().filter { $0.severity == .error }
+            if errors.isEmpty {
+                logger.info("shadow policy reloaded", metadata: ["policy.hash": "\(shadow.candidate.policy?.contentHash ?? "")"])
+            } else {
+                logger.error("the shadow policy set does not compile; the last good candidate is kept", metadata: ["errors": "\(errors.count)"])
+            }
+        }
+    }
 }

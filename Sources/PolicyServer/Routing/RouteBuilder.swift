@@ -94,14 +94,15 @@ final class RouteBuilder {
     /// A decision route: the body's bytes (413 past the limit), the bearer, the policy version serving now (one
     /// version for the whole body), and the route's latency metric around `answer`.
     func decision(
-        _ path: String, metric: String, _ answer: @escaping @Sendable (ByteBuffer, String?, CompiledPolicy) async throws -> Response
+        _ path: String, metric: String,
+        _ answer: @escaping @Sendable (ByteBuffer, String?, CompiledPolicy, DecisionOrigin?) async throws -> Response
     ) {
         let latency = server.metrics.decisionLatency(metric)
-        let (service, limit) = (server.service, server.settings.bodyLimit)
-        on(.post, path) { request, _ in
+        let (server, service, limit) = (server, server.service, server.settings.bodyLimit)
+        on(.post, path) { request, context in
             let start = DispatchTime.now().uptimeNanoseconds
             let body = try await readBytes(request, limit: limit)
-            let response = try await answer(body, try bearerToken(request), service.policy)
+            let response = try await answer(body, try bearerToken(request), service.policy, server.decisionOrigin(context))
             latency.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds - start))
             return response
         }

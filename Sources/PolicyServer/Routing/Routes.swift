@@ -12,6 +12,7 @@ func addRoutes(to routes: RouteBuilder) {
     let purchases = PurchaseController(server: server)
     let spaces = SpaceController(server: server)
     let operators = OperatorController(server: server)
+    let logs = LogController(server: server)
     let lists = ListController(server: server)
 
     // Operations: liveness, readiness, metrics, the policy version, the playground.
@@ -79,4 +80,7 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
     routes.on(.post, "/v1/operator/users/{id}/pin-unlock", operators.unlockPIN)
     routes.on(.delete, "/v1/operator/users/{id}", operators.deleteUser)
+    routes.on(.get, "/v1/operator/decisions", logs.decisions)
+    routes.on(.get, "/v1/operator/audit", logs.audit)
+    routes.on(.get, "/v1/operator/shadow", logs.shadow)
 }

@@ -1,0 +1,152 @@
+import Foundation
+import PolicyCompiler
+import PolicyEngine
+import PolicyModel
+import Synchronization
+
+/// A candidate policy set decided beside the live one (`policy serve --shadow DIR`), after the answer: every decision
+/// the pipeline makes is offered (without an await) to a bounded queue, and one task decides each queued request by the
+/// candidate and counts the pair (action, live reason, shadow reason). The answer is never delayed or changed; a full
+/// queue drops and counts. A sample of the disagreements is kept for the operator (`GET /v1/operator/shadow`).
+public final class ShadowEvaluator: Sendable {
+    /// One count's key: the action (as the live policy knows it; `other` for an action it does not declare, so a
+    /// caller cannot grow the table) and the live and shadow reasons.
+    public struct Pair: Sendable, Hashable {
+        public var action: String
+        public var live: Reason
+        public var shadow: Reason
+
+        /// A count's key.
+        public init(action: String, live: Reason, shadow: Reason) {
+            self.action = action
+            self.live = live
+            self.shadow = shadow
+        }
+    }
+
+    /// A disagreement kept as an example: the request as decided and both reasons.
+    public struct Sample: Sendable {
+        public var request: Request
+        public var live: Reason
+        public var shadow: Reason
+    }
+
+    /// The candidate's state: compiled (its hash) or refused (its diagnostics, the last good candidate kept if any).
+    public struct Candidate: Sendable {
+        public var policy: CompiledPolicy?
+        public var refused: [String]
+        public var loadedAt: Date?
+    }
+
+    private struct Pending {
+        var request: Request
+        var live: Decision
+        var tokenRejected: Bool
+    }
+
+    private struct State {
+        var candidate = Candidate(policy: nil, refused: [], loadedAt: nil)
+        var queue: [Pending] = []
+        var draining: Task<Void, Never>?
+        var counts: [Pair: Int] = [:]
+        var samples: [Sample] = []
+        var dropped = 0
+    }
+
+    /// The folder the candidate is compiled from.
+    public let directory: String
+    /// Requests held for the candidate; past it they are dropped and counted.
+    public let queueCapacity: Int
+    /// Disagreements kept as examples (the newest).
+    public static let maxSamples = 50
+    private let state = Mutex(State())
+
+    /// An evaluator of the set in `directory`, compiled now (a set that does not compile is reported, not served).
+    public init(directory: String, queueCapacity: Int = 65_536) {
+        self.directory = directory
+        self.queueCapacity = max(1, queueCapacity)
+        reload()
+    }
+
+    /// Compiles the candidate again; a set that does not compile keeps the last good one and is reported.
+    @discardableResult
+    public func reload() -> [Diagnostic] {
+        let result = PolicyCompiler.load(directory: directory)
+        let errors = result.diagnostics.filter { $0.severity == .error }
+        let renderer = DiagnosticRenderer(sources: result.sources)
+        state.withLock { s in
+            if let policy = result.policy {
+                s.candidate = Candidate(policy: policy, refused: [], loadedAt: Date())
+            } else {
+                s.candidate.refused = errors.map { renderer.text($0) }
+            }
+        }
+        return result.diagnostics
+    }
+
+    /// The candidate now.
+    public var candidate: Candidate { state.withLock { $0.candidate } }
+
+    /// Every (action, live, shadow) count since start; agreements included.
+    public var counts: [Pair: Int] { state.withLock { $0.counts } }
+
+    /// The newest disagreements.
+    public var samples: [Sample] { state.withLock { $0.samples } }
+
+    /// Requests dropped because the queue was full.
+    public var dropped: Int { state.withLock { $0.dropped } }
+
+    /// Offers a decision just made to the candidate, never waiting.
+    func offer(_ request: Request, live: Decision, tokenRejected: Bool) {
+        state.withLock { s in
+            guard s.candidate.policy != nil else { return }
+            guard s.queue.count < queueCapacity else {
+                s.dropped += 1
+                return
+            }
+            s.queue.append(Pending(request: request, live: live, tokenRejected: tokenRejected))
+            if s.draining == nil { s.draining = Task { [self] in await drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let taken: (batch: [Pending], policy: CompiledPolicy)? = state.withLock { s in
+                guard !s.queue.isEmpty, let policy = s.candidate.policy else {
+                    s.draining = nil
+                    s.queue = []
+                    return nil
+                }
+                let batch = s.queue.count <= 1_024 ? s.queue : Array(s.queue.prefix(1_024))
+                s.queue.removeFirst(batch.count)
+                return (batch, policy)
+            }
+            guard let (batch, policy) = taken else { return }
+            var pairs: [(Pair, Sample?)] = []
+            pairs.reserveCapacity(batch.count)
+            for p in batch {
+                let shadow =
+                    p.tokenRejected
+                    ? policy.signedOutDecision(resourceType: p.request.resource.type, action: p.request.action) : policy.decide(p.request)
+                let action = policy.resourceTypes[p.request.resource.type]?.actions[p.request.action] != nil ? p.request.action : "other"
+                let pair = Pair(action: action, live: p.live.reason, shadow: shadow.reason)
+                pairs.append((pair, shadow.reason == p.live.reason ? nil : Sample(request: p.request, live: p.live.reason, shadow: shadow.reason)))
+            }
+            state.withLock { s in
+                for (pair, sample) in pairs {
+                    s.counts[pair, default: 0] += 1
+                    if let sample {
+                        s.samples.append(sample)
+                        if s.samples.count > Self.maxSamples { s.samples.removeFirst(s.samples.count - Self.maxSamples) }
+                    }
+                }
+            }
+            await Task.yield()
+        }
+    }
+
+    /// Waits until every request offered so far is decided by the candidate.
+    public func flush() async {
+        while let task = state.withLock({ $0.draining }) { await task.value }
+    }
+}

@@ -1,0 +1,135 @@
+import Crypto
+import Foundation
+import PolicyModel
+import Synchronization
+
+/// One decision to record, as the facade hands it to the store: the request exactly as the engine judged it (the
+/// subject from the session, the resource's facts from the store, the time) and what the engine answered.
+///
+/// Holds user ids in the clear until `IdentityService.writeDecisionRecords(_:)` pseudonymises them; never a token or
+/// a PIN (a request has no field for either).
+public struct DecisionRecordDraft: Sendable {
+    /// The request as decided.
+    public var request: Request
+    /// `allow` or `deny`.
+    public var effect: String
+    /// The decision's reason (`allowed`, `limit_exceeded`, ...).
+    public var reason: String
+    /// The content hash of the policy version that decided.
+    public var policyHash: String
+    /// Where in the policy files the deciding rule is, when one is.
+    public var policyLocation: String?
+    /// The subject came from a session (a bearer), so its id is a user of the store: a record whose user is gone by
+    /// the time it is written (deleted in between) is written as an erasure leaves it, without subject and facts.
+    public var fromSession: Bool
+
+    /// A record of `request`'s decision by the policy version `policyHash`.
+    public init(request: Request, effect: String, reason: String, policyHash: String, policyLocation: String?, fromSession: Bool) {
+        self.request = request
+        self.fromSession = fromSession
+        self.effect = effect
+        self.reason = reason
+        self.policyHash = policyHash
+        self.policyLocation = policyLocation
+    }
+}
+
+/// The keyed pseudonyms of decision records: HMAC-SHA256 of a user id under the deployment's key (`decisionKey`, drawn
+/// by the migration), so one user has one pseudonym across records and replicas, an owner or member pseudonym matches
+/// the subject pseudonym it stands for (a replayed ownership check holds), and nobody without the key can compute one
+/// from an id.
+public struct DecisionPseudonyms: Sendable {
+    private let key: SymmetricKey
+
+    package init(key: Data) { self.key = SymmetricKey(data: key) }
+
+    /// The pseudonym of user id `id`: `u-` and 32 hex digits.
+    public func pseudonym(_ id: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.decision.user|" + id).utf8), using: key)
+        return "u-" + SecretCoding.hex(Data(mac).prefix(16))
+    }
+
+    /// `request` with every user id it holds replaced by its pseudonym: the subject's id, the resource's owner and the
+    /// member keys. Resource ids, attributes and usage are kept as decided.
+    public func pseudonymised(_ request: Request) -> Request {
+        var r = request
+        if let id = r.subject.id, !id.isEmpty { r.subject.id = pseudonym(id) }
+        if let owner = r.resource.ownerId, !owner.isEmpty { r.resource.ownerId = pseudonym(owner) }
+        if !r.resource.members.isEmpty {
+            r.resource.members = Dictionary(r.resource.members.map { (pseudonym($0.key), $0.value) }, uniquingKeysWith: { a, _ in a })
+        }
+        return r
+    }
+}
+
+/// The deployment's pseudonym key, read from the store once.
+final class DecisionKeyCache: Sendable {
+    private let cached = Mutex<DecisionPseudonyms?>(nil)
+
+    func pseudonyms(_ store: any IdentityStore) async throws -> DecisionPseudonyms {
+        if let known = cached.withLock({ $0 }) { return known }
+        guard let row = try await store.read({ tx in try await tx.fetchOne(DecisionKeyRow.self, "id", .int(1)) }) else {
+            throw IdentityError(.storage, field: "database", "the decision record key is missing (migration v18-decision-records)")
+        }
+        let made = DecisionPseudonyms(key: row.key)
+        cached.withLock { $0 = made }
+        return made
+    }
+}
+
+extension IdentityService {
+    /// The longest `facts` a decision record keeps (UTF-8 bytes of the request's JSON); a longer request (attributes a
+    /// caller padded) is recorded without its facts, which `policy replay` reports as a record it cannot decide.
+    public static let maxRecordedFactsLength = 16 * 1024
+
+    /// The deployment's keyed pseudonyms (the key is read from the store once).
+    public func decisionPseudonyms() async throws -> DecisionPseudonyms {
+        try await decisionKeys.pseudonyms(store)
+    }
+
+    /// Appends `drafts` to the decision log in one transaction: each with the user's audit pseudonym as `actor` (what
+    /// export and erasure find it by), the subject's keyed pseudonym, and the request as decided with every user id
+    /// pseudonymised. Strings the caller chose (action, resource type and id) are cut to `maxLoggedLength` bytes in the
+    /// row's columns; `facts` keeps them whole up to `maxRecordedFactsLength`.
+    public func writeDecisionRecords(_ drafts: [DecisionRecordDraft]) async throws {
+        guard !drafts.isEmpty else { return }
+        let names = try await decisionPseudonyms()
+        let t = now()
+        let rows: [(row: DecisionLogRow, userId: String?, fromSession: Bool)] = drafts.map { d in
+            let request = d.request
+            let userId = request.subject.id.flatMap { $0.isEmpty ? nil : $0 }
+            let facts = names.pseudonymised(request).json.rendered()
+            let row = DecisionLogRow(
+                id: nil, at: request.context.now ?? t, actor: nil, action: Self.bounded(request.action),
+                resourceType: Self.bounded(request.resource.type), resourceId: request.resource.id.map(Self.bounded),
+                effect: Self.bounded(d.effect), reason: Self.bounded(d.reason), policyHash: Self.bounded(d.policyHash),
+                policyLocation: d.policyLocation.map(Self.bounded), subject: userId.map(names.pseudonym),
+                facts: facts.utf8.count <= Self.maxRecordedFactsLength ? facts : nil)
+            return (row, userId, d.fromSession)
+        }
+        try await store.write { tx in
+            var actors: [String: String?] = [:]
+            var written: [DecisionLogRow] = []
+            written.reserveCapacity(rows.count)
+            for (row, userId, fromSession) in rows {
+                var row = row
+                if let userId {
+                    if let known = actors[userId] {
+                        row.actor = known
+                    } else {
+                        let found = try await tx.fetchOne(UserRow.self, "id", .text(userId))?.pseudonym
+                        actors[userId] = .some(found)
+                        row.actor = found
+                    }
+                    if fromSession, row.actor == nil {
+                        row.subject = nil
+                        row.facts = nil
+                        row.resourceId = nil
+                    }
+                }
+                written.append(row)
+            }
+            try await tx.insertAll(written)
+        }
+    }
+}

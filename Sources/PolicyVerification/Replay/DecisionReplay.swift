@@ -1,0 +1,219 @@
+import Foundation
+import PolicyEngine
+import PolicyModel
+
+/// One line of a decision-record file (`GET /v1/operator/decisions` as `application/x-ndjson`, `policy log pull`): what
+/// was decided, by which policy version, and the request as decided with user ids pseudonymised.
+///
+/// ```json
+/// {"id": 12, "at": "2026-11-22T12:00:00Z", "subject": "u-3f...", "action": "add_source", "resourceType": "project",
+///  "effect": "deny", "reason": "limit_exceeded", "policyHash": "9c1e...", "request": {"subject": {...}, ...}}
+/// ```
+public struct DecisionRecord: Sendable, Hashable {
+    /// The record's id in the store, when it has one.
+    public var id: Int?
+    /// The subject's keyed pseudonym; nil for a signed-out subject.
+    public var subject: String?
+    /// The recorded effect.
+    public var effect: Effect
+    /// The recorded reason.
+    public var reason: Reason
+    /// The content hash of the policy version that decided it.
+    public var policyHash: String
+    /// The request as decided.
+    public var request: Request
+
+    /// A record.
+    public init(id: Int?, subject: String?, effect: Effect, reason: Reason, policyHash: String, request: Request) {
+        self.id = id
+        self.subject = subject
+        self.effect = effect
+        self.reason = reason
+        self.policyHash = policyHash
+        self.request = request
+    }
+
+    /// The record one line holds; throws naming the field at fault.
+    public init(line: some StringProtocol) throws(RequestError) {
+        let value = try Value.parseJSON(line)
+        guard case .map(let o) = value else { throw RequestError(field: "", "a record must be a JSON object", kind: .wrongType) }
+        func string(_ key: String) throws(RequestError) -> String {
+            guard let v = o[key] else { throw RequestError(field: key, "is required", kind: .missingField) }
+            guard case .string(let s) = v else { throw RequestError(field: key, "must be a string", kind: .wrongType) }
+            return s
+        }
+        if case .int(let i)? = o["id"] { id = i } else { id = nil }
+        if case .string(let s)? = o["subject"] { subject = s } else { subject = nil }
+        let effectText = try string("effect")
+        guard let effect = Effect(rawValue: effectText) else { throw RequestError(field: "effect", "must be allow or deny, not '\(effectText)'", kind: .invalidValue) }
+        self.effect = effect
+        let reasonText = try string("reason")
+        guard let reason = Reason(rawValue: reasonText) else { throw RequestError(field: "reason", "is not a known reason: '\(reasonText)'", kind: .invalidValue) }
+        self.reason = reason
+        policyHash = try string("policyHash")
+        guard let requestValue = o["request"], requestValue != .null else {
+            throw RequestError(field: "request", "is absent (a record logged before v18, erased, or too large to keep)", kind: .missingField)
+        }
+        do {
+            request = try Request(value: requestValue)
+        } catch {
+            throw RequestError(field: "request" + (error.field.isEmpty ? "" : "." + error.field), error.message, kind: error.kind)
+        }
+    }
+
+    /// The record as one JSON line (the form `init(line:)` reads).
+    public var json: JSONText {
+        var fields: [JSONText.Field] = []
+        if let id { fields.append(.init("id", .int(id))) }
+        if let subject { fields.append(.init("subject", .string(subject))) }
+        fields += [
+            .init("action", .string(request.action)), .init("resourceType", .string(request.resource.type)),
+            .init("effect", .string(effect.rawValue)), .init("reason", .string(reason.rawValue)), .init("policyHash", .string(policyHash)),
+            .init("request", request.json),
+        ]
+        return .object(fields)
+    }
+}
+
+/// How a decision changed between the baseline (the base policy, or the recorded outcome) and the candidate.
+public enum FlipDirection: String, Sendable, Hashable, CaseIterable, Comparable {
+    /// Allowed before, denied now: someone loses something.
+    case allowToDeny = "allow-to-deny"
+    /// Denied before, allowed now.
+    case denyToAllow = "deny-to-allow"
+    /// The same effect for another reason (a different message, upgrade tier, or rule).
+    case reasonChanged = "reason-changed"
+
+    public static func < (a: FlipDirection, b: FlipDirection) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// The flips of one action, direction, reason pair and subject shape: how many, their share of the records replayed,
+/// and up to three examples (pseudonymised subjects, with the record's line).
+public struct FlipGroup: Sendable, Hashable {
+    public var action: String
+    public var direction: FlipDirection
+    /// The baseline's reason and the candidate's.
+    public var from: Reason
+    public var to: Reason
+    /// The subject's shape: `tier=pro roles=customer auth=pin`, or `signed-out`.
+    public var shape: String
+    public var count: Int
+    /// Up to three examples: `u-3f2a... (line 17)`.
+    public var examples: [String]
+}
+
+/// A record that could not be replayed: its line and what is wrong with it.
+public struct UnreadableRecord: Sendable, Hashable {
+    /// 1-based line number in the file.
+    public var line: Int
+    /// What is wrong, naming the field (`request.subject.tier: must be a string`).
+    public var message: String
+}
+
+/// What replaying a file of decision records under a candidate policy found.
+public struct ReplayReport: Sendable {
+    /// The file the records came from, as the report names it (`decisions.jsonl`, `-` for standard input).
+    public var source = "records"
+    /// Records read (non-empty lines).
+    public var records = 0
+    /// Records decided again (the rest are `unreadable`).
+    public var replayed = 0
+    /// The records that could not be decided again; the first `maxUnreadableKept` are kept.
+    public var unreadable: [UnreadableRecord] = []
+    /// How many records could not be decided again in all.
+    public var unreadableCount = 0
+    /// Records per policy version that decided them.
+    public var policyVersions: [String: Int] = [:]
+    /// The content hash of the baseline (the base policy), nil when the baseline is the recorded outcome.
+    public var baseHash: String?
+    /// The candidate's content hash.
+    public var candidateHash = ""
+    /// Records replayed under another version than the baseline's (decided anyway, counted here).
+    public var otherVersion = 0
+    /// The flips, largest group first.
+    public var groups: [FlipGroup] = []
+
+    /// Flips in `direction`, over every group.
+    public func flips(_ direction: FlipDirection) -> Int { groups.filter { $0.direction == direction }.reduce(0) { $0 + $1.count } }
+
+    /// Every flip.
+    public var totalFlips: Int { groups.reduce(0) { $0 + $1.count } }
+
+    /// The first unreadable records kept for the report.
+    public static let maxUnreadableKept = 20
+}
+
+/// Re-decides recorded traffic under a candidate policy set and reports whom the change hits.
+public enum DecisionReplay {
+    /// Replays `lines` (each a record, numbered from 1; blank lines skipped) under `candidate`, against `base` when
+    /// given, else against each record's recorded outcome.
+    public static func replay(lines: some Sequence<Substring>, source: String = "records", candidate: CompiledPolicy, base: CompiledPolicy?) -> ReplayReport {
+        var report = ReplayReport()
+        report.source = source
+        report.candidateHash = candidate.contentHash
+        report.baseHash = base?.contentHash
+        var groups: [FlipKey: (count: Int, examples: [String])] = [:]
+        var number = 0
+        for line in lines {
+            number += 1
+            guard line.contains(where: { !$0.isWhitespace }) else { continue }
+            report.records += 1
+            let record: DecisionRecord
+            do {
+                record = try DecisionRecord(line: line)
+            } catch {
+                report.unreadableCount += 1
+                if report.unreadable.count < ReplayReport.maxUnreadableKept {
+                    report.unreadable.append(UnreadableRecord(line: number, message: error.field.isEmpty ? error.message : "\(error.field): \(error.message)"))
+                }
+                continue
+            }
+            report.replayed += 1
+            report.policyVersions[record.policyHash, default: 0] += 1
+            if let baseHash = report.baseHash, record.policyHash != baseHash { report.otherVersion += 1 }
+            let before: (effect: Effect, reason: Reason)
+            if let base {
+                let d = base.decide(record.request)
+                before = (d.effect, d.reason)
+            } else {
+                before = (record.effect, record.reason)
+            }
+            let after = candidate.decide(record.request)
+            let direction: FlipDirection
+            if before.effect == .allow, after.effect == .deny {
+                direction = .allowToDeny
+            } else if before.effect == .deny, after.effect == .allow {
+                direction = .denyToAllow
+            } else if before.reason != after.reason {
+                direction = .reasonChanged
+            } else {
+                continue
+            }
+            let key = FlipKey(action: record.request.action, direction: direction, from: before.reason, to: after.reason, shape: shape(of: record.request.subject))
+            var group = groups[key] ?? (0, [])
+            group.count += 1
+            if group.examples.count < 3 { group.examples.append("\(record.subject ?? record.request.subject.id ?? "signed-out") (line \(number))") }
+            groups[key] = group
+        }
+        report.groups = groups.map { key, value in
+            FlipGroup(action: key.action, direction: key.direction, from: key.from, to: key.to, shape: key.shape, count: value.count, examples: value.examples)
+        }.sorted { a, b in
+            a.count != b.count ? a.count > b.count : (a.direction, a.action, a.shape, a.from.rawValue, a.to.rawValue) < (b.direction, b.action, b.shape, b.from.rawValue, b.to.rawValue)
+        }
+        return report
+    }
+
+    /// What groups a flip.
+    struct FlipKey: Hashable {
+        var action: String, direction: FlipDirection, from: Reason, to: Reason, shape: String
+    }
+
+    /// A subject's shape for grouping: tier, app roles and auth method; `signed-out` without an id.
+    static func shape(of subject: Subject) -> String {
+        guard subject.isSignedIn || subject.id.map({ !$0.isEmpty }) == true else { return "signed-out" }
+        let roles = subject.roles.isEmpty ? "-" : subject.roles.sorted().joined(separator: "+")
+        return "tier=\(subject.tier ?? "-") roles=\(roles) auth=\(subject.auth?.method ?? "-")"
+    }
+}

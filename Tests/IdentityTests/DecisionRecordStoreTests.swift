@@ -1,0 +1,73 @@
+import Foundation
+import PolicyModel
+import Testing
+
+@testable import Identity
+
+/// Decision records in both stores (issue 37): one transaction per batch, the facts pseudonymised with the
+/// deployment's key, the operator's reads newest first behind a cursor, erasure and retention.
+@Suite(.storeScope) struct DecisionRecordStoreTests {
+    static func draft(_ userId: String?, action: String = "view", effect: String = "deny", owner: String? = nil, fromSession: Bool = true) -> DecisionRecordDraft {
+        var subject = Subject()
+        if let userId { subject = Subject(id: userId, tier: "free", roles: ["customer"], auth: Authentication(method: "pin", verifiedAt: Date(timeIntervalSince1970: 1_795_000_000))) }
+        let request = Request(
+            subject: subject, action: action,
+            resource: Resource(type: "project", id: "p1", ownerId: owner, members: owner.map { [$0: "owner"] } ?? [:], usage: ["sources": 3]),
+            context: Context(now: Date(timeIntervalSince1970: 1_795_000_060)))
+        return DecisionRecordDraft(request: request, effect: effect, reason: effect == "deny" ? "access_denied" : "allowed", policyHash: "h1", policyLocation: nil, fromSession: fromSession)
+    }
+
+    @Test(arguments: StoreKind.testable) func recordsArePseudonymisedPagedAndErased(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let pin = "739154"
+        let alice = try await h.service.register(username: "alice", pin: pin, source: .inProcess)
+        let bob = try await h.service.register(username: "bob", pin: "8624", source: .inProcess)
+        var drafts: [DecisionRecordDraft] = []
+        for i in 0..<7 { drafts.append(Self.draft(alice.userId, action: "a\(i)", owner: bob.userId)) }
+        drafts.append(Self.draft(bob.userId, effect: "allow", owner: bob.userId))
+        try await h.service.writeDecisionRecords(drafts)
+        let op = OperatorCredential(token: OperatorCredential.testToken)
+        let names = try await h.service.decisionPseudonyms()
+        // The same key on a second service over the same store (another replica).
+        #expect(names.pseudonym(alice.userId).hasPrefix("u-") && names.pseudonym(alice.userId) != names.pseudonym(bob.userId))
+
+        var filter = LogFilter()
+        filter.userId = alice.userId
+        let first = try await h.service.decisionRecords(filter, cursor: nil, limit: 5, operator: op)
+        #expect(first.rows.map(\.action) == ["a6", "a5", "a4", "a3", "a2"])
+        let second = try await h.service.decisionRecords(filter, cursor: first.next, limit: 5, operator: op)
+        #expect(second.rows.map(\.action) == ["a1", "a0"] && second.next == nil)
+        let facts = try Request(json: try #require(first.rows[0].facts))
+        #expect(facts.subject.id == names.pseudonym(alice.userId))
+        #expect(facts.resource.ownerId == names.pseudonym(bob.userId) && facts.resource.members[names.pseudonym(bob.userId)] == "owner")
+        #expect(facts.resource.usage["sources"] == 3 && facts.subject.tier == "free")
+        var allowed = LogFilter()
+        allowed.decision = "allow"
+        #expect(try await h.service.decisionRecords(allowed, cursor: nil, limit: 100, operator: op).rows.count == 1)
+        await #expect(throws: IdentityError.self) { try await h.service.decisionRecords(filter, cursor: "bogus", limit: 5, operator: op) }
+        await #expect(throws: IdentityError.self) { try await h.service.decisionRecords(filter, cursor: nil, limit: 5, operator: OperatorCredential(token: "nope")) }
+        var audit = LogFilter()
+        audit.userId = alice.userId
+        let events = try await h.service.auditEvents(audit, cursor: nil, limit: 100, operator: op)
+        #expect(!events.rows.isEmpty && events.rows.allSatisfy { $0.actor != nil })
+
+        // Nothing secret in any record.
+        let all = try await h.service.decisionRecords(LogFilter(), cursor: nil, limit: 100, operator: op).rows
+        let text = all.map { "\($0)" }.joined()
+        for secret in [alice.accessToken, alice.refreshToken, bob.accessToken, bob.refreshToken, pin, alice.userId, bob.userId] {
+            #expect(!text.contains(secret))
+        }
+
+        // Erasure: alice's records lose subject, facts and resource id; bob's stay.
+        try await h.service.deleteAccount(accessToken: alice.accessToken)
+        #expect(try await h.service.decisionRecords(filter, cursor: nil, limit: 100, operator: op).rows.isEmpty)
+        let after = try await h.service.decisionRecords(LogFilter(), cursor: nil, limit: 100, operator: op).rows
+        #expect(after.count == 8)
+        #expect(after.filter { $0.facts == nil && $0.subject == nil && $0.resourceId == nil }.count == 7)
+
+        // A record of a user deleted before it was written is written as an erasure leaves it.
+        try await h.service.writeDecisionRecords([Self.draft(alice.userId, action: "late")])
+        let late = try #require(try await h.service.decisionRecords(LogFilter(), cursor: nil, limit: 1, operator: op).rows.first)
+        #expect(late.action == "late" && late.facts == nil && late.subject == nil)
+    }
+}

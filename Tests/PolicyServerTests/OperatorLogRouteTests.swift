@@ -1,0 +1,112 @@
+import Foundation
+import Gatehouse
+import Hummingbird
+import HummingbirdTesting
+import PolicyServer
+import PolicyVerification
+import Testing
+import GatehouseTestSupport
+
+/// The operator's log reads (issue 37, item 2) and what `policy replay` makes of them.
+@Suite(.startsServers) struct OperatorLogRouteTests {
+    static let operatorToken = "operator-secret-0123456789"
+
+    /// Bearer decisions recorded with `--decision-log all` come back from `GET /v1/operator/decisions` newest first, a
+    /// page at a time, filtered, as JSON and as NDJSON; replayed under the policy that made them, nothing flips; the
+    /// audit log reads the same way; a wrong credential or a bad filter is refused naming it.
+    @Test func decisionsAndAuditPageAndReplay() async throws {
+        let t = try TestServer {
+            $0.decisionLog = .all
+            $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: Self.operatorToken)
+        }
+        let op = bearer(Self.operatorToken)
+        try await t.app.test(.router) { client in
+            let token = try await client.execute(uri: "/v1/auth/anonymous", method: .post) { r in try #require(r.object["accessToken"] as? String) }
+            let actions = ["ai_suggestions", "add_source", "cloud_sync", "add_source", "collaboration"]
+            for action in actions {
+                try await client.execute(
+                    uri: "/v1/decide", method: .post, headers: bearer(token), body: body(#"{"action": "\#(action)", "resource": {"type": "app"}}"#)
+                ) { r in #expect(r.status == .ok) }
+            }
+            // JSON pages of 2, newest first, until no cursor.
+            var seen: [String] = []
+            var cursor: String?
+            repeat {
+                let uri = "/v1/operator/decisions?limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
+                cursor = try await client.execute(uri: uri, method: .get, headers: op) { r in
+                    #expect(r.status == .ok, "\(r.text)")
+                    let page = try #require(r.object["decisions"] as? [[String: Any]])
+                    seen += page.compactMap { $0["action"] as? String }
+                    #expect(page.allSatisfy { ($0["request"] as? [String: Any]) != nil && ($0["subject"] as? String)?.hasPrefix("u-") == true })
+                    return r.object["nextCursor"] as? String
+                }
+            } while cursor != nil
+            #expect(seen == actions.reversed())
+            try await client.execute(uri: "/v1/operator/decisions?action=add_source", method: .get, headers: op) { r in
+                #expect((r.object["decisions"] as? [[String: Any]])?.count == 2)
+            }
+            // NDJSON: what `policy replay` reads; under the serving policy nothing flips.
+            let lines = try await client.execute(uri: "/v1/operator/decisions", method: .get, headers: op.merging([.accept: "application/x-ndjson"])) { r in
+                #expect(r.headers[.contentType] == "application/x-ndjson")
+                return r.text.split(separator: "\n", omittingEmptySubsequences: false)
+            }
+            let report = DecisionReplay.replay(lines: lines, candidate: t.server.service.policy, base: nil)
+            #expect(report.replayed == actions.count && report.unreadableCount == 0 && report.totalFlips == 0)
+            #expect(!lines.joined().contains(token))
+            // The audit log, filtered by kind.
+            let kind = try await client.execute(uri: "/v1/operator/audit", method: .get, headers: op) { r in
+                let events = try #require(r.object["events"] as? [[String: Any]], "\(r.text)")
+                return try #require(events.first?["kind"] as? String)
+            }
+            try await client.execute(uri: "/v1/operator/audit?kind=\(kind)", method: .get, headers: op) { r in
+                let events = try #require(r.object["events"] as? [[String: Any]], "\(r.text)")
+                #expect(!events.isEmpty && events.allSatisfy { $0["kind"] as? String == kind })
+            }
+            // Refusals name what is wrong.
+            try await client.execute(uri: "/v1/operator/decisions", method: .get, headers: bearer(token)) { r in #expect(r.status == .unauthorized) }
+            try await client.execute(uri: "/v1/operator/decisions?from=yesterday", method: .get, headers: op) { r in
+                #expect(r.status == .badRequest && r.object["field"] as? String == "from")
+            }
+            try await client.execute(uri: "/v1/operator/decisions?color=red", method: .get, headers: op) { r in
+                #expect(r.status == .badRequest && r.object["field"] as? String == "color")
+            }
+            try await client.execute(uri: "/v1/operator/decisions?cursor=zzz", method: .get, headers: op) { r in
+                #expect(r.status == .badRequest && r.object["field"] as? String == "cursor")
+            }
+        }
+    }
+
+    /// `--shadow DIR`: answers are the live set's; `GET /v1/operator/shadow` and `/metrics` count the candidate's
+    /// disagreements (here: every ai_suggestions denial becomes an allow, as the candidate gives the feature to free).
+    @Test func theShadowSummaryCountsDisagreements() async throws {
+        let candidate = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-shadow-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: TestServer.root.appendingPathComponent("policies/research-crawler"), to: candidate)
+        let tiers = candidate.appendingPathComponent("tiers.yaml")
+        let text = try String(contentsOf: tiers, encoding: .utf8)
+        try #require(text.contains("tiers: [pro, academic, team]"))
+        try Data(text.replacingOccurrences(of: "tiers: [pro, academic, team]", with: "tiers: [free, pro, academic, team]").utf8).write(to: tiers)
+        let t = try TestServer {
+            $0.shadow = candidate.path
+            $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: Self.operatorToken)
+        }
+        try await t.app.test(.router) { client in
+            let request = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+            for _ in 0..<3 {
+                try await client.execute(uri: "/v1/decide", method: .post, body: body(request)) { r in
+                    #expect(r.object["reason"] as? String == "requires_upgrade")  // the live answer
+                }
+            }
+            try await client.execute(uri: "/v1/operator/shadow", method: .get, headers: bearer(Self.operatorToken)) { r in
+                #expect(r.status == .ok, "\(r.text)")
+                #expect(r.object["decisions"] as? Int == 3 && r.object["disagreements"] as? Int == 3)
+                let by = try #require(r.object["byAction"] as? [[String: Any]])
+                #expect(by.first?["action"] as? String == "ai_suggestions" && by.first?["shadow"] as? String == "allowed")
+                let samples = try #require(r.object["samples"] as? [[String: Any]])
+                #expect(!samples.isEmpty && !r.text.contains("\"u1\""))
+            }
+            try await client.execute(uri: "/metrics", method: .get) { r in
+                #expect(r.text.contains(#"gatehouse_shadow_decisions_total{action="ai_suggestions",live="requires_upgrade",shadow="allowed"} 3"#), "\(r.text)")
+            }
+        }
+    }
+}
