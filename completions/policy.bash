@@ -188,7 +188,7 @@ _policy_check() {
     repeating_flags=()
     non_repeating_flags=(--strict --coverage --version -h --help)
     repeating_options=()
-    non_repeating_options=(--format --min-coverage --junit-output)
+    non_repeating_options=(--format --min-coverage --junit-output --public-key)
     __policy_offer_flags_options -1
 
     # Offer option value completions
@@ -201,6 +201,9 @@ _policy_check() {
         return
         ;;
     '--junit-output')
+        return
+        ;;
+    '--public-key')
         return
         ;;
     esac
@@ -390,7 +393,7 @@ _policy_matrix() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--resource --format)
+    non_repeating_options=(--resource --format --public-key)
     __policy_offer_flags_options 1
 
     # Offer option value completions
@@ -402,6 +405,9 @@ _policy_matrix() {
         __policy_add_completions -W 'text'$'\n''markdown'$'\n''html'$'\n''json'
         return
         ;;
+    '--public-key')
+        return
+        ;;
     esac
 }
 
@@ -409,7 +415,7 @@ _policy_serve() {
     repeating_flags=()
     non_repeating_flags=(--strict-reload --decision-log-signed-out --trust-caller-subjects --version -h --help)
     repeating_options=(--apple-client-id --trusted-proxy --app-store-bundle-id --app-store-environment --app-store-root-certificate)
-    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --decision-log-limit --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --access-token-lifetime --refresh-grace-period --decision-cache-entries --shadow)
+    non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --decision-log-limit --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --max-connections-per-client --notification-limit --access-token-lifetime --refresh-grace-period --decision-cache-entries --shadow)
     __policy_offer_flags_options 0
 
     # Offer option value completions
@@ -484,6 +490,12 @@ _policy_serve() {
         return
         ;;
     '--max-connections')
+        return
+        ;;
+    '--max-connections-per-client')
+        return
+        ;;
+    '--notification-limit')
         return
         ;;
     '--access-token-lifetime')
