@@ -12,8 +12,11 @@ public final class ShadowEvaluator: Sendable {
     /// One count's key: the action (as the live policy knows it; `other` for an action it does not declare, so a
     /// caller cannot grow the table) and the live and shadow reasons.
     public struct Pair: Sendable, Hashable {
+        /// The action, or `other` for one the live policy does not declare.
         public var action: String
+        /// The live policy's reason.
         public var live: Reason
+        /// The candidate's reason.
         public var shadow: Reason
 
         /// A count's key.
@@ -26,15 +29,21 @@ public final class ShadowEvaluator: Sendable {
 
     /// A disagreement kept as an example: the request as decided and both reasons.
     public struct Sample: Sendable {
+        /// The request as it was decided.
         public var request: Request
+        /// The live policy's reason.
         public var live: Reason
+        /// The candidate's reason.
         public var shadow: Reason
     }
 
     /// The candidate's state: compiled (its hash) or refused (its diagnostics, the last good candidate kept if any).
     public struct Candidate: Sendable {
+        /// The compiled candidate, nil until one compiles.
         public var policy: CompiledPolicy?
+        /// The diagnostics of the last refused load (empty when the last load compiled).
         public var refused: [String]
+        /// When the candidate in `policy` was loaded.
         public var loadedAt: Date?
     }
 
