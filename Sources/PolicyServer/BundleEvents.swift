@@ -108,7 +108,7 @@ public final class BundleEvents: Sendable {
     /// Streams telling of `announced` first; `observe` is told the open count at each open and close, and whether a
     /// close was a drop.
     public init(
-        announced: BundleEvent? = nil, heartbeat: Duration = .seconds(15), queueLimit: Int = 8, perClientLimit: Int = 16,
+        announced: BundleEvent? = nil, heartbeat: Duration = .seconds(15), queueLimit: Int = 8, perClientLimit: Int = 64,
         observe: @escaping @Sendable (_ open: Int, _ dropped: Bool) -> Void = { _, _ in }
     ) {
         self.heartbeat = heartbeat

@@ -21,8 +21,9 @@ public struct ServerSettings: Sendable {
     public var bundleKey: BundleSigningKey?
     /// How often an open `GET /v1/bundle/events` stream is sent a heartbeat comment (proxies close silent streams).
     public var bundleHeartbeat: Duration = .seconds(15)
-    /// Open bundle event streams per client key at most; past it the stream is refused with 429.
-    public var bundleStreamsPerClient = 16
+    /// Open bundle event streams per client key at most; past it the stream is refused with 429 (the client polls).
+    /// Generous, because phones behind one carrier NAT share an IPv4 address and so a key.
+    public var bundleStreamsPerClient = 64
     /// Items (events, heartbeats) a bundle stream may have waiting for a client that does not read; past it the
     /// connection is dropped and counted.
     public var bundleStreamQueue = 8
