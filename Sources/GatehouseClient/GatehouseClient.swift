@@ -38,6 +38,12 @@ public actor GatehouseClient: CustomReflectable {
     /// The device's copy of the policy (`decideLocally`), refreshed from `GET /v1/bundle`; nil when not configured.
     public nonisolated let policyBundles: PolicyBundleStore?
     var bundleRefresh: Task<Void, Never>?
+    /// The bundle event stream's listener (`startPolicyBundleUpdates`).
+    var bundleUpdates: Task<Void, Never>?
+    /// Where `policyRevisions()` streams each installed revision.
+    nonisolated let revisionFeeds = RevisionFeeds()
+    /// The session requests go through; the bundle event stream opens a session of its own with its configuration.
+    nonisolated let urlSession: URLSession
 
     /// A client of the server at `serverURL` (`http://127.0.0.1:8080`), restoring the session `tokenStore` holds.
     ///
@@ -62,6 +68,7 @@ public actor GatehouseClient: CustomReflectable {
         allowsInsecureHTTP: Bool = false
     ) {
         self.policyBundles = policyBundles
+        self.urlSession = session
         let serverClock = ServerClock(device: clock)
         self.clock = serverClock
         let transport = GuardedTransport(configuration: session.configuration)

@@ -53,7 +53,9 @@ extension GatehouseClient {
             // A URL cache between the client and the server may answer its own revalidation with the cached 200.
             if let held, PolicyBundle.entityTag(of: bytes) == held { return .unchanged }
             do {
-                return .updated(try store.install(bytes).manifest)
+                let installed = try store.install(bytes).manifest
+                revisionFeeds.send(store.current?.manifest.revision ?? installed.revision)
+                return .updated(installed)
             } catch {
                 throw GatehouseClientError(code: "bundle_refused", detail: error.description)
             }

@@ -16,6 +16,8 @@ public final class GatehouseServer: Sendable {
     /// The active version's signed bundle (`GET /v1/bundle`); nil without `--bundle-key`.
     public let bundles: PolicyBundles?
     public let metrics: ServerMetrics
+    /// The open `GET /v1/bundle/events` streams and the version they were last told of; nil without `--bundle-key`.
+    public let bundleEvents: BundleEvents?
     public let signInLimiter: RateLimiter
     /// Failed operator-credential attempts per client (the sign-in limit): past it, every attempt is 429.
     public let operatorLimiter: RateLimiter
@@ -92,8 +94,16 @@ public final class GatehouseServer: Sendable {
         let bundles = settings.bundleKey.map(PolicyBundles.init(key:))
         bundles?.rebuild(directory: settings.policies, policyHash: version.hash)
         self.bundles = bundles
+        let bundleEvents = bundles.map { bundles in
+            BundleEvents(
+                announced: bundles.current.map(BundleEvent.init), heartbeat: settings.bundleHeartbeat, queueLimit: settings.bundleStreamQueue,
+                perClientLimit: settings.bundleStreamsPerClient
+            ) { open, dropped in metrics.bundleStreams(open: open, dropped: dropped) }
+        }
+        self.bundleEvents = bundleEvents
         reloader = PolicyReloader(
-            directory: settings.policies, strict: settings.strictReload, checks: checks, service: service, logger: logger, metrics: metrics, bundles: bundles)
+            directory: settings.policies, strict: settings.strictReload, checks: checks, service: service, logger: logger, metrics: metrics, bundles: bundles,
+            events: bundleEvents)
         signInLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         operatorLimiter = RateLimiter(limit: settings.signInLimit, now: now)
         notificationLimiter = RateLimiter(limit: settings.notificationLimit, now: now)

@@ -37,6 +37,8 @@ public actor PolicyReloader {
     private nonisolated let metrics: ServerMetrics?
     /// The active version's signed bundle, rebuilt after each install (nil: no `--bundle-key`).
     public nonisolated let bundles: PolicyBundles?
+    /// The bundle event streams told of each installed version (nil: no `--bundle-key`).
+    public nonisolated let events: BundleEvents?
     private nonisolated let state: Mutex<(refused: RefusedVersion?, lastRead: FolderFingerprint)>
 
     /// The version deciding now (the facade's).
@@ -53,9 +55,10 @@ public actor PolicyReloader {
 
     public init(
         directory: String, strict: Bool, checks: PolicyChecks, service: GatehouseService, logger: Logger, metrics: ServerMetrics? = nil,
-        bundles: PolicyBundles? = nil
+        bundles: PolicyBundles? = nil, events: BundleEvents? = nil
     ) {
         self.checks = checks
+        self.events = events
         self.bundles = bundles
         self.directory = directory
         self.strict = strict
@@ -80,8 +83,11 @@ public actor PolicyReloader {
             }
             // Only a version about to be installed is bundled (a refused one never reaches here), and before it
             // decides: once the new version answers, `GET /v1/bundle` serves it too.
-            bundles?.rebuild(directory: directory, policyHash: version.hash)
+            let bundle = bundles?.rebuild(directory: directory, policyHash: version.hash)
             service.install(policy, version: version)
+            // Streams hear of the version once it decides and `GET /v1/bundle` serves it (a bundle left as it was,
+            // because the folder moved on since this read, is announced by the reload that builds the next one).
+            if let bundle, bundle.manifest.policyHash == version.hash { events?.announce(BundleEvent(bundle)) }
             metrics?.reloaded(.installed)
             logger.info("policy reloaded", metadata: ["policy.hash": "\(version.hash)", "policy.previous": "\(previous.hash)"])
             return .installed(version)

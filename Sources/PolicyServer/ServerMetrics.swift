@@ -21,6 +21,8 @@ public final class ServerMetrics: DecisionObserver, Sendable {
     private let expiredLogRows: Prometheus.Counter
     private let refusedConnections: Prometheus.Counter
     private let requestDeadlines: Prometheus.Counter
+    private let bundleStreamsOpen: Prometheus.Gauge
+    private let bundleStreamsDropped: Prometheus.Counter
     private let cacheEvents: [DecisionCacheEvent: Prometheus.Counter]
     /// The identity layer's event totals as last exported, so the counters move by the difference.
     private let exportedSecurity = Mutex<[String: Int]>([:])
@@ -42,6 +44,9 @@ public final class ServerMetrics: DecisionObserver, Sendable {
         static let expiredLogRows = ("gatehouse_maintenance_expired_log_rows_total", "Audit and decision log rows past the retention the maintenance task deleted.")
         static let refusedConnections = ("gatehouse_connections_refused_total", "Connections closed at once because --max-connections were open.")
         static let requestDeadlines = ("gatehouse_request_deadlines_total", "Requests answered 503 storage_unavailable at the request deadline (--request-timeout).")
+        static let bundleStreamsOpen = ("gatehouse_bundle_streams_open", "GET /v1/bundle/events streams open now.")
+        static let bundleStreamsDropped = (
+            "gatehouse_bundle_streams_dropped_total", "Bundle event streams closed because their client stopped reading (its queue filled).")
         static let cache = (
             "gatehouse_decision_cache_total",
             "Decision cache lookups and drops, by event: hit, miss (read from the store), eviction (past the bound), invalidation (a write changed the fact).")
@@ -101,6 +106,8 @@ public final class ServerMetrics: DecisionObserver, Sendable {
         expiredLogRows = registry.makeCounter(name: Help.expiredLogRows.0, help: Help.expiredLogRows.1)
         refusedConnections = registry.makeCounter(name: Help.refusedConnections.0, help: Help.refusedConnections.1)
         requestDeadlines = registry.makeCounter(name: Help.requestDeadlines.0, help: Help.requestDeadlines.1)
+        bundleStreamsOpen = registry.makeGauge(name: Help.bundleStreamsOpen.0, help: Help.bundleStreamsOpen.1)
+        bundleStreamsDropped = registry.makeCounter(name: Help.bundleStreamsDropped.0, help: Help.bundleStreamsDropped.1)
         cacheEvents = Dictionary(
             uniqueKeysWithValues: DecisionCacheEvent.allCases.map {
                 ($0, registry.makeCounter(name: Help.cache.0, labels: [("event", $0.rawValue)], help: Help.cache.1))
@@ -116,6 +123,12 @@ public final class ServerMetrics: DecisionObserver, Sendable {
 
     /// A maintenance pass that failed (the store did not answer); the next one tries again.
     public func maintenanceFailed() { maintenanceFailures.increment() }
+
+    /// A bundle event stream opened or closed (`open` now), and whether it was dropped for not reading.
+    public func bundleStreams(open: Int, dropped: Bool) {
+        bundleStreamsOpen.set(to: Double(open))
+        if dropped { bundleStreamsDropped.increment() }
+    }
 
     /// A connection closed at once because `--max-connections` were open.
     public func connectionRefused() { refusedConnections.increment() }

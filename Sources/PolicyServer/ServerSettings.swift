@@ -19,6 +19,14 @@ public struct ServerSettings: Sendable {
     public var strictReload = false
     /// The key `GET /v1/bundle` signs the active version's bundle with (`--bundle-key`); the route answers 404 without one.
     public var bundleKey: BundleSigningKey?
+    /// How often an open `GET /v1/bundle/events` stream is sent a heartbeat comment (proxies close silent streams).
+    public var bundleHeartbeat: Duration = .seconds(15)
+    /// Open bundle event streams per client key at most; past it the stream is refused with 429 (the client polls).
+    /// Generous, because phones behind one carrier NAT share an IPv4 address and so a key.
+    public var bundleStreamsPerClient = 64
+    /// Items (events, heartbeats) a bundle stream may have waiting for a client that does not read; past it the
+    /// connection is dropped and counted.
+    public var bundleStreamQueue = 8
     /// Largest request body accepted; a larger one is refused with 413 as soon as the limit is passed.
     public var bodyLimit = 1 << 20
     /// A connection with nothing read or written for this long is closed.

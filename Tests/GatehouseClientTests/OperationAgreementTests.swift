@@ -54,6 +54,7 @@ struct BearerOnly: ClientMiddleware {
             _ = try await call("getPolicy") { try await api.getPolicy() }
             // The live server has no bundle key: the documented 404 problem.
             _ = try await call("getBundle") { try await api.getBundle() }
+            _ = try await call("getBundleEvents") { try await api.getBundleEvents() }
 
             // Sessions.
             let anonymous = try await call("postAuthAnonymous") { try await api.postAuthAnonymous() }.created.body.json

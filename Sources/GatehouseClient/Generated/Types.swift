@@ -55,6 +55,13 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/bundle`.
     /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
     func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output
+    /// Server-Sent Events, one per policy version installed, so a device fetches the new bundle at once (docs/bundles.md)
+    ///
+    /// text/event-stream. On connect the active version (unless Last-Event-ID names it), then one event per version installed (a refused reload sends nothing), each `id: <ETag>`, `event: bundle`, and one line of JSON data: etag, revision, policyHash (no policy content: fetch GET /v1/bundle with If-None-Match). A `: heartbeat` comment every 15 s. Resume with Last-Event-ID: an ETag, the same on every replica over one folder and key. No bearer. A client that stops reading is dropped; the stream ends when the server shuts down.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle/events`.
+    /// - Remark: Generated from `#/paths//v1/bundle/events/get(getBundleEvents)`.
+    func getBundleEvents(_ input: Operations.GetBundleEvents.Input) async throws -> Operations.GetBundleEvents.Output
     /// Decide one request
     ///
     /// - Remark: HTTP `POST /v1/decide`.
@@ -357,6 +364,15 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
     package func getBundle(headers: Operations.GetBundle.Input.Headers = .init()) async throws -> Operations.GetBundle.Output {
         try await getBundle(Operations.GetBundle.Input(headers: headers))
+    }
+    /// Server-Sent Events, one per policy version installed, so a device fetches the new bundle at once (docs/bundles.md)
+    ///
+    /// text/event-stream. On connect the active version (unless Last-Event-ID names it), then one event per version installed (a refused reload sends nothing), each `id: <ETag>`, `event: bundle`, and one line of JSON data: etag, revision, policyHash (no policy content: fetch GET /v1/bundle with If-None-Match). A `: heartbeat` comment every 15 s. Resume with Last-Event-ID: an ETag, the same on every replica over one folder and key. No bearer. A client that stops reading is dropped; the stream ends when the server shuts down.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle/events`.
+    /// - Remark: Generated from `#/paths//v1/bundle/events/get(getBundleEvents)`.
+    package func getBundleEvents(headers: Operations.GetBundleEvents.Input.Headers = .init()) async throws -> Operations.GetBundleEvents.Output {
+        try await getBundleEvents(Operations.GetBundleEvents.Input(headers: headers))
     }
     /// Decide one request
     ///

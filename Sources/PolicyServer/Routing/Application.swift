@@ -26,6 +26,9 @@ public func buildApplication(
             identity: server.service.identity, interval: settings.maintenanceInterval, retentionDays: settings.retentionDays,
             metrics: server.metrics, logger: server.logger)
     ]
+    if let events = server.bundleEvents {
+        services.append(BundleHeartbeatService(events: events))
+    }
     if watch {
         services.append(
             PolicyWatcher(server, reloadOnHangup: reloadOnHangup))

@@ -18,10 +18,13 @@ public struct ServerContext: RequestContext, RemoteAddressRequestContext {
     public let remoteAddress: SocketAddress?
     /// The client a trusted load balancer forwarded for (`ForwardedClientMiddleware`), nil otherwise.
     public var forwardedClient: String?
+    /// The request's connection: a bundle event stream closes it to drop a client that stopped reading.
+    let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }
 

@@ -21,6 +21,7 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.get, "/metrics", health.metrics)
     routes.on(.get, "/v1/policy", policy.status)
     routes.on(.get, "/v1/bundle", policy.bundle)
+    routes.on(.get, "/v1/bundle/events", policy.bundleEvents)
     routes.on(.get, "/playground", policy.playground)
 
     // Decisions.
