@@ -25,8 +25,9 @@ public actor GatehouseClient: CustomReflectable {
     let api: Client
     /// The server's base URL.
     public nonisolated let serverURL: URL
-    /// The client's own session (its delegate guards redirects), invalidated when the client goes.
-    private nonisolated let urlSession: URLSession
+    /// The client's own session (its delegate guards redirects), invalidated when the client goes; the bundle event
+    /// stream opens a session of its own with its configuration.
+    nonisolated let urlSession: URLSession
     private let store: any TokenStore
     private let clock: ServerClock
     private let refreshMargin: TimeInterval
@@ -42,8 +43,6 @@ public actor GatehouseClient: CustomReflectable {
     var bundleUpdates: Task<Void, Never>?
     /// Where `policyRevisions()` streams each installed revision.
     nonisolated let revisionFeeds = RevisionFeeds()
-    /// The session requests go through; the bundle event stream opens a session of its own with its configuration.
-    nonisolated let urlSession: URLSession
 
     /// A client of the server at `serverURL` (`http://127.0.0.1:8080`), restoring the session `tokenStore` holds.
     ///
@@ -68,7 +67,6 @@ public actor GatehouseClient: CustomReflectable {
         allowsInsecureHTTP: Bool = false
     ) {
         self.policyBundles = policyBundles
-        self.urlSession = session
         let serverClock = ServerClock(device: clock)
         self.clock = serverClock
         let transport = GuardedTransport(configuration: session.configuration)
