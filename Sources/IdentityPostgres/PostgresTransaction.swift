@@ -189,3 +189,38 @@ extension PostgresTransaction: LogReading {
         }
     }
 }
+
+extension PostgresTransaction: BatchInserting {
+    /// Rows with the same columns in one multi-row `INSERT` (one round trip per group, at most 500 rows each), not one
+    /// statement per row: a batch of decision records is one or two round trips.
+    func insertBatch<R: StoredRow>(_ batch: [R]) async throws {
+        var groups: [[String]: [[ColumnValue]]] = [:]
+        var order: [[String]] = []
+        for row in batch {
+            let columns = try RowEncoding.columns(of: row).filter { !($0.value.isNull && R.primaryKey.contains($0.name)) }
+            let names = columns.map(\.name)
+            if groups[names] == nil { order.append(names) }
+            groups[names, default: []].append(columns.map(\.value))
+        }
+        for names in order {
+            let all = groups[names]!
+            var start = 0
+            while start < all.count {
+                let chunk = all[start..<min(all.count, start + 500)]
+                var binds = PostgresBindings()
+                var tuples: [String] = []
+                for values in chunk {
+                    var params: [String] = []
+                    for value in values {
+                        value.bind(into: &binds)
+                        params.append("$\(binds.count)")
+                    }
+                    tuples.append("(" + params.joined(separator: ", ") + ")")
+                }
+                let columns = names.map { quoted($0) }.joined(separator: ", ")
+                _ = try await rows("INSERT INTO \(quoted(R.table)) (\(columns)) VALUES " + tuples.joined(separator: ", "), binds)
+                start += chunk.count
+            }
+        }
+    }
+}
