@@ -46,9 +46,11 @@ import FoundationNetworking
             let session = try await r.anonymous(on: 0)
             try await cluster.run("stop-server")
             for base in r.bases {
-                let ready = try await Client.call("GET", base, "/readyz", timeout: 20)
+                // The client's timeouts are generous (a starved replica on a loaded core answers late) and still bound
+                // the wait: the database stays stopped through them, so a replica that waited for its return would fail.
+                let ready = try await Client.call("GET", base, "/readyz", timeout: 90)
                 #expect(ready.status == 503 && ready.code == "not_ready", "\(base) during the outage: \(ready.status) \(ready.text)")
-                let me = try await Client.call("GET", base, "/v1/me", bearer: session.access, timeout: 30)
+                let me = try await Client.call("GET", base, "/v1/me", bearer: session.access, timeout: 90)
                 #expect(me.status == 503 && me.code == "storage_unavailable", "\(base) during the outage: \(me.status) \(me.text)")
                 #expect(me.header("Retry-After") != nil, "a 503 says when to retry")
             }
