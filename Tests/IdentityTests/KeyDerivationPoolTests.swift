@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import GatehouseTestSupport
 import Synchronization
 import Testing
 
@@ -18,7 +19,7 @@ import Testing
 /// of CPU, the second task a few instructions.
 @Suite struct KeyDerivationPoolTests {
     @Test func anotherTaskRunsOnTheAskingThreadWhileTheDerivationGoesOn() async throws {
-        let executor = OneThreadExecutor()
+        let executor = ComputeExecutor.oneThread("gatehouse.tests.key-derivation")
         let events = EventLog()
         let derivation = Task(executorPreference: executor) {
             _ = await PINHasher.derive("2468", salt: Data(repeating: 7, count: 16), rounds: 1_500_000)
@@ -29,16 +30,6 @@ import Testing
         await derivation.value
         await other.value
         #expect(events.all == ["ran", "derived"], "the derivation held the asking task's thread to its end")
-    }
-}
-
-/// A task executor with one thread of its own: jobs run one at a time, in the order they came.
-final class OneThreadExecutor: TaskExecutor {
-    private let queue = DispatchQueue(label: "gatehouse.tests.one-thread")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
 

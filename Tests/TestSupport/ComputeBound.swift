@@ -26,10 +26,18 @@ extension Trait where Self == ComputeBound {
     public static var computeBound: Self { ComputeBound() }
 }
 
-/// Runs jobs on a concurrent dispatch queue: threads apart from the cooperative pool's.
+/// Runs jobs on a dispatch queue of its own: threads apart from the cooperative pool's. Concurrent for the
+/// compute-bound suites (`shared`); serial (`oneThread`) where a test needs jobs to run one at a time in order.
 public final class ComputeExecutor: TaskExecutor {
-    public static let shared = ComputeExecutor()
-    private let queue = DispatchQueue(label: "gatehouse.tests.compute-bound", attributes: .concurrent)
+    public static let shared = ComputeExecutor(label: "gatehouse.tests.compute-bound", concurrent: true)
+    private let queue: DispatchQueue
+
+    public init(label: String, concurrent: Bool) {
+        queue = DispatchQueue(label: label, attributes: concurrent ? .concurrent : [])
+    }
+
+    /// An executor of one thread: its jobs run one at a time, in the order they came.
+    public static func oneThread(_ label: String) -> ComputeExecutor { ComputeExecutor(label: label, concurrent: false) }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
