@@ -8,6 +8,7 @@
 #   BIN=path/to/policy   a binary already built (default: .build-release/release/policy, built if missing)
 #   TOP=25               how many functions to list that decide adds most to over healthz (0: none)
 #   KEEP=DIR             keep the callgrind dumps there (callgrind_annotate reads them)
+#   SERVE_ARGS="..."     more `policy serve` options (`--decision-log all`: what recording costs, its writer included)
 #
 # The server runs under valgrind with instrumentation off until it listens and one warm-up round per route
 # is done; then, per route: zero the counters, send REQUESTS requests one after another (the client, a few
@@ -42,7 +43,7 @@ cc -shared -fPIC -O2 -o "$WORK/sigsuspend.so" "$WORK/sigsuspend.c"
 
 LD_PRELOAD="$WORK/sigsuspend.so" SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --instr-atstart=no --compress-strings=no --compress-pos=no \
   --callgrind-out-file="$WORK/cg.out" "$WORK/policy" serve --policies policies/research-crawler --trust-caller-subjects \
-  --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 > "$WORK/out" 2> "$WORK/server.log" &
+  --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 ${SERVE_ARGS:-} > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 600); do grep -q '^listening on ' "$WORK/out" 2>/dev/null && break; sleep 0.1; done
 URL="$(sed -n 's/^listening on //p' "$WORK/out" | head -1)"

@@ -39,24 +39,51 @@ public struct DecisionRecordDraft: Sendable {
 /// the subject pseudonym it stands for (a replayed ownership check holds), and nobody without the key can compute one
 /// from an id.
 public struct DecisionPseudonyms: Sendable {
-    private let key: SymmetricKey
+    /// The HMAC keyed and fed the domain prefix once; each pseudonym continues a copy of it (the key's two pad blocks
+    /// and the prefix are not hashed again per id).
+    private let keyed: HMAC<SHA256>
 
-    package init(key: Data) { self.key = SymmetricKey(data: key) }
+    package init(key: Data) {
+        var keyed = HMAC<SHA256>(key: SymmetricKey(data: key))
+        keyed.update(data: Array("gatehouse.decision.user|".utf8))
+        self.keyed = keyed
+    }
 
     /// The pseudonym of user id `id`: `u-` and 32 hex digits.
     public func pseudonym(_ id: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.decision.user|" + id).utf8), using: key)
-        return "u-" + SecretCoding.hex(Data(mac).prefix(16))
+        var mac = keyed
+        var id = id
+        id.withUTF8 { mac.update(data: UnsafeRawBufferPointer($0)) }
+        return "u-" + SecretCoding.hex(mac.finalize().prefix(16))
     }
 
     /// `request` with every user id it holds replaced by its pseudonym: the subject's id, the resource's owner and the
     /// member keys. Resource ids, attributes and usage are kept as decided.
     public func pseudonymised(_ request: Request) -> Request {
+        var memo = Memo()
+        return pseudonymised(request, memo: &memo)
+    }
+
+    /// Pseudonyms already computed, by user id: a batch of records names the same few users many times.
+    struct Memo {
+        var known: [String: String] = [:]
+    }
+
+    /// The pseudonym of `id`, computed once per memo.
+    func pseudonym(_ id: String, memo: inout Memo) -> String {
+        if let known = memo.known[id] { return known }
+        let made = pseudonym(id)
+        memo.known[id] = made
+        return made
+    }
+
+    /// `pseudonymised(_:)`, remembering the pseudonyms in `memo`.
+    func pseudonymised(_ request: Request, memo: inout Memo) -> Request {
         var r = request
-        if let id = r.subject.id, !id.isEmpty { r.subject.id = pseudonym(id) }
-        if let owner = r.resource.ownerId, !owner.isEmpty { r.resource.ownerId = pseudonym(owner) }
+        if let id = r.subject.id, !id.isEmpty { r.subject.id = pseudonym(id, memo: &memo) }
+        if let owner = r.resource.ownerId, !owner.isEmpty { r.resource.ownerId = pseudonym(owner, memo: &memo) }
         if !r.resource.members.isEmpty {
-            r.resource.members = Dictionary(r.resource.members.map { (pseudonym($0.key), $0.value) }, uniquingKeysWith: { a, _ in a })
+            r.resource.members = Dictionary(r.resource.members.map { (pseudonym($0.key, memo: &memo), $0.value) }, uniquingKeysWith: { a, _ in a })
         }
         return r
     }
@@ -95,15 +122,16 @@ extension IdentityService {
         guard !drafts.isEmpty else { return }
         let names = try await decisionPseudonyms()
         let t = now()
+        var memo = DecisionPseudonyms.Memo()
         let rows: [(row: DecisionLogRow, userId: String?, fromSession: Bool)] = drafts.map { d in
             let request = d.request
             let userId = request.subject.id.flatMap { $0.isEmpty ? nil : $0 }
-            let facts = names.pseudonymised(request).json.rendered()
+            let facts = names.pseudonymised(request, memo: &memo).json.rendered()
             let row = DecisionLogRow(
                 id: nil, at: request.context.now ?? t, actor: nil, action: Self.bounded(request.action),
                 resourceType: Self.bounded(request.resource.type), resourceId: request.resource.id.map(Self.bounded),
                 effect: Self.bounded(d.effect), reason: Self.bounded(d.reason), policyHash: Self.bounded(d.policyHash),
-                policyLocation: d.policyLocation.map(Self.bounded), subject: userId.map(names.pseudonym),
+                policyLocation: d.policyLocation.map(Self.bounded), subject: userId.map { names.pseudonym($0, memo: &memo) },
                 facts: facts.utf8.count <= Self.maxRecordedFactsLength ? facts : nil)
             return (row, userId, d.fromSession)
         }

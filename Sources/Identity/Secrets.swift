@@ -28,8 +28,17 @@ package enum SecretCoding {
     static func sha256(_ bytes: some DataProtocol) -> Data { Data(SHA256.hash(data: bytes)) }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
+        for byte in bytes {
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
+
+    /// Lower-case hex digits, by value.
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     package static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
         Data(bytes).base64EncodedString()

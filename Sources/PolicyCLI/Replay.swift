@@ -57,9 +57,9 @@ struct Replay: AsyncParsableCommand {
         let candidate = try loadedOrExit(PolicyCompiler.load(directory: policies))
         var basePolicy: CompiledPolicy?
         if let base { basePolicy = try loadedOrExit(try await GitRevision.load(folder: policies, revision: base)) }
-        let text = String(decoding: data, as: UTF8.self)
-        let report = DecisionReplay.replay(
-            lines: text.split(separator: "\n", omittingEmptySubsequences: false), source: records, candidate: candidate, base: basePolicy)
+        let report = data.withUnsafeBytes { bytes in
+            DecisionReplay.replay(bytes: bytes, source: records, candidate: candidate, base: basePolicy)
+        }
         let baseName = base.map { "\($0):\(policies)" }
         switch format {
         case .json: print(ReplayRenderer.json(report, candidate: policies, base: baseName).rendered(pretty: true))

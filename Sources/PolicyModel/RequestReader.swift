@@ -69,7 +69,7 @@ public struct RequestReader: Sendable {
     }
 
     /// Runs `body` over a parser of `bytes`, after refusing input past `limits.maxBytes` and empty input.
-    private func parseContiguous<T>(_ bytes: UnsafeRawBufferPointer, _ body: (inout JSONRequestParser) throws(RequestError) -> T)
+    func parseContiguous<T>(_ bytes: UnsafeRawBufferPointer, _ body: (inout JSONRequestParser) throws(RequestError) -> T)
         -> Result<T, RequestError>
     {
         guard bytes.count <= limits.maxBytes else {

@@ -1,6 +1,7 @@
 import Foundation
 import PolicyModel
 import Testing
+import Crypto
 
 @testable import Identity
 
@@ -69,5 +70,25 @@ import Testing
         try await h.service.writeDecisionRecords([Self.draft(alice.userId, action: "late")])
         let late = try #require(try await h.service.decisionRecords(LogFilter(), cursor: nil, limit: 1, operator: op).rows.first)
         #expect(late.action == "late" && late.facts == nil && late.subject == nil)
+    }
+
+    /// A pseudonym is HMAC-SHA256 of `gatehouse.decision.user|` and the id under the deployment's key, its first 16
+    /// bytes in lower-case hex: the continued keyed state and the memo give exactly that, for every id of a request.
+    @Test func pseudonymsAreTheKeyedHashOfTheId() throws {
+        let key = Data((0..<32).map { UInt8($0 * 7 % 256) })
+        let names = DecisionPseudonyms(key: key)
+        func expected(_ id: String) -> String {
+            let mac = HMAC<SHA256>.authenticationCode(for: Data(("gatehouse.decision.user|" + id).utf8), using: SymmetricKey(data: key))
+            return "u-" + mac.map { String(format: "%02x", $0) }.joined().prefix(32)
+        }
+        for id in ["u1", "", "ünïcødé-👩‍💻", String(repeating: "x", count: 300)] {
+            #expect(names.pseudonym(id) == expected(id))
+        }
+        let request = Request(
+            subject: Subject(id: "alice"), action: "view",
+            resource: Resource(type: "project", ownerId: "bob", members: ["alice": "editor", "bob": "owner"]))
+        let p = names.pseudonymised(request)
+        #expect(p.subject.id == expected("alice") && p.resource.ownerId == expected("bob"))
+        #expect(p.resource.members == [expected("alice"): "editor", expected("bob"): "owner"])
     }
 }

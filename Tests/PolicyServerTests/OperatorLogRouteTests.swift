@@ -1,7 +1,10 @@
 import Foundation
 import Gatehouse
 import Hummingbird
+import HTTPTypes
 import HummingbirdTesting
+import IdentityPostgres
+import PolicyCompiler
 import PolicyServer
 import PolicyVerification
 import Testing
@@ -107,6 +110,98 @@ import GatehouseTestSupport
             try await client.execute(uri: "/metrics", method: .get) { r in
                 #expect(r.text.contains(#"gatehouse_shadow_decisions_total{action="ai_suggestions",live="requires_upgrade",shadow="allowed"} 3"#), "\(r.text)")
             }
+        }
+    }
+
+    /// Issue 37's check, on both stores: the same traffic is recorded and shadowed; the records, exported as NDJSON,
+    /// replay under the serving policy with zero flips, and under the candidate with exactly the shadow's
+    /// disagreements, action by action and reason by reason; and what the candidate changes (the free tier's sources
+    /// limit 50 -> 40, AI suggestions for free) matches a count made here without the engine.
+    @Test(arguments: await SharedStore.runnable)
+    func shadowCountsEqualReplayCountsOnTheSameTraffic(store: SharedStore) async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-shadow-replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let candidate = dir.appendingPathComponent("candidate")
+        try FileManager.default.copyItem(at: TestServer.root.appendingPathComponent("policies/research-crawler"), to: candidate)
+        let tiersFile = candidate.appendingPathComponent("tiers.yaml")
+        let text = try String(contentsOf: tiersFile, encoding: .utf8)
+        try #require(text.contains("free: 50") && text.contains("    name: AI Suggestions\n    tiers: [pro, academic, team]"))
+        try Data(
+            text.replacingOccurrences(of: "free: 50", with: "free: 40")
+                .replacingOccurrences(
+                    of: "    name: AI Suggestions\n    tiers: [pro, academic, team]", with: "    name: AI Suggestions\n    tiers: [free, pro, academic, team]"
+                ).utf8
+        ).write(to: tiersFile)
+        let database = try await SharedDatabase.make(store, in: dir)
+        defer { Task { await database.drop() } }
+        let t = try TestServer {
+            $0.database = database.served
+            $0.decisionLog = .all
+            $0.decisionLogLimit = RateLimit(requests: 1_000_000, window: 60)
+            $0.shadow = candidate.path
+            $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: Self.operatorToken)
+        }
+        let tiers = ["free", "pro", "team"]
+        let actions = ["add_source", "ai_suggestions", "cloud_sync"]
+        let requests: [(tier: String, action: String, sources: Int)] = (0..<360).map { i in (tiers[i % 3], actions[(i / 3) % 3], (i * 7) % 60) }
+        // The disagreements predicted without the engine: free add_source at 40-49 sources, free ai_suggestions.
+        let predicted = (
+            limit: requests.filter { $0.tier == "free" && $0.action == "add_source" && (40..<50).contains($0.sources) }.count,
+            gate: requests.filter { $0.tier == "free" && $0.action == "ai_suggestions" }.count)
+        try #require(predicted.limit > 0 && predicted.gate > 0)
+        try await Self.withStoreRunning(t.server.store) {
+          try await t.app.test(.router) { client in
+            for (i, r) in requests.enumerated() {
+                let json = #"{"subject": {"id": "user-\#(i % 40)", "tier": "\#(r.tier)"}, "action": "\#(r.action)", "resource": {"type": "app", "usage": {"sources": \#(r.sources)}}}"#
+                try await client.execute(uri: "/v1/decide", method: .post, body: body(json)) { answer in #expect(answer.status == .ok) }
+            }
+            let op = bearer(Self.operatorToken)
+            let shadow: [String: Int] = try await client.execute(uri: "/v1/operator/shadow", method: .get, headers: op) { r in
+                #expect(r.object["decisions"] as? Int == requests.count, "\(r.text)")
+                var counts: [String: Int] = [:]
+                for row in try #require(r.object["byAction"] as? [[String: Any]], "\(r.text)") {
+                    let key = "\(row["action"] ?? "") \(row["live"] ?? "") \(row["shadow"] ?? "")"
+                    counts[key, default: 0] += try #require(row["count"] as? Int, "\(row)")
+                }
+                return counts
+            }
+            var lines: [Substring] = []
+            var cursor: String?
+            repeat {
+                let uri = "/v1/operator/decisions?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? "")
+                cursor = try await client.execute(uri: uri, method: .get, headers: op.merging([.accept: "application/x-ndjson"])) { r in
+                    #expect(r.status == .ok, "\(r.text)")
+                    lines += r.text.split(separator: "\n")
+                    return r.headers[HTTPField.Name("Gatehouse-Next-Cursor")!]
+                }
+            } while cursor != nil
+            #expect(t.server.service.recorder.counts.dropped == 0)
+            #expect(lines.count == requests.count)
+            let same = DecisionReplay.replay(lines: lines, candidate: t.server.service.policy, base: nil)
+            #expect(same.replayed == requests.count && same.unreadableCount == 0 && same.totalFlips == 0)
+            let candidatePolicy = try #require(PolicyCompiler.load(directory: candidate.path).policy)
+            let changed = DecisionReplay.replay(lines: lines, candidate: candidatePolicy, base: nil)
+            var replayed: [String: Int] = [:]
+            for group in changed.groups { replayed["\(group.action) \(group.from.rawValue) \(group.to.rawValue)", default: 0] += group.count }
+            #expect(replayed == shadow.filter { key, _ in
+                let parts = key.split(separator: " ")
+                return parts[1] != parts[2]
+            })
+            #expect(replayed == ["add_source allowed limit_exceeded": predicted.limit, "ai_suggestions requires_upgrade allowed": predicted.gate])
+          }
+        }
+    }
+
+    /// Runs `body` with `store` answering: on PostgreSQL its pool runs, and the schema is migrated, for the body's
+    /// duration (as `policy serve` runs them; a `.router` test runs no service). SQLite needs nothing.
+    static func withStoreRunning<T>(_ store: OpenedIdentityStore, _ body: () async throws -> T) async throws -> T {
+        guard let pool = store.service else { return try await body() }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.run() }
+            defer { group.cancelAll() }
+            try await store.prepare()
+            return try await body()
         }
     }
 }

@@ -98,4 +98,48 @@ import Testing
         #expect(report.unreadable[2].message.hasPrefix("request"))
         #expect(ReplayRenderer.text(report, candidate: "c", base: nil).contains("decisions.jsonl:22: request.subject.tier"))
     }
+
+    /// `policy replay` reads the file's bytes (no string per line): the same report as the lines, unreadable records
+    /// and their line numbers included, with and without a final newline.
+    @Test func theFileAndItsLinesGiveTheSameReport() throws {
+        let base = try Self.crawler()
+        let candidate = try Self.crawler { name, text in
+            name == "tiers.yaml" ? text.replacingOccurrences(of: "free: 50", with: "free: 40") : text
+        }
+        let records = Self.records(400, decidedBy: base)
+        let extra = ["", "not json", #"{"effect": "allow", "reason": "allowed", "policyHash": "x", "request": null}"#, "   "]
+        for trailer in ["", "\n"] {
+            let text = (records.map(\.line) + extra).joined(separator: "\n") + trailer
+            let fromLines = DecisionReplay.replay(lines: text.split(separator: "\n", omittingEmptySubsequences: false), candidate: candidate, base: nil)
+            let fromBytes = Array(text.utf8).withUnsafeBytes { DecisionReplay.replay(bytes: $0, candidate: candidate, base: nil) }
+            #expect(fromBytes.records == fromLines.records && fromBytes.records == 402)
+            #expect(fromBytes.unreadable == fromLines.unreadable && fromBytes.unreadable.map(\.line) == [402, 403])
+            #expect(fromBytes.groups == fromLines.groups && fromBytes.totalFlips > 0)
+            #expect(fromBytes.policyVersions == [base.contentHash: 400])
+        }
+    }
+
+    /// A record's own fields are strict where the replay needs them and lenient where a person or a later server added
+    /// something: unknown fields are stepped over, a repeated or mistyped field is refused by name.
+    @Test func aRecordLineIsReadStrictlyWhereTheReplayNeedsIt() throws {
+        let request = #"{"subject": {"id": "u-1", "tier": "free"}, "action": "add_source", "resource": {"type": "app"}}"#
+        let record = try DecisionRecord(
+            line: #"{"id": 7, "at": "2026-11-22T12:00:00Z", "note": {"by": ["a", 1, null]}, "subject": null, "effect": "deny", "#
+                + #""reason": "limit_exceeded", "policyHash": "abc", "request": \#(request)}"#)
+        #expect(record.id == 7 && record.subject == nil && record.effect == .deny && record.reason == .limitExceeded)
+        #expect(record.request.subject.tier == "free" && record.request.action == "add_source")
+        let cases: [(String, String)] = [
+            (#"{"effect": "allow", "effect": "deny", "reason": "allowed", "policyHash": "x", "request": \#(request)}"#, "effect"),
+            (#"{"effect": "maybe", "reason": "allowed", "policyHash": "x", "request": \#(request)}"#, "effect"),
+            (#"{"effect": "allow", "reason": "allowed", "policyHash": 3, "request": \#(request)}"#, "policyHash"),
+            (#"{"effect": "allow", "policyHash": "x", "request": \#(request)}"#, "reason"),
+            (#"{"effect": "allow", "reason": "allowed", "policyHash": "x", "request": {"action": "a"}}"#, "request.resource"),
+            (#"{"effect": "allow", "reason": "allowed", "policyHash": "x", "request": \#(request)} trailing"#, ""),
+            ("[1, 2]", ""),
+        ]
+        for (line, field) in cases {
+            #expect(throws: RequestError.self, "\(line)") { _ = try DecisionRecord(line: line) }
+            do { _ = try DecisionRecord(line: line) } catch { #expect(error.field == field, "\(line): \(error)") }
+        }
+    }
 }

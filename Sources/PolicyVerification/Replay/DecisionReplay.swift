@@ -33,32 +33,26 @@ public struct DecisionRecord: Sendable, Hashable {
         self.request = request
     }
 
-    /// The record one line holds; throws naming the field at fault.
+    /// The record one line holds; throws naming the field at fault (`RequestReader.readRecord`).
     public init(line: some StringProtocol) throws(RequestError) {
-        let value = try Value.parseJSON(line)
-        guard case .map(let o) = value else { throw RequestError(field: "", "a record must be a JSON object", kind: .wrongType) }
-        func string(_ key: String) throws(RequestError) -> String {
-            guard let v = o[key] else { throw RequestError(field: key, "is required", kind: .missingField) }
-            guard case .string(let s) = v else { throw RequestError(field: key, "must be a string", kind: .wrongType) }
-            return s
+        var text = String(line)
+        let result: Result<DecisionRecord, RequestError> = text.withUTF8 { buffer in
+            var request = Request(action: "", resource: Resource(type: ""))
+            do throws(RequestError) {
+                let envelope = try RequestReader().readRecord(UnsafeRawBufferPointer(buffer), into: &request)
+                return .success(DecisionRecord(envelope, request: request))
+            } catch {
+                return .failure(error)
+            }
         }
-        if case .int(let i)? = o["id"] { id = i } else { id = nil }
-        if case .string(let s)? = o["subject"] { subject = s } else { subject = nil }
-        let effectText = try string("effect")
-        guard let effect = Effect(rawValue: effectText) else { throw RequestError(field: "effect", "must be allow or deny, not '\(effectText)'", kind: .invalidValue) }
-        self.effect = effect
-        let reasonText = try string("reason")
-        guard let reason = Reason(rawValue: reasonText) else { throw RequestError(field: "reason", "is not a known reason: '\(reasonText)'", kind: .invalidValue) }
-        self.reason = reason
-        policyHash = try string("policyHash")
-        guard let requestValue = o["request"], requestValue != .null else {
-            throw RequestError(field: "request", "is absent (a record logged before v18, erased, or too large to keep)", kind: .missingField)
-        }
-        do {
-            request = try Request(value: requestValue)
-        } catch {
-            throw RequestError(field: "request" + (error.field.isEmpty ? "" : "." + error.field), error.message, kind: error.kind)
-        }
+        self = try result.get()
+    }
+
+    /// The record of a read envelope and its request.
+    public init(_ envelope: RecordEnvelope, request: Request) {
+        self.init(
+            id: envelope.id, subject: envelope.subject, effect: envelope.effect, reason: envelope.reason, policyHash: envelope.policyHash,
+            request: request)
     }
 
     /// The record as one JSON line (the form `init(line:)` reads).
@@ -150,37 +144,83 @@ public enum DecisionReplay {
     /// Replays `lines` (each a record, numbered from 1; blank lines skipped) under `candidate`, against `base` when
     /// given, else against each record's recorded outcome.
     public static func replay(lines: some Sequence<Substring>, source: String = "records", candidate: CompiledPolicy, base: CompiledPolicy?) -> ReplayReport {
+        var replayer = Replayer(source: source, candidate: candidate, base: base)
+        for line in lines {
+            var line = line
+            line.withUTF8 { replayer.add(UnsafeRawBufferPointer($0)) }
+        }
+        return replayer.finish()
+    }
+
+    /// Replays the records of `bytes` (a whole file: records separated by newlines, numbered from 1, blank lines
+    /// skipped), as `replay(lines:)` does, without making a string of each line: the form `policy replay` reads.
+    public static func replay(bytes: UnsafeRawBufferPointer, source: String = "records", candidate: CompiledPolicy, base: CompiledPolicy?) -> ReplayReport {
+        var replayer = Replayer(source: source, candidate: candidate, base: base)
+        guard let start = bytes.baseAddress else { return replayer.finish() }
+        var offset = 0
+        while offset <= bytes.count {
+            let rest = bytes.count - offset
+            let end = rest == 0 ? nil : memchr(start + offset, Int32(UInt8(ascii: "\n")), rest).map { $0 - UnsafeMutableRawPointer(mutating: start) }
+            let lineEnd = end ?? bytes.count
+            if end != nil || lineEnd > offset {
+                replayer.add(UnsafeRawBufferPointer(start: start + offset, count: lineEnd - offset))
+            }
+            offset = lineEnd + 1
+        }
+        return replayer.finish()
+    }
+
+    /// The replay's running state: one request value reused for every record, the flips grouped as they come.
+    struct Replayer {
+        let candidate: CompiledPolicy
+        let base: CompiledPolicy?
         var report = ReplayReport()
-        report.source = source
-        report.candidateHash = candidate.contentHash
-        report.baseHash = base?.contentHash
         var groups: [FlipKey: (count: Int, examples: [String])] = [:]
         var number = 0
-        for line in lines {
+        var request = Request(action: "", resource: Resource(type: ""))
+        let reader = RequestReader()
+        /// The policy hash of the records just read and how many of them are not yet in `report.policyVersions`.
+        var runHash = ""
+        var runCount = 0
+
+        init(source: String, candidate: CompiledPolicy, base: CompiledPolicy?) {
+            self.candidate = candidate
+            self.base = base
+            report.source = source
+            report.candidateHash = candidate.contentHash
+            report.baseHash = base?.contentHash
+        }
+
+        mutating func add(_ line: UnsafeRawBufferPointer) {
             number += 1
-            guard line.contains(where: { !$0.isWhitespace }) else { continue }
+            guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return }
             report.records += 1
-            let record: DecisionRecord
+            let record: RecordEnvelope
             do {
-                record = try DecisionRecord(line: line)
+                record = try reader.readRecord(line, into: &request)
             } catch {
                 report.unreadableCount += 1
                 if report.unreadable.count < ReplayReport.maxUnreadableKept {
                     report.unreadable.append(UnreadableRecord(line: number, message: error.field.isEmpty ? error.message : "\(error.field): \(error.message)"))
                 }
-                continue
+                return
             }
             report.replayed += 1
-            report.policyVersions[record.policyHash, default: 0] += 1
+            if record.policyHash != runHash {
+                if runCount > 0 { report.policyVersions[runHash, default: 0] += runCount }
+                runHash = record.policyHash
+                runCount = 0
+            }
+            runCount += 1
             if let baseHash = report.baseHash, record.policyHash != baseHash { report.otherVersion += 1 }
             let before: (effect: Effect, reason: Reason)
             if let base {
-                let d = base.decide(record.request)
+                let d = base.decide(request)
                 before = (d.effect, d.reason)
             } else {
                 before = (record.effect, record.reason)
             }
-            let after = candidate.decide(record.request)
+            let after = candidate.decide(request)
             let direction: FlipDirection
             if before.effect == .allow, after.effect == .deny {
                 direction = .allowToDeny
@@ -189,20 +229,25 @@ public enum DecisionReplay {
             } else if before.reason != after.reason {
                 direction = .reasonChanged
             } else {
-                continue
+                return
             }
-            let key = FlipKey(action: record.request.action, direction: direction, from: before.reason, to: after.reason, shape: shape(of: record.request.subject))
+            let key = FlipKey(action: request.action, direction: direction, from: before.reason, to: after.reason, shape: DecisionReplay.shape(of: request.subject))
             var group = groups[key] ?? (0, [])
             group.count += 1
-            if group.examples.count < 3 { group.examples.append("\(record.subject ?? record.request.subject.id ?? "signed-out") (line \(number))") }
+            if group.examples.count < 3 { group.examples.append("\(record.subject ?? request.subject.id ?? "signed-out") (line \(number))") }
             groups[key] = group
         }
-        report.groups = groups.map { key, value in
-            FlipGroup(action: key.action, direction: key.direction, from: key.from, to: key.to, shape: key.shape, count: value.count, examples: value.examples)
-        }.sorted { a, b in
-            a.count != b.count ? a.count > b.count : (a.direction, a.action, a.shape, a.from.rawValue, a.to.rawValue) < (b.direction, b.action, b.shape, b.from.rawValue, b.to.rawValue)
+
+        mutating func finish() -> ReplayReport {
+            if runCount > 0 { report.policyVersions[runHash, default: 0] += runCount }
+            runCount = 0
+            report.groups = groups.map { key, value in
+                FlipGroup(action: key.action, direction: key.direction, from: key.from, to: key.to, shape: key.shape, count: value.count, examples: value.examples)
+            }.sorted { a, b in
+                a.count != b.count ? a.count > b.count : (a.direction, a.action, a.shape, a.from.rawValue, a.to.rawValue) < (b.direction, b.action, b.shape, b.from.rawValue, b.to.rawValue)
+            }
+            return report
         }
-        return report
     }
 
     /// What groups a flip.

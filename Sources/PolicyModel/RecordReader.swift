@@ -1,0 +1,108 @@
+// A decision record's line (`policy serve --decision-log`, `GET /v1/operator/decisions` as NDJSON, `policy log pull`),
+// read by the same strict byte reader as a request: the record's own fields by hand, its `request` object by the
+// contract's reader, into a request value the caller reuses. `policy replay` reads a million of these, so no value
+// tree and no `JSONDecoder` are built (docs/performance.md, "Recording decisions, and replaying them").
+//
+// Fields a record carries for people (`at`, `action`, `resourceType`) and fields a later server may add are
+// stepped over (their JSON still checked); a field the replay needs is refused when missing, duplicated or of the
+// wrong type, named as `request.subject.tier` is.
+
+/// The fields of a decision record around its request.
+public struct RecordEnvelope: Sendable, Hashable {
+    /// The record's id in the store, when it has one.
+    public var id: Int?
+    /// The subject's keyed pseudonym; nil for a signed-out subject.
+    public var subject: String?
+    /// The recorded effect.
+    public var effect: Effect
+    /// The recorded reason.
+    public var reason: Reason
+    /// The content hash of the policy version that decided it.
+    public var policyHash: String
+
+    /// An envelope.
+    public init(id: Int?, subject: String?, effect: Effect, reason: Reason, policyHash: String) {
+        self.id = id
+        self.subject = subject
+        self.effect = effect
+        self.reason = reason
+        self.policyHash = policyHash
+    }
+}
+
+extension RequestReader {
+    /// Reads one record line: its envelope is returned and its request read into `request`, reusing that value's
+    /// storage as `read(_:into:)` does. Throws naming the field at fault (`effect`, `request.resource.type`).
+    public func readRecord(_ bytes: UnsafeRawBufferPointer, into request: inout Request) throws(RequestError) -> RecordEnvelope {
+        if bytes.count <= limits.maxBytes { request.reset() }
+        return try parseContiguous(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in try parser.readRecord(into: &request) }.get()
+    }
+}
+
+extension JSONRequestParser {
+    mutating func readRecord(into request: inout Request) throws(RequestError) -> RecordEnvelope {
+        skipByteOrderMark()
+        skipWhitespace()
+        guard pos < count, base[pos] == UInt8(ascii: "{") else { throw wrongType("a record, a JSON object") }
+        try openObject(depth: 1)
+        var id: Int?
+        var subject: String?
+        var effect: Effect?
+        var reason: Reason?
+        var policyHash: String?
+        var hasRequest = false
+        var seen: UInt8 = 0
+        var first = true
+        while let key = try nextMember(&first) {
+            do throws(RequestError) {
+                if isKey(key, "id") {
+                    try once(&seen, 1, key)
+                    id = try skipNull() ? nil : readInteger()
+                } else if isKey(key, "subject") {
+                    try once(&seen, 2, key)
+                    subject = try readOptionalString()
+                } else if isKey(key, "effect") {
+                    try once(&seen, 4, key)
+                    let at = pos
+                    let text = try readString()
+                    guard let value = Effect(rawValue: text) else {
+                        throw RequestError(field: "", "must be allow or deny, not '\(text)'", kind: .invalidValue, offset: at)
+                    }
+                    effect = value
+                } else if isKey(key, "reason") {
+                    try once(&seen, 8, key)
+                    let at = pos
+                    let text = try readString()
+                    guard let value = Reason(rawValue: text) else {
+                        throw RequestError(field: "", "is not a known reason: '\(text)'", kind: .invalidValue, offset: at)
+                    }
+                    reason = value
+                } else if isKey(key, "policyHash") {
+                    try once(&seen, 16, key)
+                    policyHash = try readString()
+                } else if isKey(key, "request") {
+                    try once(&seen, 32, key)
+                    if try !skipNull() {
+                        try readRequestObject(into: &request)
+                        hasRequest = true
+                    }
+                } else {
+                    try skipValue(depth: 2)
+                }
+            } catch {
+                throw error.inside(keyText(key))
+            }
+        }
+        skipWhitespace()
+        guard pos == count else { throw syntax("unexpected \(describeByte()) after the record") }
+        guard let effect else { throw RequestError(field: "effect", "is required", kind: .missingField, offset: pos - 1) }
+        guard let reason else { throw RequestError(field: "reason", "is required", kind: .missingField, offset: pos - 1) }
+        guard let policyHash else { throw RequestError(field: "policyHash", "is required", kind: .missingField, offset: pos - 1) }
+        guard hasRequest else {
+            throw RequestError(
+                field: "request", "is absent (a record logged before v18, erased, or too large to keep)", kind: .missingField,
+                offset: pos - 1)
+        }
+        return RecordEnvelope(id: id, subject: subject, effect: effect, reason: reason, policyHash: policyHash)
+    }
+}
