@@ -193,6 +193,54 @@ import GatehouseTestSupport
         }
     }
 
+    /// Issue 37's queue on PostgreSQL: while another session holds an exclusive lock on the decision log (a stalled
+    /// store), every decision is answered and the lock is still held when the last answer arrives, so no answer waited
+    /// for the store; once the lock goes, what was queued is written (or, when a batch gave up on the lock, counted).
+    @Test(.enabled(if: TestPostgres.url != nil, "GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func aStalledPostgreSQLStoreNeverDelaysADecision() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-stalled-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = try await SharedDatabase.make(.postgres, in: dir)
+        defer { Task { await database.drop() } }
+        let t = try TestServer {
+            $0.database = database.served
+            $0.decisionLog = .all
+            $0.decisionLogLimit = RateLimit(requests: 1_000_000, window: 60)
+        }
+        let recorder = t.server.service.recorder
+        @Sendable func decide(_ client: some TestClientProtocol, _ i: Int) async throws {
+            let json = #"{"subject": {"id": "user-\#(i)", "tier": "free"}, "action": "add_source", "resource": {"type": "app", "usage": {"sources": \#(i % 60)}}}"#
+            try await client.execute(uri: "/v1/decide", method: .post, body: body(json)) { r in #expect(r.status == .ok) }
+        }
+        try await Self.withStoreRunning(t.server.store) {
+            try await t.app.test(.router) { client in
+                // One record first: the pseudonym key is read and the table exists before the stall.
+                try await decide(client, 0)
+                await recorder.flush()
+                #expect(recorder.counts.written == 1)
+                let lock = try await LockHolder.take(url: database.location, table: "decisionLog")
+                for i in 1...200 { try await decide(client, i) }
+                let held = try await offThePool(
+                    URL(fileURLWithPath: TestPostgres.psql),
+                    [database.location, "-tA", "-c", #"SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = '"decisionLog"'::regclass"#])
+                #expect(held.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the lock was gone before the last answer")
+                #expect(recorder.counts.written == 1)
+                await lock.stop()
+                // The backend outlives its psql inside pg_sleep: end it, so the lock goes now, not in 60 s.
+                _ = try await offThePool(
+                    URL(fileURLWithPath: TestPostgres.psql),
+                    [database.location, "-tA", "-c", #"SELECT pg_terminate_backend(pid) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = '"decisionLog"'::regclass"#])
+                await recorder.flush()
+                let counts = recorder.counts
+                #expect(counts.written + counts.dropped == 201, "\(counts)")
+                let rows = try await offThePool(
+                    URL(fileURLWithPath: TestPostgres.psql), [database.location, "-tA", "-c", #"SELECT count(*) FROM "decisionLog""#])
+                #expect(Int(rows.trimmingCharacters(in: .whitespacesAndNewlines)) == counts.written)
+            }
+        }
+    }
+
     /// Runs `body` with `store` answering: on PostgreSQL its pool runs, and the schema is migrated, for the body's
     /// duration (as `policy serve` runs them; a `.router` test runs no service). SQLite needs nothing.
     static func withStoreRunning<T>(_ store: OpenedIdentityStore, _ body: () async throws -> T) async throws -> T {
