@@ -47,19 +47,27 @@ struct Replay: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let data: Data
+        let input: FileHandle
         if records == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            input = FileHandle.standardInput
         } else {
-            guard let read = FileManager.default.contents(atPath: records) else { throw ValidationError("cannot read '\(records)'") }
-            data = read
+            guard let opened = FileHandle(forReadingAtPath: records) else { throw ValidationError("cannot read '\(records)'") }
+            input = opened
         }
         let candidate = try loadedOrExit(PolicyCompiler.load(directory: policies))
         var basePolicy: CompiledPolicy?
         if let base { basePolicy = try loadedOrExit(try await GitRevision.load(folder: policies, revision: base)) }
-        let report = data.withUnsafeBytes { bytes in
-            DecisionReplay.replay(bytes: bytes, source: records, candidate: candidate, base: basePolicy)
+        // A block at a time: a file of a million records (500 MB) is never held whole.
+        var replayer = DecisionReplay.Replayer(source: records, candidate: candidate, base: basePolicy)
+        var pending: [UInt8] = []
+        while true {
+            let block = try input.read(upToCount: 1 << 20) ?? Data()
+            pending.append(contentsOf: block)
+            let consumed = pending.withUnsafeBytes { replayer.add(block: $0, final: block.isEmpty) }
+            pending.removeFirst(consumed)
+            if block.isEmpty { break }
         }
+        let report = replayer.finish()
         let baseName = base.map { "\($0):\(policies)" }
         switch format {
         case .json: print(ReplayRenderer.json(report, candidate: policies, base: baseName).rendered(pretty: true))

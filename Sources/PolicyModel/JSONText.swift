@@ -77,6 +77,13 @@ public indirect enum JSONText: Sendable, Hashable {
 
     private static func writeString(_ s: String, into out: inout String) {
         out += "\""
+        // Most strings need no escape: appended whole, not a scalar at a time (a decision record's facts are
+        // rendered on the recorder's path; the scalar loop was a third of the writer's instructions).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PolicyModel
 import Testing
 import Crypto
@@ -90,5 +91,35 @@ import Crypto
         let p = names.pseudonymised(request)
         #expect(p.subject.id == expected("alice") && p.resource.ownerId == expected("bob"))
         #expect(p.resource.members == [expected("alice"): "editor", expected("bob"): "owner"])
+    }
+
+    /// SQLite writes a batch of decision records through one cached statement: every column holds what GRDB's record
+    /// insert writes for the same row (a date with a fraction of a second, nils, text with escapes).
+    @Test func theDecisionLogBatchWritesWhatTheRecordInsertWrites() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-decision-batch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = try AppDatabase(path: dir.appendingPathComponent("t.sqlite").path)
+        let rows = [
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_000.123_456), actor: "p-1", action: "view", resourceType: "project",
+                resourceId: "r\"1", effect: "deny", reason: "access_denied", policyHash: "h", policyLocation: "projects.yaml:3:5", subject: "u-1",
+                facts: #"{"action":"view"}"#),
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_001), actor: nil, action: "add_source", resourceType: "app", resourceId: nil,
+                effect: "allow", reason: "allowed", policyHash: "h", policyLocation: nil, subject: nil, facts: nil),
+        ]
+        try await database.pool.write { db in
+            for row in rows { try RowBox(row).insert(db) }
+            try DecisionLogRow.insertAll(rows, db)
+        }
+        let written = try await database.pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM decisionLog ORDER BY id") }
+        try #require(written.count == 4)
+        for (generic, batch) in [(written[0], written[2]), (written[1], written[3])] {
+            for column in generic.columnNames where column != "id" {
+                #expect((generic[column] as DatabaseValue) == (batch[column] as DatabaseValue), "\(column)")
+            }
+        }
+        #expect(Set(written.map { $0["id"] as Int64 }).count == 4)
     }
 }

@@ -156,22 +156,13 @@ public enum DecisionReplay {
     /// skipped), as `replay(lines:)` does, without making a string of each line: the form `policy replay` reads.
     public static func replay(bytes: UnsafeRawBufferPointer, source: String = "records", candidate: CompiledPolicy, base: CompiledPolicy?) -> ReplayReport {
         var replayer = Replayer(source: source, candidate: candidate, base: base)
-        guard let start = bytes.baseAddress else { return replayer.finish() }
-        var offset = 0
-        while offset <= bytes.count {
-            let rest = bytes.count - offset
-            let end = rest == 0 ? nil : memchr(start + offset, Int32(UInt8(ascii: "\n")), rest).map { $0 - UnsafeMutableRawPointer(mutating: start) }
-            let lineEnd = end ?? bytes.count
-            if end != nil || lineEnd > offset {
-                replayer.add(UnsafeRawBufferPointer(start: start + offset, count: lineEnd - offset))
-            }
-            offset = lineEnd + 1
-        }
+        _ = replayer.add(block: bytes, final: true)
         return replayer.finish()
     }
 
-    /// The replay's running state: one request value reused for every record, the flips grouped as they come.
-    struct Replayer {
+    /// A replay fed a file's bytes a block at a time (`policy replay` reads a million records without holding them):
+    /// one request value reused for every record, the flips grouped as they come.
+    public struct Replayer {
         let candidate: CompiledPolicy
         let base: CompiledPolicy?
         var report = ReplayReport()
@@ -183,7 +174,8 @@ public enum DecisionReplay {
         var runHash = ""
         var runCount = 0
 
-        init(source: String, candidate: CompiledPolicy, base: CompiledPolicy?) {
+        /// A replay under `candidate`, against `base` when given, else against each record's recorded outcome.
+        public init(source: String = "records", candidate: CompiledPolicy, base: CompiledPolicy?) {
             self.candidate = candidate
             self.base = base
             report.source = source
@@ -191,6 +183,26 @@ public enum DecisionReplay {
             report.baseHash = base?.contentHash
         }
 
+        /// Replays every complete line of `block` and returns how many bytes it consumed (up to and including the last
+        /// newline); the caller keeps the rest and passes it again before the next block. With `final`, the block is
+        /// all there is and a last line without a newline is replayed too.
+        public mutating func add(block: UnsafeRawBufferPointer, final: Bool) -> Int {
+            guard let start = block.baseAddress else { return 0 }
+            var offset = 0
+            while offset < block.count {
+                guard let newline = memchr(start + offset, Int32(UInt8(ascii: "\n")), block.count - offset) else { break }
+                let end = UnsafeRawPointer(newline) - start
+                add(UnsafeRawBufferPointer(start: start + offset, count: end - offset))
+                offset = end + 1
+            }
+            if final, offset < block.count {
+                add(UnsafeRawBufferPointer(start: start + offset, count: block.count - offset))
+                return block.count
+            }
+            return offset
+        }
+
+        /// Replays one record line (without its newline).
         mutating func add(_ line: UnsafeRawBufferPointer) {
             number += 1
             guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return }
@@ -238,7 +250,8 @@ public enum DecisionReplay {
             groups[key] = group
         }
 
-        mutating func finish() -> ReplayReport {
+        /// The report of everything replayed.
+        public mutating func finish() -> ReplayReport {
             if runCount > 0 { report.policyVersions[runHash, default: 0] += runCount }
             runCount = 0
             report.groups = groups.map { key, value in
