@@ -123,6 +123,8 @@ enum ConsoleAssets {
         label { display: block; font-size: 13px; color: var(--muted); margin-top: 8px; }
         form, .row { display: flex; flex-wrap: wrap; align-items: flex-end; gap: 8px; }
         form label, .row label { width: 100%; }
+        label.inline { display: inline-flex; align-items: center; gap: 6px; margin: 4px 18px 8px 0; font-size: 15px; color: var(--ink); }
+        label.inline input { width: 18px; height: 18px; }
         #status { margin: 0; padding: 6px 16px; min-height: 1.5em; color: var(--muted); }
         #status.error { color: var(--deny); }
         #confirm { position: sticky; top: 0; z-index: 2; margin: 0 16px; padding: 10px; background: #fff4e5; border: 1px solid var(--deny); border-radius: 6px; }
