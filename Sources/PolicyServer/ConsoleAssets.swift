@@ -61,6 +61,8 @@ enum ConsoleAssets {
               </div>
               <h3>App Store transactions</h3>
               <table id="transactions"><thead><tr><th>Original</th><th>Product</th><th>Environment</th><th>Signed</th><th>Expires</th><th>Revoked</th></tr></thead><tbody></tbody></table>
+              <h3>App Store purchases and notifications</h3>
+              <table id="store-events"><thead><tr><th>At</th><th>Event</th><th>Outcome</th><th>Detail</th></tr></thead><tbody></tbody></table>
               <h3>App roles</h3>
               <div id="roles"></div>
               <button type="button" id="save-roles">Save roles</button>
@@ -286,6 +288,9 @@ enum ConsoleAssets {
             Object.keys((policy && policy.products) || {}).forEach(function (id) { products.appendChild(el('option', { value: id, text: id + ' → ' + policy.products[id] })); });
             var tx = clear($('transactions').tBodies[0]);
             p.transactions.forEach(function (x) { row(tx, [x.originalTransactionId, x.productId, x.environment, when(x.signedAt), when(x.expiresAt), when(x.revokedAt)]); });
+            var storeEvents = clear($('store-events').tBodies[0]);
+            p.audit.filter(function (e) { return e.kind.indexOf('app_store') === 0; })
+              .forEach(function (e) { row(storeEvents, [when(e.at), e.kind, e.outcome, e.reason]); });
             var roles = clear($('roles'));
             p.declaredRoles.forEach(function (r) {
               var box = el('input', { type: 'checkbox', id: 'role-' + r, 'data-role': r });

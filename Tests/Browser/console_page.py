@@ -112,6 +112,8 @@ def main(base, fixture_path, shots):
         check(tier.get_attribute("data-tier") == "pro" and tier.get_attribute("data-source") == "purchase",
               "the tier the purchase gave: pro, from a purchase (shown: " + tier.text + ")")
         check(fixture["originalTransactionId"] in text(driver, "transactions"), "the App Store transaction is listed")
+        check("app_store_purchase" in text(driver, "store-events") and "applied:pro" in text(driver, "store-events"),
+              "and the purchase with its outcome (applied:pro)")
         sessions = driver.find_elements(By.CSS_SELECTOR, "#sessions button[data-session]")
         check(len(sessions) == 2, "two live sessions, each with an end button")
 

@@ -101,6 +101,12 @@ import GatehouseTestSupport
                 #expect(r.object["session"] as? String != nil)
                 #expect(((r.object["request"] as? [String: Any])?["subject"] as? [String: Any])?["id"] as? String == userId)
             }
+            // A subject in the body changes nothing: the subject is the user's.
+            let named = #"{"subject": {"id": "someone-else", "tier": "team"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+            try await client.execute(uri: "/v1/operator/users/\(userId)/explain", method: .post, headers: op, body: body(named)) { r in
+                #expect((r.object["explanation"] as? [String: Any])?["reason"] as? String == "requires_upgrade", "\(r.text)")
+                #expect(((r.object["request"] as? [String: Any])?["subject"] as? [String: Any])?["id"] as? String == userId)
+            }
             let recordId = try await client.execute(uri: "/v1/operator/decisions?user=\(userId)", method: .get, headers: op) { r in
                 try #require((r.object["decisions"] as? [[String: Any]])?.first?["id"] as? Int)
             }

@@ -18835,7 +18835,7 @@ package enum Operations {
     }
     /// Explain a decision for the user now, as the user's own app would get it (operator, console)
     ///
-    /// The body is a decision request without a subject (action, resource, context). The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.

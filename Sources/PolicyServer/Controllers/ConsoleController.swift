@@ -34,13 +34,13 @@ struct ConsoleController {
         return json(Self.page(page, declaredRoles: server.service.policy.declaredAppRoles))
     }
 
-    /// `POST /v1/operator/users/{id}/explain?session=`: a decision request (no subject) explained for the user now.
+    /// `POST /v1/operator/users/{id}/explain?session=`: a decision request explained for the user now. A subject in the
+    /// body is ignored (the subject is the user's; the answer's `request` shows the one judged).
     @Sendable func explain(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
         let query = try onlyParameters(request, ["session"])
         let body = try await readBytes(request, limit: server.settings.bodyLimit)
         let asked = try DecisionBodies.request(body.readableBytesView, limit: server.settings.bodyLimit)
-        guard asked.subject == Subject() else { throw RequestError(field: "subject", "is the user's own: leave it out") }
         let policy = server.service.policy
         let answer = try await server.service.explain(
             forUser: try context.parameters.require("id"), sessionId: query["session"], asked, operator: credential, by: policy)
