@@ -56,6 +56,15 @@ import Testing
         #expect(await identityError { try await h.service.operatorUserPage(userId: "no-such-user", operator: Self.op) }?.code == .notFound)
     }
 
+    /// App roles come from the policy set (`declared`): one outside MimiSupply's four (`customer`, `driver`, `partner`,
+    /// `admin`) is stored like them. The v1 table checked for those four names, so `support` failed as a storage error.
+    @Test(arguments: StoreKind.testable) func aDeclaredRoleOfAnyNameIsStored(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let user = try await h.service.signInAnonymously(source: .inProcess)
+        try await h.service.setAppRoles(userId: user.userId, roles: ["support", "field_agent"], declared: ["support", "field_agent"], operator: Self.op)
+        #expect(try await h.service.subject(accessToken: user.accessToken).roles == ["field_agent", "support"])
+    }
+
     @Test(arguments: StoreKind.testable) func nothingWithoutTheOperatorsCredential(store: StoreKind) async throws {
         let h = try await Harness(store)
         let user = try await h.service.signInAnonymously(source: .inProcess)
