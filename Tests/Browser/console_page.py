@@ -134,11 +134,11 @@ def main(base, fixture_path, shots):
         shoot(driver, shots, "console-explain.png")
 
         # Grant the role (behind a confirmation) and see the decision change.
-        driver.find_element(By.ID, "role-admin").click()
+        driver.find_element(By.ID, "role-support").click()
         driver.find_element(By.ID, "save-roles").click()
         confirm(driver)
         check(status_is(driver, "roles saved"), "the role is saved after the confirmation")
-        check(driver.find_element(By.ID, "role-admin").is_selected(), "and shown as held")
+        check(driver.find_element(By.ID, "role-support").is_selected(), "and shown as held")
         result = explain(driver, "view_tickets", "helpdesk")
         check(result.get_attribute("data-decision") == "allow", "the same question is now allowed (shown: " + result.text + ")")
         check(decide(base, fixture["tokens"][0], "view_tickets", "helpdesk")["decision"] == "allow",

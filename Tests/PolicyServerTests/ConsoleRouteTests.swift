@@ -14,15 +14,16 @@ import GatehouseTestSupport
 @Suite(.startsServers) struct ConsoleRouteTests {
     static let operatorToken = "operator-console-secret-0123456789"
 
-    /// A role-gated action added to research-crawler, so one set has tiers, products and app roles.
+    /// A role-gated action added to research-crawler, so one set has tiers, products and app roles (named outside
+    /// MimiSupply's four, which the stores once required).
     static let supportFile = """
         appRoles:
-          admin: {name: Admin}
-          partner: {name: Partner}
+          support: {name: Support}
+          auditor: {name: Auditor}
         resources:
           helpdesk:
             actions:
-              view_tickets: {appRoles: [admin]}
+              view_tickets: {appRoles: [support]}
 
         """
 
@@ -50,7 +51,7 @@ import GatehouseTestSupport
             (.post, "/v1/operator/users/\(user)/signout-everywhere", nil),
             (.delete, "/v1/operator/users/\(user)/subscription", nil),
             (.put, "/v1/operator/users/\(user)/subscription", #"{"productId": "com.researchapp.pro.monthly"}"#),
-            (.put, "/v1/operator/users/\(user)/roles", #"{"roles": ["admin"]}"#),
+            (.put, "/v1/operator/users/\(user)/roles", #"{"roles": ["support"]}"#),
             (.get, "/v1/operator/policy", nil),
             (.get, "/v1/operator/decisions", nil),
             (.get, "/v1/operator/audit", nil),
@@ -87,7 +88,7 @@ import GatehouseTestSupport
             let sessions = try #require(page["sessions"] as? [[String: Any]])
             #expect(sessions.count == 2 && sessions.allSatisfy { $0["live"] as? Bool == true && $0["method"] as? String == "pin" })
             #expect((page["credentials"] as? [[String: Any]])?.map { $0["kind"] as? String } == ["pin"])
-            #expect((page["declaredRoles"] as? [String]).map(Set.init) == ["admin", "partner"])
+            #expect((page["declaredRoles"] as? [String]).map(Set.init) == ["support", "auditor"])
             #expect((page["tier"] as? [String: Any])?["source"] as? String == "none")
             let text = try await client.execute(uri: "/v1/operator/users/\(userId)", method: .get, headers: op) { $0.text }
             #expect(!text.contains(token) && !text.contains(other) && !text.contains("482615"), "no token or PIN on the page")
@@ -128,7 +129,7 @@ import GatehouseTestSupport
             try await client.execute(uri: "/v1/decide", method: .post, headers: bearer(token), body: body(tickets)) { r in
                 #expect(r.object["reason"] as? String == "role_required")
             }
-            try await client.execute(uri: "/v1/operator/users/\(userId)/roles", method: .put, headers: op, body: body(#"{"roles": ["admin"]}"#)) { r in
+            try await client.execute(uri: "/v1/operator/users/\(userId)/roles", method: .put, headers: op, body: body(#"{"roles": ["support"]}"#)) { r in
                 #expect(r.status == .noContent, "\(r.text)")
             }
             try await client.execute(uri: "/v1/operator/users/\(userId)/roles", method: .put, headers: op, body: body(#"{"roles": ["root"]}"#)) { r in
