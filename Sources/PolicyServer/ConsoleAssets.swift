@@ -118,6 +118,7 @@ enum ConsoleAssets {
         h1 { font-size: 18px; margin: 0; }
         h2 { font-size: 17px; margin: 8px 0; }
         h3 { font-size: 15px; margin: 18px 0 6px; color: var(--accent); }
+        h1, h2, h3, li, p { overflow-wrap: anywhere; }
         main { max-width: 1100px; margin: 0 auto; padding: 8px 16px 80px; }
         nav button, button { font: inherit; padding: 6px 12px; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; min-height: 36px; }
         button.danger { border-color: var(--deny); color: var(--deny); }

@@ -161,6 +161,18 @@ def main(base, fixture_path, shots):
         live = driver.find_elements(By.CSS_SELECTOR, "#sessions button[data-session]")
         check(len(live) == 1, "one live session is left on the page")
 
+        # A user signed in with Apple under a hostile display name: found by the Apple subject, the name shown as text.
+        driver.find_element(By.ID, "q").clear()
+        driver.find_element(By.ID, "q").send_keys(fixture["appleSubject"])
+        driver.find_element(By.ID, "find").click()
+        wanted = fixture["hostileDisplayName"]
+        check(wait_for(lambda: text(driver, "user-title") == wanted), "a hostile display name is shown as its text")
+        check("appleSubject" in text(driver, "results") and wanted in text(driver, "results"),
+              "found by the Apple subject, the name in the result as text")
+        check(fixture["appleSubject"] in text(driver, "credentials"), "the Apple identity is listed among the credentials")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#user img, #user script, #results img, #results script")) == 0
+              and driver.execute_script("return window.__pwned === undefined;"), "no element or script was made from the name")
+
         # The policy page.
         driver.find_element(By.ID, "nav-policy").click()
         check(wait_for(lambda: driver.find_element(By.ID, "policy").is_displayed()), "the policy page opens")
@@ -171,8 +183,9 @@ def main(base, fixture_path, shots):
         # Readable on a phone: the user page at 390 pixels wide has no horizontal scroll of the page itself.
         driver.set_window_size(390, 844)
         driver.find_element(By.ID, "nav-users").click()
-        width = driver.execute_script("return document.documentElement.scrollWidth;")
-        check(width <= 400, "at a phone's width the page does not scroll sideways (scrollWidth %d)" % width)
+        width, visible = driver.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];")
+        check(width <= visible, "at a phone's width the page does not scroll sideways (%d of %d pixels)" % (width, visible))
         shoot(driver, shots, "console-phone.png")
 
         check(secret not in driver.page_source, "the credential is still in no page source")
