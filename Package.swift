@@ -202,6 +202,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),  // the replica tests sign device challenges
+                .product(name: "_CryptoExtras", package: "swift-crypto"),  // the console's browser test signs an Apple identity token
             ]),
         .testTarget(
             name: "GatehouseEngineTests",

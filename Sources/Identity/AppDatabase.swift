@@ -420,5 +420,18 @@ package enum Schema {
                     AND OLD.actor IN (SELECT pseudonym FROM erasure))
                 BEGIN SELECT RAISE(ABORT, 'decision log is append-only'); END;
             """),
+        // Issue 43: app roles are the policy set's (`setAppRoles` refuses any the set does not declare), but v1 checked
+        // for MimiSupply's four names, so a set declaring `support` could not grant it (a storage error). The check is
+        // now only a length; SQLite cannot alter a check, so the table is rebuilt with its rows.
+        ("v19-app-role-names", """
+            CREATE TABLE appRole_v19 (
+                userId TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+                role TEXT NOT NULL CHECK (length(role) BETWEEN 1 AND 64),  -- a role the policy set declares
+                PRIMARY KEY (userId, role)
+            );
+            INSERT INTO appRole_v19 (userId, role) SELECT userId, role FROM appRole;
+            DROP TABLE appRole;
+            ALTER TABLE appRole_v19 RENAME TO appRole;
+            """),
     ]
 }

@@ -549,5 +549,13 @@ package enum PostgresSchema {
                     allowDelete: #"OLD."at" < coalesce((SELECT "cutoff" FROM "logRetention" WHERE "id" = 1), '-infinity')"#),
             ]
         ),
+        (
+            // As in SQLite: an app role is any the policy set declares, so the check on v1's four names becomes a length.
+            "v19-app-role-names",
+            [
+                #"ALTER TABLE "appRole" DROP CONSTRAINT "appRole_role_check""#,
+                #"ALTER TABLE "appRole" ADD CONSTRAINT "appRole_role_check" CHECK (length("role") BETWEEN 1 AND 64)"#,
+            ]
+        ),
     ]
 }

@@ -157,6 +157,9 @@ struct Serve: AsyncParsableCommand {
             valueName: "DIR"))
     var shadow: String?
 
+    @Flag(help: "Serve the operator console at /console (sign in with the operator credential; every action is an operator route).")
+    var console = false
+
     func run() async throws {
         var options = ServerSettings.Options()
         options.policies = policies
@@ -192,6 +195,7 @@ struct Serve: AsyncParsableCommand {
         options.refreshGracePeriod = refreshGracePeriod
         options.decisionCacheEntries = decisionCacheEntries
         options.shadow = shadow
+        options.console = console
         let settings: ServerSettings
         do {
             settings = try ServerSettings.resolve(options, environment: ProcessInfo.processInfo.environment)

@@ -57,6 +57,8 @@ public struct ServerSettings: Sendable {
     public var decisionLogLimit = RateLimit(requests: 600, window: 60)
     /// A candidate policy set decided beside the live one after every answer (`--shadow DIR`), never served.
     public var shadow: String?
+    /// Serve the operator console's page at `/console` (`--console`); its routes are operator routes either way.
+    public var console = false
     /// App Store purchases: bundle ids, environments and extra roots (`--app-store-*`); off without a bundle id.
     public var appStore = AppStoreConfiguration()
     /// Decide for a subject the caller names in the request (a backend that has authenticated its user itself).
@@ -118,7 +120,7 @@ public struct ServerSettings: Sendable {
         case bodyLimit, signInLimit, trustedProxies, readTimeout, decisionLog, decisionLogSignedOut, decisionLogLimit
         case appStoreBundleId, appStoreEnvironment, appStoreRootCertificate, trustCallerSubjects
         case writeLimit, sourceWriteLimit, maintenanceInterval, retentionDays, ipv6Prefix, maxConnections, maxConnectionsPerClient, requestTimeout
-        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, notificationLimit, shadow
+        case accessTokenLifetime, refreshGracePeriod, decisionCacheEntries, bundleKey, notificationLimit, shadow, console
 
         /// The variable's name (`GATEHOUSE_SIGNIN_LIMIT` was named before the rule).
         public var rawValue: String {
@@ -197,6 +199,7 @@ public struct ServerSettings: Sendable {
         public var bundleKey: String?
         /// The candidate set's folder.
         public var shadow: String?
+        public var console = false
         public init() {}
     }
 
@@ -264,6 +267,7 @@ public struct ServerSettings: Sendable {
             s.decisionLog = mode
         }
         s.shadow = options.shadow ?? env(.shadow)
+        s.console = options.console || ["1", "true", "yes"].contains(env(.console)?.lowercased() ?? "")
         s.decisionLogSignedOut = options.decisionLogSignedOut || ["1", "true", "yes"].contains(env(.decisionLogSignedOut)?.lowercased() ?? "")
         if let text = options.decisionLogLimit ?? env(.decisionLogLimit) {
             s.decisionLogLimit = try RateLimit(parsing: text, variable: .decisionLogLimit)

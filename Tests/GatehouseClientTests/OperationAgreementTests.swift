@@ -170,11 +170,34 @@ struct BearerOnly: ClientMiddleware {
             _ = try await call("getOperatorAudit", bearer: operatorToken) { try await api.getOperatorAudit(query: .init(user: user, limit: 10)) }
             _ = try await call("getOperatorShadow", bearer: operatorToken) { try await api.getOperatorShadow() }
 
+            // The console's operator routes (issue 43); this server runs without --console, so its pages answer 404.
+            _ = try await call("getOperatorUsers", bearer: operatorToken) { try await api.getOperatorUsers(query: .init(q: user)) }
+            _ = try await call("getOperatorUsersById", bearer: operatorToken) { try await api.getOperatorUsersById(path: .init(id: user)) }
+            _ = try await call("postOperatorUsersByIdExplain", bearer: operatorToken) {
+                try await api.postOperatorUsersByIdExplain(path: .init(id: user), body: .json(app))
+            }
+            _ = try await call("postOperatorUsersByIdDecisionsByDecisionIdExplain", bearer: operatorToken) {
+                try await api.postOperatorUsersByIdDecisionsByDecisionIdExplain(path: .init(id: user, decisionId: "1"))
+            }
+            _ = try await call("deleteOperatorUsersByIdSessionsBySessionId", bearer: operatorToken) {
+                try await api.deleteOperatorUsersByIdSessionsBySessionId(path: .init(id: user, sessionId: "no-such-session"))
+            }
+            _ = try await call("deleteOperatorUsersByIdSubscription", bearer: operatorToken) {
+                try await api.deleteOperatorUsersByIdSubscription(path: .init(id: user))
+            }
+            _ = try await call("getOperatorPolicy", bearer: operatorToken) { try await api.getOperatorPolicy() }
+            _ = try await call("getConsole") { try await api.getConsole() }
+            _ = try await call("getConsoleScript") { try await api.getConsoleScript() }
+            _ = try await call("getConsoleStyle") { try await api.getConsoleStyle() }
+
             // Endings: this session, every session of the anonymous user, the account, then the operator's delete.
             _ = try await call("postAuthSignout", bearer: apple.accessToken) { try await api.postAuthSignout() }
             _ = try await call("postAuthSignoutEverywhere", bearer: refreshed.accessToken) { try await api.postAuthSignoutEverywhere() }
             _ = try await call("deleteMe", bearer: t) { try await api.deleteMe() }
             let other = try await api.postAuthAnonymous().created.body.json
+            _ = try await call("postOperatorUsersByIdSignoutEverywhere", bearer: operatorToken) {
+                try await api.postOperatorUsersByIdSignoutEverywhere(path: .init(id: other.userId))
+            }
             _ = try await call("deleteOperatorUsersById", bearer: operatorToken) { try await api.deleteOperatorUsersById(path: .init(id: other.userId)) }
 
             // The detector sees an undocumented answer for what it is.

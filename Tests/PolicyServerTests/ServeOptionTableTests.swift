@@ -51,6 +51,7 @@ import GatehouseTestSupport
             "GATEHOUSE_REQUEST_TIMEOUT --request-timeout", "GATEHOUSE_ACCESS_TOKEN_LIFETIME --access-token-lifetime",
             "GATEHOUSE_REFRESH_GRACE_PERIOD --refresh-grace-period", "GATEHOUSE_DECISION_CACHE_ENTRIES --decision-cache-entries",
             "GATEHOUSE_BUNDLE_KEY --bundle-key", "GATEHOUSE_NOTIFICATION_LIMIT --notification-limit", "GATEHOUSE_SHADOW --shadow",
+            "GATEHOUSE_CONSOLE --console",
         ])
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGNIN_LIMIT") == .signInLimit)
         #expect(ServerSettings.Variable(rawValue: "GATEHOUSE_SIGN_IN_LIMIT") == nil)

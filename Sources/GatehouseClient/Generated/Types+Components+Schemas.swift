@@ -809,6 +809,229 @@ extension Components {
         package typealias Decision = PolicyModel.Decision
         /// - Remark: Generated from `#/components/schemas/Explanation`.
         package typealias Explanation = DecisionExplanation
+        /// - Remark: Generated from `#/components/schemas/OperatorUser`.
+        package struct OperatorUser: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/id`.
+            package var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/pseudonym`.
+            package var pseudonym: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/username`.
+            package var username: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/displayName`.
+            package var displayName: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/email`.
+            package var email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/isPrivateRelayEmail`.
+            package var isPrivateRelayEmail: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/createdAt`.
+            package var createdAt: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/matchedBy`.
+            @frozen package enum MatchedByPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case id = "id"
+                case username = "username"
+                case pseudonym = "pseudonym"
+                case appleSubject = "appleSubject"
+                case originalTransactionId = "originalTransactionId"
+            }
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/matchedBy`.
+            package var matchedBy: Components.Schemas.OperatorUser.MatchedByPayload
+            /// Creates a new `OperatorUser`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - pseudonym:
+            ///   - username:
+            ///   - displayName:
+            ///   - email:
+            ///   - isPrivateRelayEmail:
+            ///   - createdAt:
+            ///   - matchedBy:
+            package init(
+                id: Swift.String,
+                pseudonym: Swift.String,
+                username: Swift.String? = nil,
+                displayName: Swift.String? = nil,
+                email: Swift.String? = nil,
+                isPrivateRelayEmail: Swift.Bool,
+                createdAt: Swift.String,
+                matchedBy: Components.Schemas.OperatorUser.MatchedByPayload
+            ) {
+                self.id = id
+                self.pseudonym = pseudonym
+                self.username = username
+                self.displayName = displayName
+                self.email = email
+                self.isPrivateRelayEmail = isPrivateRelayEmail
+                self.createdAt = createdAt
+                self.matchedBy = matchedBy
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case pseudonym
+                case username
+                case displayName
+                case email
+                case isPrivateRelayEmail
+                case createdAt
+                case matchedBy
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.pseudonym = try container.decode(
+                    Swift.String.self,
+                    forKey: .pseudonym
+                )
+                self.username = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .username
+                )
+                self.displayName = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .displayName
+                )
+                self.email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.isPrivateRelayEmail = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .isPrivateRelayEmail
+                )
+                self.createdAt = try container.decode(
+                    Swift.String.self,
+                    forKey: .createdAt
+                )
+                self.matchedBy = try container.decode(
+                    Components.Schemas.OperatorUser.MatchedByPayload.self,
+                    forKey: .matchedBy
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "pseudonym",
+                    "username",
+                    "displayName",
+                    "email",
+                    "isPrivateRelayEmail",
+                    "createdAt",
+                    "matchedBy"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/OperatorExplanation`.
+        package struct OperatorExplanation: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/explanation`.
+            package var explanation: Components.Schemas.Explanation
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/request`.
+            package var request: Components.Schemas.Request
+            /// The session the subject came from; null when the user has no live session (the decision is then unauthenticated).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/session`.
+            package var session: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded`.
+            package struct RecordedPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded/id`.
+                package var id: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded/effect`.
+                package var effect: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded/reason`.
+                package var reason: Swift.String
+                /// Creates a new `RecordedPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - effect:
+                ///   - reason:
+                package init(
+                    id: Swift.Int,
+                    effect: Swift.String,
+                    reason: Swift.String
+                ) {
+                    self.id = id
+                    self.effect = effect
+                    self.reason = reason
+                }
+                package enum CodingKeys: String, CodingKey {
+                    case id
+                    case effect
+                    case reason
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.id = try container.decode(
+                        Swift.Int.self,
+                        forKey: .id
+                    )
+                    self.effect = try container.decode(
+                        Swift.String.self,
+                        forKey: .effect
+                    )
+                    self.reason = try container.decode(
+                        Swift.String.self,
+                        forKey: .reason
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "id",
+                        "effect",
+                        "reason"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded`.
+            package var recorded: Components.Schemas.OperatorExplanation.RecordedPayload?
+            /// Creates a new `OperatorExplanation`.
+            ///
+            /// - Parameters:
+            ///   - explanation:
+            ///   - request:
+            ///   - session: The session the subject came from; null when the user has no live session (the decision is then unauthenticated).
+            ///   - recorded:
+            package init(
+                explanation: Components.Schemas.Explanation,
+                request: Components.Schemas.Request,
+                session: Swift.String? = nil,
+                recorded: Components.Schemas.OperatorExplanation.RecordedPayload? = nil
+            ) {
+                self.explanation = explanation
+                self.request = request
+                self.session = session
+                self.recorded = recorded
+            }
+            package enum CodingKeys: String, CodingKey {
+                case explanation
+                case request
+                case session
+                case recorded
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.explanation = try container.decode(
+                    Components.Schemas.Explanation.self,
+                    forKey: .explanation
+                )
+                self.request = try container.decode(
+                    Components.Schemas.Request.self,
+                    forKey: .request
+                )
+                self.session = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .session
+                )
+                self.recorded = try container.decodeIfPresent(
+                    Components.Schemas.OperatorExplanation.RecordedPayload.self,
+                    forKey: .recorded
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "explanation",
+                    "request",
+                    "session",
+                    "recorded"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/TokenPair`.
         package typealias TokenPair = PolicyModel.TokenPair
         /// - Remark: Generated from `#/components/schemas/StepUp`.

@@ -16516,6 +16516,273 @@ package enum Operations {
             }
         }
     }
+    /// End the user's subscription (operator, console; audited)
+    ///
+    /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
+    package enum DeleteOperatorUsersByIdSubscription {
+        package static let id: Swift.String = "deleteOperatorUsersByIdSubscription"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.DeleteOperatorUsersByIdSubscription.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteOperatorUsersByIdSubscription.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteOperatorUsersByIdSubscription.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.DeleteOperatorUsersByIdSubscription.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            package init(
+                path: Operations.DeleteOperatorUsersByIdSubscription.Input.Path,
+                headers: Operations.DeleteOperatorUsersByIdSubscription.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                package init() {}
+            }
+            /// ended (or there was none)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteOperatorUsersByIdSubscription.Output.NoContent)
+            /// ended (or there was none)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            package static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            package var noContent: Operations.DeleteOperatorUsersByIdSubscription.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteOperatorUsersByIdSubscription.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteOperatorUsersByIdSubscription.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.DeleteOperatorUsersByIdSubscription.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.DeleteOperatorUsersByIdSubscription.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteOperatorUsersByIdSubscription.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteOperatorUsersByIdSubscription.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.DeleteOperatorUsersByIdSubscription.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.DeleteOperatorUsersByIdSubscription.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/subscription/DELETE/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteOperatorUsersByIdSubscription.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteOperatorUsersByIdSubscription.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.DeleteOperatorUsersByIdSubscription.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.DeleteOperatorUsersByIdSubscription.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Import a legacy PIN hash (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
@@ -18252,6 +18519,2863 @@ package enum Operations {
             }
         }
     }
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    package enum GetOperatorUsers {
+        package static let id: Swift.String = "getOperatorUsers"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/GET/query/q`.
+                package var q: Swift.String
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - q:
+                package init(q: Swift.String) {
+                    self.q = q
+                }
+            }
+            package var query: Operations.GetOperatorUsers.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/users/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorUsers.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorUsers.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorUsers.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            package init(
+                query: Operations.GetOperatorUsers.Input.Query,
+                headers: Operations.GetOperatorUsers.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/200/content/json/users`.
+                        package var users: [Components.Schemas.OperatorUser]
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - users:
+                        package init(users: [Components.Schemas.OperatorUser]) {
+                            self.users = users
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case users
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.users = try container.decode(
+                                [Components.Schemas.OperatorUser].self,
+                                forKey: .users
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "users"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorUsers.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorUsers.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsers.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsers.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the users found
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorUsers.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorUsers.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsers.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsers.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorUsers.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorUsers.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsers.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsers.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorUsers.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorUsers.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsers.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsers.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorUsers.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorUsers.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    package enum PostOperatorUsersByIdExplain {
+        package static let id: Swift.String = "postOperatorUsersByIdExplain"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.PostOperatorUsersByIdExplain.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/query`.
+            package struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/query/session`.
+                package var session: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - session:
+                package init(session: Swift.String? = nil) {
+                    self.session = session
+                }
+            }
+            package var query: Operations.PostOperatorUsersByIdExplain.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdExplain.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdExplain.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostOperatorUsersByIdExplain.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/requestBody`.
+            @frozen package enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.Request)
+            }
+            package var body: Operations.PostOperatorUsersByIdExplain.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            ///   - body:
+            package init(
+                path: Operations.PostOperatorUsersByIdExplain.Input.Path,
+                query: Operations.PostOperatorUsersByIdExplain.Input.Query = .init(),
+                headers: Operations.PostOperatorUsersByIdExplain.Input.Headers = .init(),
+                body: Operations.PostOperatorUsersByIdExplain.Input.Body
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.OperatorExplanation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.OperatorExplanation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the explanation, the request the engine judged, and the session it came from
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PostOperatorUsersByIdExplain.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.PostOperatorUsersByIdExplain.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostOperatorUsersByIdExplain.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostOperatorUsersByIdExplain.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostOperatorUsersByIdExplain.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostOperatorUsersByIdExplain.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.PostOperatorUsersByIdExplain.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.PostOperatorUsersByIdExplain.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct ContentTooLarge: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/413/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/413/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.ContentTooLarge.Body
+                /// Creates a new `ContentTooLarge`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.ContentTooLarge.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (body_too_large)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Operations.PostOperatorUsersByIdExplain.Output.ContentTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            package var contentTooLarge: Operations.PostOperatorUsersByIdExplain.Output.ContentTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostOperatorUsersByIdExplain.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostOperatorUsersByIdExplain.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/explain/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdExplain.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdExplain.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostOperatorUsersByIdExplain.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostOperatorUsersByIdExplain.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    package enum PostOperatorUsersByIdDecisionsByDecisionIdExplain {
+        package static let id: Swift.String = "postOperatorUsersByIdDecisionsByDecisionIdExplain"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/path/id`.
+                package var id: Swift.String
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/path/decisionId`.
+                package var decisionId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - decisionId:
+                package init(
+                    id: Swift.String,
+                    decisionId: Swift.String
+                ) {
+                    self.id = id
+                    self.decisionId = decisionId
+                }
+            }
+            package var path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/query`.
+            package struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/query/session`.
+                package var session: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - session:
+                package init(session: Swift.String? = nil) {
+                    self.session = session
+                }
+            }
+            package var query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            package init(
+                path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path,
+                query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query = .init(),
+                headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.OperatorExplanation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.OperatorExplanation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the explanation now, and the recorded effect and reason
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// End one session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)`.
+    package enum DeleteOperatorUsersByIdSessionsBySessionId {
+        package static let id: Swift.String = "deleteOperatorUsersByIdSessionsBySessionId"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/path/id`.
+                package var id: Swift.String
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/path/sessionId`.
+                package var sessionId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - sessionId:
+                package init(
+                    id: Swift.String,
+                    sessionId: Swift.String
+                ) {
+                    self.id = id
+                    self.sessionId = sessionId
+                }
+            }
+            package var path: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteOperatorUsersByIdSessionsBySessionId.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteOperatorUsersByIdSessionsBySessionId.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            package init(
+                path: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Path,
+                headers: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                package init() {}
+            }
+            /// ended (or already ended)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.NoContent)
+            /// ended (or already ended)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            package static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            package var noContent: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/sessions/{sessionId}/DELETE/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// End every session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)`.
+    package enum PostOperatorUsersByIdSignoutEverywhere {
+        package static let id: Swift.String = "postOperatorUsersByIdSignoutEverywhere"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdSignoutEverywhere.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdSignoutEverywhere.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            package init(
+                path: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Path,
+                headers: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content/json/ended`.
+                        package var ended: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - ended:
+                        package init(ended: Swift.Int) {
+                            self.ended = ended
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case ended
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.ended = try container.decode(
+                                Swift.Int.self,
+                                forKey: .ended
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "ended"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content/application\/json`.
+                    case json(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// how many sessions were ended
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The policy page of the console (operator)
+    ///
+    /// What GET /v1/policy says (the active version, the last refused reload with its diagnostics), the app roles and product ids the set declares, the bundle revision (with --bundle-key), the decision-log mode, the newest 1,000 decision records counted by action, effect and reason, and the shadow candidate's totals (with --shadow).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/policy`.
+    /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)`.
+    package enum GetOperatorPolicy {
+        package static let id: Swift.String = "getOperatorPolicy"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/policy/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorPolicy.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorPolicy.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorPolicy.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetOperatorPolicy.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/active`.
+                        package struct ActivePayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `ActivePayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/active`.
+                        package var active: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ActivePayload
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/lastRefused`.
+                        package struct LastRefusedPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `LastRefusedPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/lastRefused`.
+                        package var lastRefused: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.LastRefusedPayload?
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/declaredRoles`.
+                        package var declaredRoles: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/products`.
+                        package struct ProductsPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: [String: Swift.String]
+                            /// Creates a new `ProductsPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: [String: Swift.String] = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/products`.
+                        package var products: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ProductsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/bundle`.
+                        package struct BundlePayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `BundlePayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/bundle`.
+                        package var bundle: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.BundlePayload?
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/decisionLog`.
+                        package var decisionLog: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/decisions`.
+                        package struct DecisionsPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `DecisionsPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/decisions`.
+                        package var decisions: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.DecisionsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/shadow`.
+                        package struct ShadowPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `ShadowPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/shadow`.
+                        package var shadow: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ShadowPayload?
+                        /// A container of undocumented properties.
+                        package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - active:
+                        ///   - lastRefused:
+                        ///   - declaredRoles:
+                        ///   - products:
+                        ///   - bundle:
+                        ///   - decisionLog:
+                        ///   - decisions:
+                        ///   - shadow:
+                        ///   - additionalProperties: A container of undocumented properties.
+                        package init(
+                            active: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ActivePayload,
+                            lastRefused: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.LastRefusedPayload? = nil,
+                            declaredRoles: [Swift.String],
+                            products: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ProductsPayload,
+                            bundle: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.BundlePayload? = nil,
+                            decisionLog: Swift.String,
+                            decisions: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.DecisionsPayload,
+                            shadow: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ShadowPayload? = nil,
+                            additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()
+                        ) {
+                            self.active = active
+                            self.lastRefused = lastRefused
+                            self.declaredRoles = declaredRoles
+                            self.products = products
+                            self.bundle = bundle
+                            self.decisionLog = decisionLog
+                            self.decisions = decisions
+                            self.shadow = shadow
+                            self.additionalProperties = additionalProperties
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case active
+                            case lastRefused
+                            case declaredRoles
+                            case products
+                            case bundle
+                            case decisionLog
+                            case decisions
+                            case shadow
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.active = try container.decode(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ActivePayload.self,
+                                forKey: .active
+                            )
+                            self.lastRefused = try container.decodeIfPresent(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.LastRefusedPayload.self,
+                                forKey: .lastRefused
+                            )
+                            self.declaredRoles = try container.decode(
+                                [Swift.String].self,
+                                forKey: .declaredRoles
+                            )
+                            self.products = try container.decode(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ProductsPayload.self,
+                                forKey: .products
+                            )
+                            self.bundle = try container.decodeIfPresent(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.BundlePayload.self,
+                                forKey: .bundle
+                            )
+                            self.decisionLog = try container.decode(
+                                Swift.String.self,
+                                forKey: .decisionLog
+                            )
+                            self.decisions = try container.decode(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.DecisionsPayload.self,
+                                forKey: .decisions
+                            )
+                            self.shadow = try container.decodeIfPresent(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ShadowPayload.self,
+                                forKey: .shadow
+                            )
+                            additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
+                                "active",
+                                "lastRefused",
+                                "declaredRoles",
+                                "products",
+                                "bundle",
+                                "decisionLog",
+                                "decisions",
+                                "shadow"
+                            ])
+                        }
+                        package func encode(to encoder: any Swift.Encoder) throws {
+                            var container = encoder.container(keyedBy: CodingKeys.self)
+                            try container.encode(
+                                self.active,
+                                forKey: .active
+                            )
+                            try container.encodeIfPresent(
+                                self.lastRefused,
+                                forKey: .lastRefused
+                            )
+                            try container.encode(
+                                self.declaredRoles,
+                                forKey: .declaredRoles
+                            )
+                            try container.encode(
+                                self.products,
+                                forKey: .products
+                            )
+                            try container.encodeIfPresent(
+                                self.bundle,
+                                forKey: .bundle
+                            )
+                            try container.encode(
+                                self.decisionLog,
+                                forKey: .decisionLog
+                            )
+                            try container.encode(
+                                self.decisions,
+                                forKey: .decisions
+                            )
+                            try container.encodeIfPresent(
+                                self.shadow,
+                                forKey: .shadow
+                            )
+                            try encoder.encodeAdditionalProperties(additionalProperties)
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the policy page's data
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorPolicy.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorPolicy.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorPolicy.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorPolicy.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorPolicy.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorPolicy.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorPolicy.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorPolicy.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The operator console's page (policy serve --console)
+    ///
+    /// Plain HTML with its script and style sheet from the same origin; it holds no data and no secret (the script asks the operator routes with the credential the operator types). Content-Security-Policy script-src 'self', frame-ancestors 'none'; Cache-Control no-store. 404 without --console.
+    ///
+    /// - Remark: HTTP `GET /console`.
+    /// - Remark: Generated from `#/paths//console/get(getConsole)`.
+    package enum GetConsole {
+        package static let id: Swift.String = "getConsole"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/console/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsole.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsole.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetConsole.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetConsole.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/GET/responses/200/content/text\/html`.
+                    case html(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.html`.
+                    ///
+                    /// - Throws: An error if `self` is not `.html`.
+                    /// - SeeAlso: `.html`.
+                    package var html: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .html(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetConsole.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetConsole.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the page
+            ///
+            /// - Remark: Generated from `#/paths//console/get(getConsole)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetConsole.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetConsole.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetConsole.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetConsole.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server runs without --console)
+            ///
+            /// - Remark: Generated from `#/paths//console/get(getConsole)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetConsole.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetConsole.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case html
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/html":
+                    self = .html
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .html:
+                    return "text/html"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .html,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The operator console's script (policy serve --console)
+    ///
+    /// - Remark: HTTP `GET /console/console.js`.
+    /// - Remark: Generated from `#/paths//console/console.js/get(getConsoleScript)`.
+    package enum GetConsoleScript {
+        package static let id: Swift.String = "getConsoleScript"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/console/console.js/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsoleScript.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsoleScript.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetConsoleScript.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetConsoleScript.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/console.js/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/console.js/GET/responses/200/content/text\/javascript`.
+                    case textJavascript(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textJavascript`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textJavascript`.
+                    /// - SeeAlso: `.textJavascript`.
+                    package var textJavascript: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textJavascript(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetConsoleScript.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetConsoleScript.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the script
+            ///
+            /// - Remark: Generated from `#/paths//console/console.js/get(getConsoleScript)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetConsoleScript.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetConsoleScript.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/console.js/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/console.js/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetConsoleScript.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetConsoleScript.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server runs without --console)
+            ///
+            /// - Remark: Generated from `#/paths//console/console.js/get(getConsoleScript)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetConsoleScript.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetConsoleScript.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case textJavascript
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/javascript":
+                    self = .textJavascript
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textJavascript:
+                    return "text/javascript"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .textJavascript,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The operator console's style sheet (policy serve --console)
+    ///
+    /// - Remark: HTTP `GET /console/console.css`.
+    /// - Remark: Generated from `#/paths//console/console.css/get(getConsoleStyle)`.
+    package enum GetConsoleStyle {
+        package static let id: Swift.String = "getConsoleStyle"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/console/console.css/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsoleStyle.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetConsoleStyle.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetConsoleStyle.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetConsoleStyle.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/console.css/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/console.css/GET/responses/200/content/text\/css`.
+                    case textCss(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textCss`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textCss`.
+                    /// - SeeAlso: `.textCss`.
+                    package var textCss: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textCss(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetConsoleStyle.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetConsoleStyle.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the style sheet
+            ///
+            /// - Remark: Generated from `#/paths//console/console.css/get(getConsoleStyle)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetConsoleStyle.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetConsoleStyle.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/console/console.css/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/console/console.css/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetConsoleStyle.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetConsoleStyle.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server runs without --console)
+            ///
+            /// - Remark: Generated from `#/paths//console/console.css/get(getConsoleStyle)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetConsoleStyle.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetConsoleStyle.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case textCss
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/css":
+                    self = .textCss
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textCss:
+                    return "text/css"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .textCss,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
@@ -18614,6 +21738,837 @@ package enum Operations {
             }
             package static var allCases: [Self] {
                 [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The user's page (operator, console)
+    ///
+    /// The account, its tier and where it came from (purchase, operator, expired, none), App Store transactions, app roles (and the roles the set declares), spaces with members, sessions (live first; never a token), credential kinds (never a secret), privacy settings, and the newest `audit` audit events (default 50), operator actions naming the operator (`method` `operator:` and a digest prefix).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)`.
+    package enum GetOperatorUsersById {
+        package static let id: Swift.String = "getOperatorUsersById"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.GetOperatorUsersById.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/query/audit`.
+                package var audit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - audit:
+                package init(audit: Swift.Int? = nil) {
+                    self.audit = audit
+                }
+            }
+            package var query: Operations.GetOperatorUsersById.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorUsersById.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorUsersById.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorUsersById.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            package init(
+                path: Operations.GetOperatorUsersById.Input.Path,
+                query: Operations.GetOperatorUsersById.Input.Query = .init(),
+                headers: Operations.GetOperatorUsersById.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/user`.
+                        package var user: Components.Schemas.OperatorUser
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier`.
+                        package struct TierPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/tier`.
+                            package var tier: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/source`.
+                            @frozen package enum SourcePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                                case purchase = "purchase"
+                                case _operator = "operator"
+                                case expired = "expired"
+                                case none = "none"
+                            }
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/source`.
+                            package var source: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.SourcePayload
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/productId`.
+                            package var productId: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/expiresAt`.
+                            package var expiresAt: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/originalTransactionId`.
+                            package var originalTransactionId: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/updatedAt`.
+                            package var updatedAt: Swift.String?
+                            /// Creates a new `TierPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - tier:
+                            ///   - source:
+                            ///   - productId:
+                            ///   - expiresAt:
+                            ///   - originalTransactionId:
+                            ///   - updatedAt:
+                            package init(
+                                tier: Swift.String? = nil,
+                                source: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.SourcePayload,
+                                productId: Swift.String? = nil,
+                                expiresAt: Swift.String? = nil,
+                                originalTransactionId: Swift.String? = nil,
+                                updatedAt: Swift.String? = nil
+                            ) {
+                                self.tier = tier
+                                self.source = source
+                                self.productId = productId
+                                self.expiresAt = expiresAt
+                                self.originalTransactionId = originalTransactionId
+                                self.updatedAt = updatedAt
+                            }
+                            package enum CodingKeys: String, CodingKey {
+                                case tier
+                                case source
+                                case productId
+                                case expiresAt
+                                case originalTransactionId
+                                case updatedAt
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                let container = try decoder.container(keyedBy: CodingKeys.self)
+                                self.tier = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .tier
+                                )
+                                self.source = try container.decode(
+                                    Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.SourcePayload.self,
+                                    forKey: .source
+                                )
+                                self.productId = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .productId
+                                )
+                                self.expiresAt = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .expiresAt
+                                )
+                                self.originalTransactionId = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .originalTransactionId
+                                )
+                                self.updatedAt = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .updatedAt
+                                )
+                                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                    "tier",
+                                    "source",
+                                    "productId",
+                                    "expiresAt",
+                                    "originalTransactionId",
+                                    "updatedAt"
+                                ])
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier`.
+                        package var tier: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/TransactionsPayload`.
+                        package struct TransactionsPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `TransactionsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/transactions`.
+                        package typealias TransactionsPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/transactions`.
+                        package var transactions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/roles`.
+                        package var roles: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/declaredRoles`.
+                        package var declaredRoles: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SpacesPayload`.
+                        package struct SpacesPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `SpacesPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/spaces`.
+                        package typealias SpacesPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/spaces`.
+                        package var spaces: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload`.
+                        package struct SessionsPayloadPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/id`.
+                            package var id: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/method`.
+                            package var method: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/live`.
+                            package var live: Swift.Bool
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/createdAt`.
+                            package var createdAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/lastSeenAt`.
+                            package var lastSeenAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/verifiedAt`.
+                            package var verifiedAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/expiresAt`.
+                            package var expiresAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/revokedAt`.
+                            package var revokedAt: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/revokedReason`.
+                            package var revokedReason: Swift.String?
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `SessionsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - id:
+                            ///   - method:
+                            ///   - live:
+                            ///   - createdAt:
+                            ///   - lastSeenAt:
+                            ///   - verifiedAt:
+                            ///   - expiresAt:
+                            ///   - revokedAt:
+                            ///   - revokedReason:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(
+                                id: Swift.String,
+                                method: Swift.String,
+                                live: Swift.Bool,
+                                createdAt: Swift.String,
+                                lastSeenAt: Swift.String,
+                                verifiedAt: Swift.String,
+                                expiresAt: Swift.String,
+                                revokedAt: Swift.String? = nil,
+                                revokedReason: Swift.String? = nil,
+                                additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()
+                            ) {
+                                self.id = id
+                                self.method = method
+                                self.live = live
+                                self.createdAt = createdAt
+                                self.lastSeenAt = lastSeenAt
+                                self.verifiedAt = verifiedAt
+                                self.expiresAt = expiresAt
+                                self.revokedAt = revokedAt
+                                self.revokedReason = revokedReason
+                                self.additionalProperties = additionalProperties
+                            }
+                            package enum CodingKeys: String, CodingKey {
+                                case id
+                                case method
+                                case live
+                                case createdAt
+                                case lastSeenAt
+                                case verifiedAt
+                                case expiresAt
+                                case revokedAt
+                                case revokedReason
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                let container = try decoder.container(keyedBy: CodingKeys.self)
+                                self.id = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .id
+                                )
+                                self.method = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .method
+                                )
+                                self.live = try container.decode(
+                                    Swift.Bool.self,
+                                    forKey: .live
+                                )
+                                self.createdAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .createdAt
+                                )
+                                self.lastSeenAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .lastSeenAt
+                                )
+                                self.verifiedAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .verifiedAt
+                                )
+                                self.expiresAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .expiresAt
+                                )
+                                self.revokedAt = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .revokedAt
+                                )
+                                self.revokedReason = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .revokedReason
+                                )
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
+                                    "id",
+                                    "method",
+                                    "live",
+                                    "createdAt",
+                                    "lastSeenAt",
+                                    "verifiedAt",
+                                    "expiresAt",
+                                    "revokedAt",
+                                    "revokedReason"
+                                ])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                var container = encoder.container(keyedBy: CodingKeys.self)
+                                try container.encode(
+                                    self.id,
+                                    forKey: .id
+                                )
+                                try container.encode(
+                                    self.method,
+                                    forKey: .method
+                                )
+                                try container.encode(
+                                    self.live,
+                                    forKey: .live
+                                )
+                                try container.encode(
+                                    self.createdAt,
+                                    forKey: .createdAt
+                                )
+                                try container.encode(
+                                    self.lastSeenAt,
+                                    forKey: .lastSeenAt
+                                )
+                                try container.encode(
+                                    self.verifiedAt,
+                                    forKey: .verifiedAt
+                                )
+                                try container.encode(
+                                    self.expiresAt,
+                                    forKey: .expiresAt
+                                )
+                                try container.encodeIfPresent(
+                                    self.revokedAt,
+                                    forKey: .revokedAt
+                                )
+                                try container.encodeIfPresent(
+                                    self.revokedReason,
+                                    forKey: .revokedReason
+                                )
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/sessions`.
+                        package typealias SessionsPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/sessions`.
+                        package var sessions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/CredentialsPayload`.
+                        package struct CredentialsPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `CredentialsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/credentials`.
+                        package typealias CredentialsPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/credentials`.
+                        package var credentials: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/privacy`.
+                        package struct PrivacyPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `PrivacyPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/privacy`.
+                        package var privacy: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.PrivacyPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/AuditPayload`.
+                        package struct AuditPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `AuditPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/audit`.
+                        package typealias AuditPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/audit`.
+                        package var audit: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - user:
+                        ///   - tier:
+                        ///   - transactions:
+                        ///   - roles:
+                        ///   - declaredRoles:
+                        ///   - spaces:
+                        ///   - sessions:
+                        ///   - credentials:
+                        ///   - privacy:
+                        ///   - audit:
+                        package init(
+                            user: Components.Schemas.OperatorUser,
+                            tier: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload,
+                            transactions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayload,
+                            roles: [Swift.String],
+                            declaredRoles: [Swift.String],
+                            spaces: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayload,
+                            sessions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayload,
+                            credentials: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayload,
+                            privacy: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.PrivacyPayload,
+                            audit: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayload
+                        ) {
+                            self.user = user
+                            self.tier = tier
+                            self.transactions = transactions
+                            self.roles = roles
+                            self.declaredRoles = declaredRoles
+                            self.spaces = spaces
+                            self.sessions = sessions
+                            self.credentials = credentials
+                            self.privacy = privacy
+                            self.audit = audit
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case user
+                            case tier
+                            case transactions
+                            case roles
+                            case declaredRoles
+                            case spaces
+                            case sessions
+                            case credentials
+                            case privacy
+                            case audit
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.user = try container.decode(
+                                Components.Schemas.OperatorUser.self,
+                                forKey: .user
+                            )
+                            self.tier = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.self,
+                                forKey: .tier
+                            )
+                            self.transactions = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayload.self,
+                                forKey: .transactions
+                            )
+                            self.roles = try container.decode(
+                                [Swift.String].self,
+                                forKey: .roles
+                            )
+                            self.declaredRoles = try container.decode(
+                                [Swift.String].self,
+                                forKey: .declaredRoles
+                            )
+                            self.spaces = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayload.self,
+                                forKey: .spaces
+                            )
+                            self.sessions = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayload.self,
+                                forKey: .sessions
+                            )
+                            self.credentials = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayload.self,
+                                forKey: .credentials
+                            )
+                            self.privacy = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.PrivacyPayload.self,
+                                forKey: .privacy
+                            )
+                            self.audit = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayload.self,
+                                forKey: .audit
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "user",
+                                "tier",
+                                "transactions",
+                                "roles",
+                                "declaredRoles",
+                                "spaces",
+                                "sessions",
+                                "credentials",
+                                "privacy",
+                                "audit"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the user's page
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorUsersById.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorUsersById.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorUsersById.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorUsersById.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorUsersById.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorUsersById.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetOperatorUsersById.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetOperatorUsersById.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorUsersById.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorUsersById.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
                     .applicationProblemJson
                 ]
             }

@@ -269,6 +269,13 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PUT /v1/operator/users/{id}/subscription`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/put(putOperatorUsersByIdSubscription)`.
     func putOperatorUsersByIdSubscription(_ input: Operations.PutOperatorUsersByIdSubscription.Input) async throws -> Operations.PutOperatorUsersByIdSubscription.Output
+    /// End the user's subscription (operator, console; audited)
+    ///
+    /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
+    func deleteOperatorUsersByIdSubscription(_ input: Operations.DeleteOperatorUsersByIdSubscription.Input) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output
     /// Import a legacy PIN hash (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
@@ -295,11 +302,73 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/operator/shadow`.
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    func getOperatorUsers(_ input: Operations.GetOperatorUsers.Input) async throws -> Operations.GetOperatorUsers.Output
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    func postOperatorUsersByIdExplain(_ input: Operations.PostOperatorUsersByIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdExplain.Output
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output
+    /// End one session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)`.
+    func deleteOperatorUsersByIdSessionsBySessionId(_ input: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input) async throws -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output
+    /// End every session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)`.
+    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output
+    /// The policy page of the console (operator)
+    ///
+    /// What GET /v1/policy says (the active version, the last refused reload with its diagnostics), the app roles and product ids the set declares, the bundle revision (with --bundle-key), the decision-log mode, the newest 1,000 decision records counted by action, effect and reason, and the shadow candidate's totals (with --shadow).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/policy`.
+    /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)`.
+    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output
+    /// The operator console's page (policy serve --console)
+    ///
+    /// Plain HTML with its script and style sheet from the same origin; it holds no data and no secret (the script asks the operator routes with the credential the operator types). Content-Security-Policy script-src 'self', frame-ancestors 'none'; Cache-Control no-store. 404 without --console.
+    ///
+    /// - Remark: HTTP `GET /console`.
+    /// - Remark: Generated from `#/paths//console/get(getConsole)`.
+    func getConsole(_ input: Operations.GetConsole.Input) async throws -> Operations.GetConsole.Output
+    /// The operator console's script (policy serve --console)
+    ///
+    /// - Remark: HTTP `GET /console/console.js`.
+    /// - Remark: Generated from `#/paths//console/console.js/get(getConsoleScript)`.
+    func getConsoleScript(_ input: Operations.GetConsoleScript.Input) async throws -> Operations.GetConsoleScript.Output
+    /// The operator console's style sheet (policy serve --console)
+    ///
+    /// - Remark: HTTP `GET /console/console.css`.
+    /// - Remark: Generated from `#/paths//console/console.css/get(getConsoleStyle)`.
+    func getConsoleStyle(_ input: Operations.GetConsoleStyle.Input) async throws -> Operations.GetConsoleStyle.Output
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/pin-unlock/post(postOperatorUsersByIdPinUnlock)`.
     func postOperatorUsersByIdPinUnlock(_ input: Operations.PostOperatorUsersByIdPinUnlock.Input) async throws -> Operations.PostOperatorUsersByIdPinUnlock.Output
+    /// The user's page (operator, console)
+    ///
+    /// The account, its tier and where it came from (purchase, operator, expired, none), App Store transactions, app roles (and the roles the set declares), spaces with members, sessions (live first; never a token), credential kinds (never a secret), privacy settings, and the newest `audit` audit events (default 50), operator actions naming the operator (`method` `operator:` and a digest prefix).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)`.
+    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output
     /// Delete a user (operator)
     ///
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}`.
@@ -829,6 +898,21 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// End the user's subscription (operator, console; audited)
+    ///
+    /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
+    package func deleteOperatorUsersByIdSubscription(
+        path: Operations.DeleteOperatorUsersByIdSubscription.Input.Path,
+        headers: Operations.DeleteOperatorUsersByIdSubscription.Input.Headers = .init()
+    ) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output {
+        try await deleteOperatorUsersByIdSubscription(Operations.DeleteOperatorUsersByIdSubscription.Input(
+            path: path,
+            headers: headers
+        ))
+    }
     /// Import a legacy PIN hash (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
@@ -883,6 +967,115 @@ extension APIProtocol {
     package func getOperatorShadow(headers: Operations.GetOperatorShadow.Input.Headers = .init()) async throws -> Operations.GetOperatorShadow.Output {
         try await getOperatorShadow(Operations.GetOperatorShadow.Input(headers: headers))
     }
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    package func getOperatorUsers(
+        query: Operations.GetOperatorUsers.Input.Query,
+        headers: Operations.GetOperatorUsers.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorUsers.Output {
+        try await getOperatorUsers(Operations.GetOperatorUsers.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    package func postOperatorUsersByIdExplain(
+        path: Operations.PostOperatorUsersByIdExplain.Input.Path,
+        query: Operations.PostOperatorUsersByIdExplain.Input.Query = .init(),
+        headers: Operations.PostOperatorUsersByIdExplain.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdExplain.Input.Body
+    ) async throws -> Operations.PostOperatorUsersByIdExplain.Output {
+        try await postOperatorUsersByIdExplain(Operations.PostOperatorUsersByIdExplain.Input(
+            path: path,
+            query: query,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    package func postOperatorUsersByIdDecisionsByDecisionIdExplain(
+        path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path,
+        query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query = .init(),
+        headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers = .init()
+    ) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output {
+        try await postOperatorUsersByIdDecisionsByDecisionIdExplain(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// End one session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)`.
+    package func deleteOperatorUsersByIdSessionsBySessionId(
+        path: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Path,
+        headers: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Headers = .init()
+    ) async throws -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output {
+        try await deleteOperatorUsersByIdSessionsBySessionId(Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// End every session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)`.
+    package func postOperatorUsersByIdSignoutEverywhere(
+        path: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Path,
+        headers: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Headers = .init()
+    ) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output {
+        try await postOperatorUsersByIdSignoutEverywhere(Operations.PostOperatorUsersByIdSignoutEverywhere.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The policy page of the console (operator)
+    ///
+    /// What GET /v1/policy says (the active version, the last refused reload with its diagnostics), the app roles and product ids the set declares, the bundle revision (with --bundle-key), the decision-log mode, the newest 1,000 decision records counted by action, effect and reason, and the shadow candidate's totals (with --shadow).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/policy`.
+    /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)`.
+    package func getOperatorPolicy(headers: Operations.GetOperatorPolicy.Input.Headers = .init()) async throws -> Operations.GetOperatorPolicy.Output {
+        try await getOperatorPolicy(Operations.GetOperatorPolicy.Input(headers: headers))
+    }
+    /// The operator console's page (policy serve --console)
+    ///
+    /// Plain HTML with its script and style sheet from the same origin; it holds no data and no secret (the script asks the operator routes with the credential the operator types). Content-Security-Policy script-src 'self', frame-ancestors 'none'; Cache-Control no-store. 404 without --console.
+    ///
+    /// - Remark: HTTP `GET /console`.
+    /// - Remark: Generated from `#/paths//console/get(getConsole)`.
+    package func getConsole(headers: Operations.GetConsole.Input.Headers = .init()) async throws -> Operations.GetConsole.Output {
+        try await getConsole(Operations.GetConsole.Input(headers: headers))
+    }
+    /// The operator console's script (policy serve --console)
+    ///
+    /// - Remark: HTTP `GET /console/console.js`.
+    /// - Remark: Generated from `#/paths//console/console.js/get(getConsoleScript)`.
+    package func getConsoleScript(headers: Operations.GetConsoleScript.Input.Headers = .init()) async throws -> Operations.GetConsoleScript.Output {
+        try await getConsoleScript(Operations.GetConsoleScript.Input(headers: headers))
+    }
+    /// The operator console's style sheet (policy serve --console)
+    ///
+    /// - Remark: HTTP `GET /console/console.css`.
+    /// - Remark: Generated from `#/paths//console/console.css/get(getConsoleStyle)`.
+    package func getConsoleStyle(headers: Operations.GetConsoleStyle.Input.Headers = .init()) async throws -> Operations.GetConsoleStyle.Output {
+        try await getConsoleStyle(Operations.GetConsoleStyle.Input(headers: headers))
+    }
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
@@ -893,6 +1086,23 @@ extension APIProtocol {
     ) async throws -> Operations.PostOperatorUsersByIdPinUnlock.Output {
         try await postOperatorUsersByIdPinUnlock(Operations.PostOperatorUsersByIdPinUnlock.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// The user's page (operator, console)
+    ///
+    /// The account, its tier and where it came from (purchase, operator, expired, none), App Store transactions, app roles (and the roles the set declares), spaces with members, sessions (live first; never a token), credential kinds (never a secret), privacy settings, and the newest `audit` audit events (default 50), operator actions naming the operator (`method` `operator:` and a digest prefix).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)`.
+    package func getOperatorUsersById(
+        path: Operations.GetOperatorUsersById.Input.Path,
+        query: Operations.GetOperatorUsersById.Input.Query = .init(),
+        headers: Operations.GetOperatorUsersById.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorUsersById.Output {
+        try await getOperatorUsersById(Operations.GetOperatorUsersById.Input(
+            path: path,
+            query: query,
             headers: headers
         ))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Gatehouse
+import Identity
 import Hummingbird
 import PolicyModel
 
@@ -21,8 +22,10 @@ struct OperatorController {
     }
 
     @Sendable func setRoles(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await userChange(request, context, required: ["roles"]) { body, id in
-            try await identity.setAppRoles(userId: id, roles: try body.strings("roles"), declared: server.service.policy.declaredAppRoles)
+        let credential = try server.requireOperator(request, context)
+        return try await userChange(request, context, required: ["roles"]) { body, id in
+            try await identity.setAppRoles(
+                userId: id, roles: try body.strings("roles"), declared: server.service.policy.declaredAppRoles, operator: credential)
         }
     }
 
@@ -35,10 +38,12 @@ struct OperatorController {
     }
 
     @Sendable func setSubscription(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await userChange(request, context, required: ["productId"], optional: ["expiresAt"]) { body, id in
+        let credential = try server.requireOperator(request, context)
+        return try await userChange(request, context, required: ["productId"], optional: ["expiresAt"]) { body, id in
             let tiers = server.service.policy.productTiers
             try await identity.recordSubscription(
-                userId: id, productId: try body.string("productId"), expiresAt: try body.optionalDate("expiresAt"), productTiers: tiers)
+                userId: id, productId: try body.string("productId"), expiresAt: try body.optionalDate("expiresAt"), productTiers: tiers,
+                operator: credential)
         }
     }
 

@@ -14,6 +14,8 @@ func addRoutes(to routes: RouteBuilder) {
     let operators = OperatorController(server: server)
     let logs = LogController(server: server)
     let lists = ListController(server: server)
+    let console = ConsoleController(server: server)
+    let consolePages = ConsolePages(enabled: server.settings.console)
 
     // Operations: liveness, readiness, metrics, the policy version, the playground.
     routes.on(.get, "/healthz", health.healthz)
@@ -84,4 +86,17 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.get, "/v1/operator/decisions", logs.decisions)
     routes.on(.get, "/v1/operator/audit", logs.audit)
     routes.on(.get, "/v1/operator/shadow", logs.shadow)
+
+    // The operator console's routes (the operator credential); `--console` also serves its page at /console.
+    routes.on(.get, "/v1/operator/users", console.findUsers)
+    routes.on(.get, "/v1/operator/users/{id}", console.user)
+    routes.on(.post, "/v1/operator/users/{id}/explain", console.explain)
+    routes.on(.post, "/v1/operator/users/{id}/decisions/{decisionId}/explain", console.explainAgain)
+    routes.on(.delete, "/v1/operator/users/{id}/sessions/{sessionId}", console.endSession)
+    routes.on(.post, "/v1/operator/users/{id}/signout-everywhere", console.signOutEverywhere)
+    routes.on(.delete, "/v1/operator/users/{id}/subscription", console.endSubscription)
+    routes.on(.get, "/v1/operator/policy", console.policy)
+    routes.on(.get, "/console", consolePages.index)
+    routes.on(.get, "/console/console.js", consolePages.script)
+    routes.on(.get, "/console/console.css", consolePages.style)
 }
