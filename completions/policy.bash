@@ -413,7 +413,7 @@ _policy_matrix() {
 
 _policy_serve() {
     repeating_flags=()
-    non_repeating_flags=(--strict-reload --decision-log-signed-out --trust-caller-subjects --version -h --help)
+    non_repeating_flags=(--strict-reload --decision-log-signed-out --trust-caller-subjects --console --version -h --help)
     repeating_options=(--apple-client-id --trusted-proxy --app-store-bundle-id --app-store-environment --app-store-root-certificate)
     non_repeating_options=(--policies --database --host --port --apple-jwks --operator-token-file --bundle-key --body-limit --sign-in-limit --read-timeout --request-timeout --decision-log --decision-log-limit --write-limit --source-write-limit --maintenance-interval --retention --ipv6-prefix --max-connections --max-connections-per-client --notification-limit --access-token-lifetime --refresh-grace-period --decision-cache-entries --shadow)
     __policy_offer_flags_options 0

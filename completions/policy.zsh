@@ -247,6 +247,7 @@ _policy_serve() {
         '--refresh-grace-period[Seconds a rotated refresh token may be presented again by a racing client; other reuse ends the session (default 10).]:SECONDS:'
         '--decision-cache-entries[Live sessions (and as many resources) kept in memory for bearer decisions, invalidated by every write that changes them (default 10000; 0\: none).]:N:'
         '--shadow[A candidate policy set decided beside the live one after every answer, never served; disagreements counted in gatehouse_shadow_decisions_total and summarised at GET /v1/operator/shadow.]:DIR:'
+        '--console[Serve the operator console at /console (sign in with the operator credential; every action is an operator route).]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
