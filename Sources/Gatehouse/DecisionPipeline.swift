@@ -29,7 +29,7 @@ extension GatehouseService {
     func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
         guard bearer == nil else { return nil }
         let resolved = try unbound(request)
-        if DecisionTracing.isEnabled { return tracedDecideAndRecord(resolved, fromSession: false, by: policy, origin: origin) }
+        if DecisionTracing.isActive { return tracedDecideAndRecord(resolved, fromSession: false, by: policy, origin: origin) }
         let decision = decide(resolved, by: policy)
         observer.decided(decision)
         record(decision, of: resolved, fromSession: false, by: policy, origin: origin)
@@ -106,7 +106,7 @@ extension GatehouseService {
     /// Decides a resolved request, tells the observer, and offers the decision to the log (never waiting for it).
     /// `fromSession`: the subject came from a bearer's session.
     func decideAndRecord(_ resolved: ResolvedRequest, fromSession: Bool, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) -> Decision {
-        if DecisionTracing.isEnabled { return tracedDecideAndRecord(resolved, fromSession: fromSession, by: policy, origin: origin) }
+        if DecisionTracing.isActive { return tracedDecideAndRecord(resolved, fromSession: fromSession, by: policy, origin: origin) }
         let decision = decide(resolved, by: policy)
         observer.decided(decision)
         record(decision, of: resolved, fromSession: fromSession, by: policy, origin: origin)

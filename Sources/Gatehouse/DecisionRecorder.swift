@@ -265,9 +265,15 @@ public final class DecisionRecorder: Sendable {
             do {
                 if DecisionTracing.isEnabled {
                     // A trace of its own: the batch serves many requests, and the task that drains was started by one.
-                    try await withSpan(DecisionTracing.Name.recordWrite, context: .topLevel) { span in
-                        span.attributes["gatehouse.decision_log.records"] = batch.count
-                        try await identity.writeDecisionRecords(batch)
+                    // Sampled on its own, whatever the request that started the drain was.
+                    try await DecisionTracing.$recording.withValue(true) {
+                        try await withSpan(DecisionTracing.Name.recordWrite, context: .topLevel) { span in
+                            span.attributes["gatehouse.decision_log.records"] = batch.count
+                            guard span.isRecording else {
+                                return try await DecisionTracing.$recording.withValue(false) { try await identity.writeDecisionRecords(batch) }
+                            }
+                            try await identity.writeDecisionRecords(batch)
+                        }
                     }
                 } else {
                     try await identity.writeDecisionRecords(batch)

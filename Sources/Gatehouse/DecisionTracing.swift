@@ -15,6 +15,14 @@ public enum DecisionTracing {
     /// Whether spans are opened.
     @inline(__always) public static var isEnabled: Bool { on.load(ordering: .relaxed) }
 
+    /// Whether the request being answered is recorded (its span is sampled): the request middleware sets it false for
+    /// an unsampled request, so the pipeline and the store open no child span for it (a ratio sampler's unsampled
+    /// requests then pay for one span, not a tree of non-recording ones).
+    @TaskLocal package static var recording = true
+
+    /// Whether to open a span here: tracing on and the request recorded.
+    @inline(__always) package static var isActive: Bool { isEnabled && recording }
+
     /// Opens spans from now on (through `InstrumentationSystem`'s tracer, which the caller bootstraps first).
     public static func enable() { on.store(true, ordering: .relaxed) }
 

@@ -135,7 +135,7 @@ public final class GatehouseService: Sendable {
     /// `request` (its subject ignored) for the holder of `token` at `t`: what the cache holds, and what it does not
     /// (the session, the resource's facts) read in one transaction and kept.
     func resolve(_ request: Request, token: String?, at t: Date, by policy: CompiledPolicy) async throws -> ResolvedRequest {
-        guard DecisionTracing.isEnabled else { return try await resolve(request, token: token, at: t, by: policy, span: nil) }
+        guard DecisionTracing.isActive else { return try await resolve(request, token: token, at: t, by: policy, span: nil) }
         return try await withSpan(DecisionTracing.Name.bearer) { span in
             try await resolve(request, token: token, at: t, by: policy, span: span)
         }
@@ -228,7 +228,7 @@ public final class GatehouseService: Sendable {
     /// What `token` resolves to at `t`, for a batch: from the cache when it holds a session live at `t`, else from the
     /// store (and kept). A session seen longer ago than `lastSeenGranularity` is marked seen (at most once a minute).
     func bearerFacts(token: String?, at t: Date) async throws -> BearerFacts {
-        guard DecisionTracing.isEnabled else { return try await bearerFacts(token: token, at: t, span: nil) }
+        guard DecisionTracing.isActive else { return try await bearerFacts(token: token, at: t, span: nil) }
         return try await withSpan(DecisionTracing.Name.bearer) { span in try await bearerFacts(token: token, at: t, span: span) }
     }
 

@@ -195,7 +195,7 @@ public final class GatehouseServer: Sendable {
 
     /// Counts a sign-in outcome and passes the result (or error) on.
     public func signIn<Outcome>(method: String, _ body: () async throws -> Outcome) async throws -> Outcome {
-        guard DecisionTracing.isEnabled else { return try await countedSignIn(method: method, body) }
+        guard DecisionTracing.isActive else { return try await countedSignIn(method: method, body) }
         // The method and the outcome (`success` or the refusal's code); never the credential or the account.
         return try await withSpan("gatehouse.sign_in") { span in
             span.attributes["gatehouse.sign_in.method"] = method

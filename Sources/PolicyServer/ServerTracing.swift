@@ -96,7 +96,8 @@ struct RequestTracingMiddleware: RouterMiddleware {
                 if let agent = request.headers[.userAgent] { attributes["user_agent.original"] = agent }
             }
             do {
-                let response = try await next(request, context)
+                // An unsampled request: no child spans (the facade and the store check `DecisionTracing.recording`).
+                let response = span.isRecording ? try await next(request, context) : try await DecisionTracing.$recording.withValue(false) { try await next(request, context) }
                 name(span, request, context, status: Int(response.status.code))
                 return response
             } catch {
@@ -141,7 +142,8 @@ struct TracedStore: IdentityStore, FactChangeRelay {
     }
 
     private func transaction<T>(_ kind: String, _ body: () async throws -> T) async throws -> T {
-        try await withSpan("gatehouse.store.\(kind)", ofKind: .client) { span in
+        guard DecisionTracing.recording else { return try await body() }
+        return try await withSpan("gatehouse.store.\(kind)", ofKind: .client) { span in
             span.attributes["db.system"] = system
             span.attributes["gatehouse.store.transaction"] = kind
             return try await body()
@@ -194,7 +196,8 @@ struct TracedTransaction: IdentityTransaction, BatchInserting {
     let system: String
 
     static func statement<T>(_ system: String, _ name: String, operation: String, table: String?, _ body: () async throws -> T) async throws -> T {
-        try await withSpan(table.map { "\(operation) \($0)" } ?? operation, ofKind: .client) { span in
+        guard DecisionTracing.recording else { return try await body() }
+        return try await withSpan(table.map { "\(operation) \($0)" } ?? operation, ofKind: .client) { span in
             span.updateAttributes { attributes in
                 attributes["db.system"] = system
                 attributes["db.operation.name"] = operation
