@@ -48,6 +48,11 @@ let package = Package(
         // Launching programs (the tests' children, `policy diff --base`'s git) with posix_spawn rather than Foundation's
         // Process, whose run() on Linux over-reads /proc/self/fd entries and crashed test runs (docs/testing.md).
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // Traces (issue 39): the API the facade and the server open spans with (already resolved for Hummingbird's
+        // TracingMiddleware), and swift-otel, the OTLP/HTTP exporter, linked by PolicyServer only (never by the engine
+        // or the client). Only its OTLPHTTP trait: the gRPC exporter would bring grpc-swift and HTTP/2 into the build.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // Plain value types of the decision contract; Foundation only.
@@ -114,7 +119,10 @@ let package = Package(
         // A command-line walk through GatehouseClient against a local `policy serve` (examples/client/README.md).
         .executableTarget(name: "gatehouse-client-example", dependencies: ["GatehouseClient"], path: "examples/client", exclude: ["README.md"]),
         // The facade apps import.
-        .target(name: "Gatehouse", dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity"]),
+        // Spans of the decision pipeline through swift-distributed-tracing's API only (no exporter): off, they are not opened.
+        .target(
+            name: "Gatehouse",
+            dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics. It does not link
         // PolicyVerification: PolicyCLI hands it the policy-test runner and the matrix page at start-up (PolicyChecks).
         .target(
@@ -134,6 +142,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel"),
             ]),
         // Argument parsing only; every decision of substance is a library call.
         .target(

@@ -2,6 +2,7 @@ import Foundation
 import PolicyEngine
 import PolicyModel
 import Synchronization
+import Tracing
 
 /// The one decision pipeline: a request as a client sends it (with or without a bearer) is resolved (the subject from
 /// the session, the resource's facts from the store, time from the identity clock), decided by the policy given,
@@ -28,6 +29,7 @@ extension GatehouseService {
     func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
         guard bearer == nil else { return nil }
         let resolved = try unbound(request)
+        if DecisionTracing.isActive { return tracedDecideAndRecord(resolved, fromSession: false, by: policy, origin: origin) }
         let decision = decide(resolved, by: policy)
         observer.decided(decision)
         record(decision, of: resolved, fromSession: false, by: policy, origin: origin)
@@ -104,9 +106,25 @@ extension GatehouseService {
     /// Decides a resolved request, tells the observer, and offers the decision to the log (never waiting for it).
     /// `fromSession`: the subject came from a bearer's session.
     func decideAndRecord(_ resolved: ResolvedRequest, fromSession: Bool, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) -> Decision {
+        if DecisionTracing.isActive { return tracedDecideAndRecord(resolved, fromSession: fromSession, by: policy, origin: origin) }
         let decision = decide(resolved, by: policy)
         observer.decided(decision)
         record(decision, of: resolved, fromSession: fromSession, by: policy, origin: origin)
+        return decision
+    }
+
+    /// `decideAndRecord` with tracing on: the decision and the offer to the decision log each in a span of their own.
+    private func tracedDecideAndRecord(_ resolved: ResolvedRequest, fromSession: Bool, by policy: CompiledPolicy, origin: DecisionOrigin?) -> Decision {
+        let decision = withSpan(DecisionTracing.Name.decide) { span in
+            let decision = decide(resolved, by: policy)
+            DecisionTracing.describe(span, decision, of: resolved.request, by: policy)
+            if resolved.tokenRejected { span.attributes["gatehouse.bearer.refused"] = true }
+            return decision
+        }
+        observer.decided(decision)
+        withSpan(DecisionTracing.Name.record) { _ in
+            record(decision, of: resolved, fromSession: fromSession, by: policy, origin: origin)
+        }
         return decision
     }
 

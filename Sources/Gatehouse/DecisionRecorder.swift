@@ -3,6 +3,7 @@ import Identity
 import PolicyEngine
 import PolicyModel
 import Synchronization
+import Tracing
 
 /// Which decisions `GatehouseService` records in the decision log.
 public enum DecisionLogMode: Sendable, Hashable, CustomStringConvertible {
@@ -262,7 +263,21 @@ public final class DecisionRecorder: Sendable {
             }
             guard let batch else { return }
             do {
-                try await identity.writeDecisionRecords(batch)
+                if DecisionTracing.isEnabled {
+                    // A trace of its own: the batch serves many requests, and the task that drains was started by one.
+                    // Sampled on its own, whatever the request that started the drain was.
+                    try await DecisionTracing.$recording.withValue(true) {
+                        try await withSpan(DecisionTracing.Name.recordWrite, context: .topLevel) { span in
+                            span.attributes["gatehouse.decision_log.records"] = batch.count
+                            guard span.isRecording else {
+                                return try await DecisionTracing.$recording.withValue(false) { try await identity.writeDecisionRecords(batch) }
+                            }
+                            try await identity.writeDecisionRecords(batch)
+                        }
+                    }
+                } else {
+                    try await identity.writeDecisionRecords(batch)
+                }
                 state.withLock { $0.counts.written += batch.count }
             } catch {
                 state.withLock { $0.counts.droppedStoreFailed += batch.count }

@@ -4,6 +4,7 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import Synchronization
+import Tracing
 
 /// The facade: a session token to a `Subject`, the resource's members and usage from the store,
 /// and a decision from the current compiled policy.
@@ -134,6 +135,14 @@ public final class GatehouseService: Sendable {
     /// `request` (its subject ignored) for the holder of `token` at `t`: what the cache holds, and what it does not
     /// (the session, the resource's facts) read in one transaction and kept.
     func resolve(_ request: Request, token: String?, at t: Date, by policy: CompiledPolicy) async throws -> ResolvedRequest {
+        guard DecisionTracing.isActive else { return try await resolve(request, token: token, at: t, by: policy, span: nil) }
+        return try await withSpan(DecisionTracing.Name.bearer) { span in
+            try await resolve(request, token: token, at: t, by: policy, span: span)
+        }
+    }
+
+    /// `resolve`, telling `span` (when tracing) whether the session came from the cache and whether the bearer held.
+    private func resolve(_ request: Request, token: String?, at t: Date, by policy: CompiledPolicy, span: (any Span)?) async throws -> ResolvedRequest {
         let resourceId = sharedResourceId(request.resource, by: policy)
         var bearer = BearerFacts.none
         // The token's key (its hash), computed once; `sessionKey` only when the session must be read.
@@ -144,6 +153,7 @@ public final class GatehouseService: Sendable {
         case .some(nil): bearer = .refused
         case .some(let key?):
             if let cached = cache.session(key), identity.isLive(cached, at: t) { bearer = .live(cached) } else { sessionKey = key }
+            span?.attributes["gatehouse.session.cache"] = sessionKey == nil ? "hit" : "miss"
         }
         var stored = resourceId.flatMap { cache.resource($0) }
         let missingResource = stored == nil ? resourceId : nil
@@ -165,6 +175,10 @@ public final class GatehouseService: Sendable {
         }
         if let key = tokenKey ?? nil, let session = bearer.session, try await !identity.markSeenIfDue(session, accessTokenKey: key, at: t) {
             bearer = .refused
+        }
+        if let span {
+            span.attributes["gatehouse.bearer.outcome"] = bearer.session == nil ? "refused" : "live"
+            if resourceId != nil { span.attributes["gatehouse.resource.cache"] = missingResource == nil ? "hit" : "miss" }
         }
         return resolved(request, bearer: bearer, stored: stored ?? nil, at: t, by: policy)
     }
@@ -214,12 +228,19 @@ public final class GatehouseService: Sendable {
     /// What `token` resolves to at `t`, for a batch: from the cache when it holds a session live at `t`, else from the
     /// store (and kept). A session seen longer ago than `lastSeenGranularity` is marked seen (at most once a minute).
     func bearerFacts(token: String?, at t: Date) async throws -> BearerFacts {
+        guard DecisionTracing.isActive else { return try await bearerFacts(token: token, at: t, span: nil) }
+        return try await withSpan(DecisionTracing.Name.bearer) { span in try await bearerFacts(token: token, at: t, span: span) }
+    }
+
+    private func bearerFacts(token: String?, at t: Date, span: (any Span)?) async throws -> BearerFacts {
         guard let token else { return .none }
         guard let key = identity.cacheKey(accessToken: token) else { return .refused }
         let facts: SessionFacts
         if let cached = cache.session(key), identity.isLive(cached, at: t) {
             facts = cached
+            span?.attributes["gatehouse.session.cache"] = "hit"
         } else {
+            span?.attributes["gatehouse.session.cache"] = "miss"
             let start = cache.start
             guard let read = try await identity.readDecisionFacts(accessTokenKey: key, resourceId: nil, at: t).session else { return .refused }
             cache.keep(read, key: key, readIn: start.epoch, startedAt: start.at)

@@ -61,10 +61,15 @@ public actor GatehouseClient: CustomReflectable {
     ///     `Date` header shows, so a device clock set wrong neither refreshes every call nor sends expired tokens.
     ///   - policyBundles: the store of signed policy bundles `decideLocally` answers from (its pinned key and its
     ///     directory); it loads the last good bundle now, before any network.
+    ///   - traceContext: the app's tracer, asked before every request for the W3C Trace Context of the call in progress
+    ///     (`["traceparent": "00-<trace id>-<span id>-01", "tracestate": ...]`, what a propagator's `inject` writes); the
+    ///     server continues that trace. Only `traceparent` and `tracestate` are sent; nil (the default) sends none. It
+    ///     runs on the calling task, so a task-local span context (swift-distributed-tracing's `ServiceContext.current`)
+    ///     is the caller's.
     public init(
         serverURL: URL, tokenStore: any TokenStore = InMemoryTokenStore(), session: URLSession = .shared,
         refreshMargin: TimeInterval = 30, clock: @escaping @Sendable () -> Date = { Date() }, policyBundles: PolicyBundleStore? = nil,
-        allowsInsecureHTTP: Bool = false
+        allowsInsecureHTTP: Bool = false, traceContext: (@Sendable () -> [String: String])? = nil
     ) {
         self.policyBundles = policyBundles
         let serverClock = ServerClock(device: clock)
@@ -74,7 +79,9 @@ public actor GatehouseClient: CustomReflectable {
         api = Client(
             serverURL: serverURL, configuration: Configuration(dateTranscoder: ContractDateTranscoder()), transport: transport,
             middlewares: [
-                GatehouseMiddleware(clock: serverClock, refusal: CredentialPolicy.refusal(serverURL: serverURL, allowsInsecureHTTP: allowsInsecureHTTP))
+                GatehouseMiddleware(
+                    clock: serverClock, refusal: CredentialPolicy.refusal(serverURL: serverURL, allowsInsecureHTTP: allowsInsecureHTTP),
+                    traceContext: traceContext)
             ])
         self.serverURL = serverURL
         store = tokenStore

@@ -18,6 +18,9 @@ public struct GatehouseClientError: Error, Sendable, Hashable, CustomStringConve
     public var retryAfter: Int?
     /// The whole problem as the server wrote it, when there was one.
     public var problem: ProblemDetails?
+    /// The W3C trace id of the request the server refused, when its tracing is on (the problem's `traceId`): quote it
+    /// in a support ticket to find the request's trace and log lines.
+    public var traceId: String?
 
     /// An error with a code of the client's own.
     public init(code: String, detail: String? = nil, field: String? = nil) {
@@ -43,6 +46,7 @@ public struct GatehouseClientError: Error, Sendable, Hashable, CustomStringConve
         if let detail { text += ": \(detail)" }
         if let field { text += " [\(field)]" }
         if let retryAfter { text += " retry after \(retryAfter) s" }
+        if let traceId { text += " trace \(traceId)" }
         return text
     }
 

@@ -18,11 +18,17 @@ package struct GatehouseMiddleware: ClientMiddleware {
     let clock: ServerClock?
     /// Thrown for every request instead of sending it (`insecure_transport`: plain http to another machine).
     let refusal: GatehouseClientError?
+    /// The app's tracer's context for the call in progress (`GatehouseClient`'s `traceContext`); nil: none sent.
+    let traceContext: (@Sendable () -> [String: String])?
 
-    package init(clock: ServerClock? = nil, refusal: GatehouseClientError? = nil) {
+    package init(clock: ServerClock? = nil, refusal: GatehouseClientError? = nil, traceContext: (@Sendable () -> [String: String])? = nil) {
         self.clock = clock
         self.refusal = refusal
+        self.traceContext = traceContext
     }
+
+    /// The W3C Trace Context headers, the only ones the trace hook may set (never `Authorization` or another header).
+    static let traceHeaders: [(key: String, name: HTTPField.Name)] = [("traceparent", HTTPField.Name("traceparent")!), ("tracestate", HTTPField.Name("tracestate")!)]
 
     package func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
@@ -31,6 +37,15 @@ package struct GatehouseMiddleware: ClientMiddleware {
         if let refusal { throw refusal }
         var request = request
         if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
+        if let traceContext {
+            let context = traceContext()
+            for (key, name) in Self.traceHeaders {
+                // Case-insensitive, as a propagator may spell the key either way; a value with a line break is not sent.
+                if let value = context.first(where: { $0.key.lowercased() == key })?.value, !value.contains(where: \.isNewline) {
+                    request.headerFields[name] = value
+                }
+            }
+        }
         let sentAt = clock?.deviceNow()
         let (response, responseBody) = try await next(request, body, baseURL)
         if let clock, let sentAt, let date = response.headerFields[.date] { clock.observe(dateHeader: date, sentAt: sentAt) }
@@ -53,6 +68,7 @@ package struct GatehouseMiddleware: ClientMiddleware {
         if let responseBody { bytes = (try? await Data(collecting: responseBody, upTo: Self.problemLimit)) ?? Data() }
         if let problem = try? JSONDecoder().decode(ProblemDetails.self, from: bytes) {
             var error = GatehouseClientError(problem)
+            error.traceId = (try? JSONDecoder().decode(ProblemTrace.self, from: bytes))?.traceId
             if error.retryAfter == nil, let header = response.headerFields[.retryAfter], let seconds = Int(header) { error.retryAfter = seconds }
             throw error
         }
@@ -86,4 +102,9 @@ func clientError(_ error: any Error) -> GatehouseClientError {
     }
     if error is CancellationError { return GatehouseClientError(code: "cancelled") }
     return .transportFailure(error)
+}
+
+/// The problem's `traceId` extension member (a server with tracing on): read beside `ProblemDetails`.
+struct ProblemTrace: Decodable {
+    var traceId: String?
 }

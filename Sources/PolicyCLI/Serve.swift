@@ -208,11 +208,21 @@ struct Serve: AsyncParsableCommand {
         {
             writeError("warning: \(exposure)")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
-            return handler
+        // Traces (OTEL_* variables, off unless an OTLP endpoint is given), before the logging system so that every log
+        // line of a traced request carries its trace_id and span_id.
+        let tracing: ServerTracing.Running?
+        do {
+            tracing = try ServerTracing.start(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            writeError("error: \(error.description)")
+            throw ExitCode(64)
         }
+        LoggingSystem.bootstrap(
+            { label, provider in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
+                handler.logLevel = .info
+                return handler
+            }, metadataProvider: tracing?.metadataProvider)
         let server: GatehouseServer
         do {
             server = try GatehouseServer(settings: settings, checks: .verification)
@@ -229,7 +239,9 @@ struct Serve: AsyncParsableCommand {
         }
         let group = ServiceGroup(
             configuration: .init(
-                services: ServingWhenStoreIsReady.services(store: server.store, app: app), gracefulShutdownSignals: [.sigterm, .sigint],
+                // The exporter first, so it stops last: the spans of the last requests are sent.
+                services: (tracing.map { [$0.service] } ?? []) + ServingWhenStoreIsReady.services(store: server.store, app: app),
+                gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: server.logger))
         do {
             try await group.run()

@@ -5,6 +5,7 @@ import Logging
 import PolicyBundle
 import PolicyEngine
 import PolicyModel
+import Tracing
 
 /// Everything a running server holds, and the decision and identity work its routes call; no HTTP here.
 public final class GatehouseServer: Sendable {
@@ -78,7 +79,10 @@ public final class GatehouseServer: Sendable {
                 }
                 return FileJWKSFetcher(url: URL(fileURLWithPath: source))
             } ?? URLJWKSFetcher.apple
-        let identityService = IdentityService(store: store.store, configuration: configuration, jwksFetcher: fetcher, now: now)
+        // With tracing on (`ServerTracing`), every transaction and statement in a span; off, the store itself.
+        let traced: any IdentityStore =
+            DecisionTracing.isEnabled ? TracedStore(store.store, system: store.postgres == nil ? "sqlite" : "postgresql") : store.store
+        let identityService = IdentityService(store: traced, configuration: configuration, jwksFetcher: fetcher, now: now)
         let recordQuota = WriteQuota(account: settings.decisionLogLimit, source: settings.decisionLogLimit, now: now)
         self.recordQuota = recordQuota
         let recording = DecisionRecording(
@@ -191,6 +195,22 @@ public final class GatehouseServer: Sendable {
 
     /// Counts a sign-in outcome and passes the result (or error) on.
     public func signIn<Outcome>(method: String, _ body: () async throws -> Outcome) async throws -> Outcome {
+        guard DecisionTracing.isActive else { return try await countedSignIn(method: method, body) }
+        // The method and the outcome (`success` or the refusal's code); never the credential or the account.
+        return try await withSpan("gatehouse.sign_in") { span in
+            span.attributes["gatehouse.sign_in.method"] = method
+            do {
+                let outcome = try await countedSignIn(method: method, body)
+                span.attributes["gatehouse.sign_in.outcome"] = "success"
+                return outcome
+            } catch {
+                span.attributes["gatehouse.sign_in.outcome"] = (error as? IdentityError)?.code.rawValue ?? "error"
+                throw error
+            }
+        }
+    }
+
+    private func countedSignIn<Outcome>(method: String, _ body: () async throws -> Outcome) async throws -> Outcome {
         do {
             let tokens = try await body()
             metrics.signIn(method: method, outcome: "success")

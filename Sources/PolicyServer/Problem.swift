@@ -146,6 +146,9 @@ public struct Problem: Error, Sendable, Hashable {
     /// and the byte offset in the body where it found it.
     public var kind: String?
     public var offset: Int?
+    /// The W3C trace id of the request (32 hex digits), when tracing is on (issue 39): an extension member a support
+    /// ticket can quote to find the request's trace and log lines.
+    public var traceId: String?
 
     /// A problem of `code`, answered with the code's status.
     public init(_ code: ProblemCode, detail: String? = nil, field: String? = nil, retryAfter: Int? = nil, offset: Int? = nil) {
@@ -170,6 +173,7 @@ public struct Problem: Error, Sendable, Hashable {
         if let retryAfter { fields.append(.init("retryAfter", .int(retryAfter))) }
         if let kind { fields.append(.init("kind", .string(kind))) }
         if let offset { fields.append(.init("offset", .int(offset))) }
+        if let traceId { fields.append(.init("traceId", .string(traceId))) }
         return .object(fields)
     }
 

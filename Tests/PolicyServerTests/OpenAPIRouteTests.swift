@@ -81,7 +81,7 @@ import Yams
         let reason = try #require(decision["reason"] as? [String: Any])
         #expect(reason["enum"] as? [String] == Reason.allCases.map(\.rawValue))
         let problem = try #require((schemas["Problem"] as? [String: Any])?["properties"] as? [String: Any])
-        for field in ["type", "title", "status", "code", "detail", "field", "retryAfter", "kind", "offset"] {
+        for field in ["type", "title", "status", "code", "detail", "field", "retryAfter", "kind", "offset", "traceId"] {
             #expect(problem[field] != nil, "Problem does not document \(field)")
         }
     }

@@ -14,6 +14,9 @@ import Synchronization
 
 /// The one place a problem becomes an HTTP answer: its status, `application/problem+json`, `Retry-After`.
 func problemResponse(_ problem: Problem) -> Response {
+    var problem = problem
+    // With tracing on, the request's trace id, so a support ticket can quote it (`traceId`).
+    if DecisionTracing.isEnabled, problem.traceId == nil { problem.traceId = ServerTracing.currentTraceId() }
     var headers: HTTPFields = [.contentType: "application/problem+json"]
     if let retry = problem.retryAfter { headers[.retryAfter] = String(retry) }
     return Response(

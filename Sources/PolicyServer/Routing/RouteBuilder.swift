@@ -121,6 +121,8 @@ public func buildRouter(_ server: GatehouseServer) -> Router<ServerContext> {
 public func buildRouterAndTable(_ server: GatehouseServer) -> (router: Router<ServerContext>, table: RouteTable) {
     let router = Router(context: ServerContext.self)
     let allowed = AllowedMethods()
+    // First, so the request's span holds everything else (and the problem answers can name its trace).
+    if DecisionTracing.isEnabled { router.add(middleware: RequestTracingMiddleware()) }
     if !server.settings.trustedProxies.isEmpty {
         router.add(middleware: ForwardedClientMiddleware(trusted: server.settings.trustedProxies))
     }
