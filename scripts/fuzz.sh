@@ -33,7 +33,7 @@ scratch="$root/.build-fuzz"
 build_target() {
     local build=(swift build --package-path "$root" --scratch-path "$scratch" -c debug --product "fuzz-$1" -Xswiftc -sanitize=fuzzer,address)
     GATEHOUSE_FUZZ=1 "${build[@]}" >&2
-    echo "$(GATEHOUSE_FUZZ=1 "${build[@]}" --show-bin-path 2>/dev/null)/fuzz-$1"
+    echo "$scratch/debug/fuzz-$1"
 }
 
 export SWIFT_BACKTRACE=enable=no  # let libFuzzer and ASan report; the Swift backtracer trips ASan

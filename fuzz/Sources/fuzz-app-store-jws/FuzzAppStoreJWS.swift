@@ -55,7 +55,7 @@ func fromBase64URL(_ text: Substring) -> Data? {
 @discardableResult
 func check(_ jws: String, mustAccept: Bool?) -> AppStoreTransaction? {
     let result = awaitResult { () -> Result<AppStoreTransaction, IdentityError> in
-        do { return .success(try await Fixture.verifier.verify(jws, as: AppStoreTransaction.self, field: "signedTransaction")) } catch {
+        do throws(IdentityError) { return .success(try await Fixture.verifier.verify(jws, as: AppStoreTransaction.self, field: "signedTransaction")) } catch {
             return .failure(error)
         }
     }

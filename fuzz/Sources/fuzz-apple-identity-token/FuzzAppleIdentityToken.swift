@@ -77,7 +77,7 @@ func base64URL(_ bytes: some Sequence<UInt8>) -> String {
 
 func verify(_ token: String) -> AppleIdentityClaims? {
     let result = awaitResult { () -> Result<AppleIdentityClaims, IdentityError> in
-        do { return .success(try await Apple.verifier.verify(token, expectedNonceHash: Apple.nonceHash)) } catch { return .failure(error) }
+        do throws(IdentityError) { return .success(try await Apple.verifier.verify(token, expectedNonceHash: Apple.nonceHash)) } catch { return .failure(error) }
     }
     switch result {
     case .success(let claims): return claims
