@@ -179,7 +179,7 @@ package struct ServerSentEventParser {
 
     package init() {}
 
-    package mutating func feed(_ bytes: Data) throws -> [ServerSentEvent] {
+    package mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if byte == 0x0A && lastWasCR {

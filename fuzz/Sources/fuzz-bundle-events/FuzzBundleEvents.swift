@@ -39,7 +39,7 @@ func run(_ pieces: [ArraySlice<UInt8>]) -> Outcome {
     var parser = ServerSentEventParser()
     var events: [ServerSentEvent] = []
     do {
-        for piece in pieces { events += try parser.feed(Data(piece)) }
+        for piece in pieces { events += try parser.feed(piece) }
     } catch {
         return .lineTooLong
     }

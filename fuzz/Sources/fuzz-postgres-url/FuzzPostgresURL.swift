@@ -70,7 +70,7 @@ enum Messages {
             "postgres://u@h/db?lock_timeout=0", "postgres://u@h/db?sslrootcert=a", "postgres://%zz@h/db", "postgres://u@h/%zz", "postgres://u@h/a/b",
         ]
         let texts: [String] = bad.map { (value: String) -> String in
-            do { return try PostgresLocation(url: value).description } catch { return error.description + " " + error.reason }
+            do throws(IdentityError) { return try PostgresLocation(url: value).description } catch { return error.description + " " + error.reason }
         }
         return texts.joined(separator: "\n") + PostgresLocation.parameters.joined(separator: ", ") + "postgres://@:5432/(the URL given)"
     }()
