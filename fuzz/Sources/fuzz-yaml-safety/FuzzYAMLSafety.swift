@@ -23,7 +23,9 @@ public func fuzzYAMLSafety(_ raw: UnsafeRawBufferPointer) {
     let bytes = input.rest()
     let (file, node, diagnostics) = YAMLLoader.load(bytes: bytes, path: "fuzz.yaml", limits: limits)
     if (node == nil) == diagnostics.isEmpty { finding("a tree and diagnostics together, or neither (\(diagnostics.count) diagnostics)") }
-    let lines = bytes.count { $0 == 0x0A } + 1
+    // libyaml counts lines at CR, LF, CRLF, NEL, LS and PS (YAML 1.1 line breaks), not only at LF.
+    let text = String(decoding: bytes, as: UTF8.self)
+    let lines = text.unicodeScalars.count { ["\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"].contains($0) } + 1
     for d in diagnostics {
         if d.message.isEmpty { finding("a diagnostic without a message") }
         if let at = d.location, at.file != "fuzz.yaml" || at.line < 1 || at.line > lines + 1 || at.column < 1 {
