@@ -253,5 +253,42 @@ if Context.environment["GATEHOUSE_FUZZ"] == "1" {
         .executableTarget(
             name: "fuzz-request", dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicyEngine", "PolicyModel"],
             path: "fuzz/Sources/fuzz-request"),
+        // Issue 42: every reader of outside bytes, and the differential targets. FuzzSupport runs libFuzzer and reads
+        // structured choices from its bytes.
+        .target(name: "FuzzSupport", dependencies: ["FuzzerDriver"], path: "fuzz/Sources/FuzzSupport"),
+        .executableTarget(
+            name: "fuzz-bundle", dependencies: ["FuzzSupport", "PolicyBundle", "PolicyCompiler", "PolicyModel", .product(name: "Crypto", package: "swift-crypto")],
+            path: "fuzz/Sources/fuzz-bundle"),
+        .executableTarget(
+            name: "fuzz-bundle-roundtrip",
+            dependencies: ["FuzzSupport", "PolicyBundle", "PolicyCompiler", "PolicyModel", .product(name: "Crypto", package: "swift-crypto")],
+            path: "fuzz/Sources/fuzz-bundle-roundtrip"),
+        .executableTarget(
+            name: "fuzz-app-store-jws",
+            dependencies: [
+                "FuzzSupport", "Identity", "AppStoreTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ], path: "fuzz/Sources/fuzz-app-store-jws"),
+        .executableTarget(
+            name: "fuzz-apple-identity-token",
+            dependencies: [
+                "FuzzSupport", "Identity", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ], path: "fuzz/Sources/fuzz-apple-identity-token"),
+        .executableTarget(
+            name: "fuzz-device-challenge", dependencies: ["FuzzSupport", "Identity", .product(name: "Crypto", package: "swift-crypto")],
+            path: "fuzz/Sources/fuzz-device-challenge"),
+        .executableTarget(name: "fuzz-cursor", dependencies: ["FuzzSupport", "Gatehouse", "Identity"], path: "fuzz/Sources/fuzz-cursor"),
+        .executableTarget(name: "fuzz-postgres-url", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-postgres-url"),
+        .executableTarget(
+            name: "fuzz-yaml-safety", dependencies: ["FuzzSupport", "PolicySyntax", "PolicyModel", .product(name: "Yams", package: "Yams")],
+            path: "fuzz/Sources/fuzz-yaml-safety"),
+        .executableTarget(name: "fuzz-bundle-events", dependencies: ["FuzzSupport", "GatehouseClient"], path: "fuzz/Sources/fuzz-bundle-events"),
+        .executableTarget(
+            name: "fuzz-replay-records", dependencies: ["FuzzSupport", "PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel"],
+            path: "fuzz/Sources/fuzz-replay-records"),
+        .executableTarget(
+            name: "fuzz-plan-sql",
+            dependencies: ["FuzzSupport", "Identity", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicySyntax", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "fuzz/Sources/fuzz-plan-sql"),
     ]
 }

@@ -97,14 +97,15 @@ extension GatehouseService {
 
 /// The opaque cursor of a resource list: base64url of `1`, the type, the action and the page's last id, NUL-separated
 /// (none of them holds a NUL). Bound to its list: a cursor of another type or action is refused.
-enum ListCursor {
-    static func make(lastId: String, type: String, action: String) -> String {
+package enum ListCursor {
+    /// The cursor after `lastId` in the list of `type` and `action`.
+    package static func make(lastId: String, type: String, action: String) -> String {
         let text = ["1", type, action, lastId].joined(separator: "\u{0}")
         return SecretCoding.base64URL(text.utf8)
     }
 
     /// The last id of the page `cursor` ends, if it is a cursor of this list.
-    static func lastId(in cursor: String, type: String, action: String) throws(IdentityError) -> String {
+    package static func lastId(in cursor: String, type: String, action: String) throws(IdentityError) -> String {
         let refused = IdentityError(.invalidInput, field: "cursor", "not a cursor of this list (a nextCursor of the same type and action)")
         guard cursor.utf8.count <= 2048 else { throw refused }
         guard let data = SecretCoding.fromBase64URL(cursor), let text = String(data: data, encoding: .utf8) else { throw refused }

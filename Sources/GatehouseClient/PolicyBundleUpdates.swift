@@ -158,18 +158,18 @@ final class RevisionFeeds: Sendable {
 }
 
 /// A Server-Sent Event (the fields Gatehouse sends).
-struct ServerSentEvent: Equatable {
-    var id: String?
-    var event: String
-    var data: String
+package struct ServerSentEvent: Equatable {
+    package var id: String?
+    package var event: String
+    package var data: String
 }
 
 /// Parses `text/event-stream` bytes as they arrive (WHATWG HTML, "Parsing an event stream"): lines end with CR, LF
 /// or CRLF; `:` starts a comment; a blank line dispatches the event. A line longer than `lineLimit` is an error, so a
 /// server or proxy that never ends a line cannot grow the buffer without bound.
-struct ServerSentEventParser {
-    struct LineTooLong: Error {}
-    static let lineLimit = 64 * 1024
+package struct ServerSentEventParser {
+    package struct LineTooLong: Error {}
+    package static let lineLimit = 64 * 1024
     private var line: [UInt8] = []
     private var lastWasCR = false
     private var id: String?
@@ -177,7 +177,9 @@ struct ServerSentEventParser {
     private var data: [String] = []
     private var hasData = false
 
-    mutating func feed(_ bytes: Data) throws -> [ServerSentEvent] {
+    package init() {}
+
+    package mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if byte == 0x0A && lastWasCR {

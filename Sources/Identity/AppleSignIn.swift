@@ -102,7 +102,7 @@ public actor AppleKeyCache {
 
     /// The RS256 signing keys of a JWKS document; other key types and uses are skipped,
     /// and a `kid` that appears twice is dropped as ambiguous.
-    static func parseJWKS(_ data: Data) throws(IdentityError) -> [String: _RSA.Signing.PublicKey] {
+    package static func parseJWKS(_ data: Data) throws(IdentityError) -> [String: _RSA.Signing.PublicKey] {
         struct JWK: Decodable {
             var kty: String?
             var kid: String?

@@ -3,10 +3,24 @@ import Foundation
 import PolicyModel
 
 extension IdentityService {
-    static func validateDeviceId(_ id: String) throws(IdentityError) {
+    package static func validateDeviceId(_ id: String) throws(IdentityError) {
         guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             throw .invalid("deviceId", "must be 1 to 128 printable ASCII characters")
         }
+    }
+
+    /// A device's P-256 public key from its X9.63 (65 bytes, uncompressed), raw (64 bytes) or DER SubjectPublicKeyInfo
+    /// bytes, as an app sends it to enrol; `invalid_input` naming `publicKey` otherwise.
+    package static func devicePublicKey(_ bytes: Data) throws(IdentityError) -> P256.Signing.PublicKey {
+        if let k = try? P256.Signing.PublicKey(x963Representation: bytes) { return k }
+        if let k = try? P256.Signing.PublicKey(rawRepresentation: bytes) { return k }
+        if let k = try? P256.Signing.PublicKey(derRepresentation: bytes) { return k }
+        throw IdentityError.invalid("publicKey", "must be a P-256 public key (X9.63, raw or DER)")
+    }
+
+    /// A device's ECDSA P-256 signature from DER or raw (r || s) bytes, nil when it is neither.
+    package static func deviceSignature(_ bytes: Data) -> P256.Signing.ECDSASignature? {
+        (try? P256.Signing.ECDSASignature(derRepresentation: bytes)) ?? (try? P256.Signing.ECDSASignature(rawRepresentation: bytes))
     }
 
     /// Enrols (or re-enrols, replacing the old key) a device's P-256 public key.
@@ -16,16 +30,7 @@ extension IdentityService {
     /// uncompressed), raw (64 bytes) or DER SubjectPublicKeyInfo.
     public func enrollDeviceKey(accessToken: String, deviceId: String, publicKey: Data) async throws {
         try Self.validateDeviceId(deviceId)
-        let key: P256.Signing.PublicKey
-        if let k = try? P256.Signing.PublicKey(x963Representation: publicKey) {
-            key = k
-        } else if let k = try? P256.Signing.PublicKey(rawRepresentation: publicKey) {
-            key = k
-        } else if let k = try? P256.Signing.PublicKey(derRepresentation: publicKey) {
-            key = k
-        } else {
-            throw IdentityError.invalid("publicKey", "must be a P-256 public key (X9.63, raw or DER)")
-        }
+        let key = try Self.devicePublicKey(publicKey)
         let t = now()
         try await store.write { tx in
             let s = try await self.liveSession(tx, accessToken, at: t)
@@ -81,8 +86,7 @@ extension IdentityService {
             c.usedAt = t
             try await tx.update(c)
             let publicKey = try P256.Signing.PublicKey(x963Representation: key.publicKey)
-            let sig = (try? P256.Signing.ECDSASignature(derRepresentation: signature)) ?? (try? P256.Signing.ECDSASignature(rawRepresentation: signature))
-            guard let sig, publicKey.isValidSignature(sig, for: challenge) else {
+            guard let sig = Self.deviceSignature(signature), publicKey.isValidSignature(sig, for: challenge) else {
                 key.failedAttempts += 1
                 try await self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .failure, reason: "bad_signature", user: user, at: t)
                 if key.failedAttempts >= limit {

@@ -87,10 +87,10 @@ extension IdentityService {
     public static let maxLogPage = 1_000
 
     /// The cursor after `id`: opaque to a caller, `c` and the id in base64url.
-    static func logCursor(after id: Int64) -> String { SecretCoding.base64URL(Array("c\(id)".utf8)) }
+    package static func logCursor(after id: Int64) -> String { SecretCoding.base64URL(Array("c\(id)".utf8)) }
 
     /// The id a cursor stands for; throws naming `cursor` for anything `logCursor` did not write.
-    static func logCursorId(_ cursor: String) throws(IdentityError) -> Int64 {
+    package static func logCursorId(_ cursor: String) throws(IdentityError) -> Int64 {
         guard let bytes = SecretCoding.fromBase64URL(cursor), let text = String(bytes: bytes, encoding: .utf8), text.hasPrefix("c"),
             let id = Int64(text.dropFirst()), id > 0
         else { throw IdentityError.invalid("cursor", "is not a cursor this server gave") }

@@ -20,18 +20,40 @@ public enum IdentityStoreLocation: Sendable, Hashable, CustomStringConvertible {
     /// looks like a URL (which might hold a password).
     public static func shown(_ value: String) -> String {
         if let location = try? parse(value) { return location.description }
-        return value.contains("://") ? "(the URL given)" : value
+        return looksLikeURL(value) ? "(the URL given)" : value
     }
 
     /// Reads a database option's value. Throws `invalidInput` naming `field` for a PostgreSQL URL it
-    /// cannot use; the message never repeats the URL (it may hold a password).
+    /// cannot use, and for a value that looks like a URL of any other form (`looksLikeURL`: a mistyped
+    /// `postgres:://`, `postgres:/`, `mysql://`), which is never taken for a SQLite path; the message never
+    /// repeats the value (it may hold a password).
     public static func parse(_ value: String, field: String = "database") throws(IdentityError) -> IdentityStoreLocation {
         let lower = value.lowercased()
         guard lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://") else {
             guard !value.isEmpty else { throw IdentityError(.invalidInput, field: field, "is empty") }
+            if looksLikeURL(value) {
+                throw IdentityError(
+                    .invalidInput, field: field,
+                    "looks like a URL but is not postgres://USER@HOST:PORT/DATABASE (a SQLite path that starts with a word and ':' can be written ./NAME)")
+            }
             return .sqlite(path: value)
         }
         return .postgres(try PostgresLocation(url: value, field: field))
+    }
+}
+
+extension IdentityStoreLocation {
+    /// Whether `value` reads as a URL rather than a file path: it starts with a scheme of two or more characters and a
+    /// colon (`postgres:`, `mysql:`; a one-letter drive such as `C:` is a path), holds `://`, or starts with
+    /// `postgres` and holds an `@` (`postgres//user:password@host`). Such a value may carry a password.
+    static func looksLikeURL(_ value: String) -> Bool {
+        if value.contains("://") { return true }
+        if value.lowercased().hasPrefix("postgres"), value.contains("@") { return true }
+        guard let colon = value.unicodeScalars.firstIndex(of: ":") else { return false }
+        let scheme = value.unicodeScalars[..<colon]
+        func letter(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+        guard scheme.count >= 2, let first = scheme.first, letter(first) else { return false }
+        return scheme.allSatisfy { letter($0) || ("0"..."9").contains($0) || $0 == "+" || $0 == "." || $0 == "-" }
     }
 }
 

@@ -275,7 +275,8 @@ public struct PolicyBundle: Sendable {
         return Array(try! encoder.encode(manifest))
     }
 
-    static func filesSection(_ files: [String: [UInt8]]) -> [UInt8] {
+    /// The files section as laid out in a bundle (the bytes `contentHash` covers).
+    package static func filesSection(_ files: [String: [UInt8]]) -> [UInt8] {
         var out: [UInt8] = []
         append32(&out, files.count)
         for path in files.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
@@ -293,7 +294,7 @@ public struct PolicyBundle: Sendable {
         out += [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)]
     }
 
-    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 { digest.map { String(format: "%02x", $0) }.joined() }
+    package static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 { digest.map { String(format: "%02x", $0) }.joined() }
 
     static func timestamp(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()

@@ -52,6 +52,31 @@ import Testing
         #expect(IdentityStoreLocation.shown(url).contains("hunter2secret") == false)
     }
 
+    /// Found by the `postgres-url` fuzz target (issue 42): a mistyped PostgreSQL URL (`postgres:://`, one slash, a
+    /// scheme PostgreSQL does not use) was read as the path of a SQLite file, so `shown` printed it whole, password and
+    /// all, in the error `policy serve` writes, and the server would create a SQLite file of that name. A value that
+    /// starts with a URL scheme is a URL: refused unless it is `postgres://` or `postgresql://`, never shown.
+    @Test(arguments: [
+        "postgres:://u:hunter2secret@db.example/a", "postgres:/u:hunter2secret@db.example/db", "postgresq://u:hunter2secret@h/db",
+        "mysql://u:hunter2secret@h/db", "postgres//u:hunter2secret@h/db:", "sqlite:hunter2secret.db",
+    ])
+    func aMistypedURLIsNeitherASQLitePathNorShown(value: String) {
+        do throws(IdentityError) {
+            let location = try IdentityStoreLocation.parse(value, field: "--database")
+            Issue.record("\(value) read as \(location)")
+        } catch {
+            #expect(error.code == .invalidInput && error.field == "--database")
+            #expect(!error.reason.contains("hunter2secret") && !"\(error)".contains("hunter2secret"))
+        }
+        #expect(!IdentityStoreLocation.shown(value).contains("hunter2secret"), "\(IdentityStoreLocation.shown(value))")
+    }
+
+    @Test func pathsThatAreNotURLsStaySQLitePaths() throws {
+        for path in ["identity.sqlite", "./data/identity.sqlite", "/var/lib/gatehouse/a:b.sqlite", "C:identity.sqlite", "a@b.sqlite"] {
+            #expect(try IdentityStoreLocation.parse(path) == .sqlite(path: path))
+        }
+    }
+
     /// Nothing the PostgreSQL driver logs, even with the handler at `trace`, holds a PIN, a token or a
     /// username: the store raises its logger to `info` (no statement lines), and postgres-nio prints
     /// every bound value as `****` wherever a query is described.

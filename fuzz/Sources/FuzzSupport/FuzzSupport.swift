@@ -1,0 +1,128 @@
+import Dispatch
+import Foundation
+import FuzzerDriver
+
+/// Runs libFuzzer over `body` and exits with its status. SwiftPM links every executable through its own
+/// (renamed) main, so libFuzzer's main is never used: each target's `main.swift` calls this.
+public func runFuzzer(_ body: @escaping (UnsafeRawBufferPointer) -> Void) -> Never {
+    // libFuzzer calls back on this (the main) thread only; the closure is kept in a global for the C callback.
+    FuzzBody.current = body
+    var argc = CommandLine.argc
+    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+    exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+        FuzzBody.current?(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+        return 0
+    })
+}
+
+/// libFuzzer's own `main` (linked by -sanitize=fuzzer, never run: SwiftPM renames it) references this symbol, so it
+/// must exist; it forwards to the body `runFuzzer` was given.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    FuzzBody.current?(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+    return 0
+}
+
+enum FuzzBody {
+    nonisolated(unsafe) static var current: ((UnsafeRawBufferPointer) -> Void)?
+}
+
+/// Stops the run with a finding: libFuzzer writes the input that caused it.
+public func finding(_ message: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) -> Never {
+    fatalError("FINDING: " + message(), file: file, line: line)
+}
+
+/// The result of `operation`, waited for on the calling thread: libFuzzer's callback is synchronous and runs on the
+/// main thread, never on Swift's cooperative pool, so blocking it here starves nothing. For fuzz targets only.
+public func awaitResult<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        box.value = await operation()
+        done.signal()
+    }
+    done.wait()
+    return box.value!
+}
+
+/// Reads structured choices from a fuzzer's bytes, front to back (libFuzzer's FuzzedDataProvider, in small): once the
+/// bytes run out every read answers zero or empty, so any input is a complete, valid sequence of choices.
+public struct FuzzInput {
+    public let bytes: [UInt8]
+    public private(set) var offset = 0
+
+    public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = Array(bytes) }
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public var isEmpty: Bool { offset >= bytes.count }
+
+    public mutating func byte() -> UInt8 {
+        guard offset < bytes.count else { return 0 }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// A number in `0..<n` (n > 0), from one byte, or two when n > 256.
+    public mutating func below(_ n: Int) -> Int {
+        precondition(n > 0)
+        if n <= 256 { return Int(byte()) % n }
+        return (Int(byte()) << 8 | Int(byte())) % n
+    }
+
+    public mutating func bool() -> Bool { byte() & 1 == 1 }
+
+    public mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+    public mutating func uint64() -> UInt64 { (0..<8).reduce(UInt64(0)) { value, _ in value << 8 | UInt64(byte()) } }
+
+    /// Up to `max` bytes: a length byte, then that many bytes.
+    public mutating func chunk(max: Int = 255) -> [UInt8] {
+        let count = min(below(256), max, bytes.count - offset)
+        guard count > 0 else { return [] }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    /// A string of up to `max` bytes (invalid UTF-8 repaired).
+    public mutating func string(max: Int = 255) -> String { String(decoding: chunk(max: max), as: UTF8.self) }
+
+    /// Every byte not read yet.
+    public mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return offset < bytes.count ? Array(bytes[offset...]) : []
+    }
+}
+
+/// A random number generator fed by the fuzzer's bytes, so a generator written for seeded tests becomes
+/// coverage-guided: each draw takes the next byte (the generators' choices are small numbers); when they run out, it continues as SplitMix64 seeded by what was
+/// read, so every input still makes a complete, deterministic choice.
+public struct FuzzRandom: RandomNumberGenerator {
+    var input: FuzzInput
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    public init(_ bytes: [UInt8]) { input = FuzzInput(bytes) }
+
+    public mutating func next() -> UInt64 {
+        if !input.isEmpty {
+            let value = UInt64(input.byte())
+            state = state &* 31 &+ value
+            return value
+        }
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<n`.
+    public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    public mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    /// True `percent` times in a hundred.
+    public mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+}
+
+/// Carries a result from the task that computed it to the thread that waited for it (the semaphore orders the two).
+final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

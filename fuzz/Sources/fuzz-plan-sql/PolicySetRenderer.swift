@@ -1,0 +1,1 @@
+../../../Tests/PolicyEngineTests/PolicySets/PolicySetRenderer.swift

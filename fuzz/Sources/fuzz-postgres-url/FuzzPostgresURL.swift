@@ -1,0 +1,85 @@
+import Foundation
+import FuzzSupport
+import Identity
+
+/// libFuzzer entry for the `--database` reader (`IdentityStoreLocation.parse`, `PostgresLocation(url:)`,
+/// `IdentityStoreLocation.shown`). The first byte picks a mode:
+/// - plain (0): the rest is the option's value.
+/// - password (1): the bytes choose a password (percent-encoded into a URL with a chosen host, port, database and
+///   query), so every URL carries a secret.
+/// Besides a trap or hang, a finding is: the password (as given or decoded, when at least 4 bytes) in an error, in a
+/// location's `description` or in what `shown` prints; a refusal that does not name the field; a location accepted
+/// with an empty host, user or database, a port outside 1...65535, or a root certificate without a verifying
+/// `sslmode`; a URL accepted whose `description` does not parse again to the same host, port, user and database.
+public func fuzzPostgresURL(_ raw: UnsafeRawBufferPointer) {
+    var input = FuzzInput(raw)
+    if input.byte() % 2 == 0 {
+        let value = String(decoding: input.rest(), as: UTF8.self)
+        let password = URLComponents(string: value)?.password
+        check(value, secrets: [password, URLComponents(string: value)?.percentEncodedPassword].compactMap { $0 })
+        return
+    }
+    let password = input.string(max: 40)
+    let allowed = CharacterSet.urlPasswordAllowed.subtracting(CharacterSet(charactersIn: "%"))
+    let encoded = input.bool() ? (password.addingPercentEncoding(withAllowedCharacters: allowed) ?? password) : password
+    let host = input.pick(["localhost", "db.example", "[::1]", "127.0.0.1", "", input.string(max: 16)])
+    let port = input.pick(["", ":5432", ":0", ":65536", ":-1", ":" + input.string(max: 6)])
+    let database = input.pick(["/gatehouse", "/", "", "/a/b", "/%2F", "/" + input.string(max: 16)])
+    let query = input.pick(["", "?sslmode=require", "?sslmode=disable&sslrootcert=ca.pem", "?schema=s1", "?max_connections=0", "?" + input.string(max: 32)])
+    let scheme = input.pick(["postgres", "postgresql", "POSTGRES", "postgres:"])
+    check("\(scheme)://user:\(encoded)@\(host)\(port)\(database)\(query)", secrets: [password, encoded])
+}
+
+func check(_ value: String, secrets: [String]) {
+    // A secret counts when it is at least 6 bytes, and it is not text the URL holds elsewhere or the messages hold anyway.
+    // Byte-level search: Foundation's `contains` on Linux misreads strings holding NUL characters.
+    let secrets = Set(secrets).filter { secret in
+        secret.utf8.count >= 6 && occurrences(of: secret, in: value) <= 1 && occurrences(of: secret, in: Messages.text) == 0
+    }
+    func leaks(_ text: String) -> Bool { secrets.contains { occurrences(of: $0, in: text) > 0 } }
+    if leaks(IdentityStoreLocation.shown(value)) { finding("shown() repeats the password") }
+    do {
+        let location = try IdentityStoreLocation.parse(value, field: "database")
+        if leaks(location.description) { finding("a location's description repeats the password") }
+        guard case .postgres(let pg) = location else {
+            if value.lowercased().hasPrefix("postgres://") || value.lowercased().hasPrefix("postgresql://") { finding("a postgres URL read as a SQLite path") }
+            return
+        }
+        if pg.host.isEmpty || pg.username.isEmpty || pg.database.isEmpty { finding("accepted without a host, user or database") }
+        if !(1...65535).contains(pg.port) { finding("accepted the port \(pg.port)") }
+        if pg.sslRootCert != nil, pg.sslMode == .disable || pg.sslMode == .prefer { finding("accepted a root certificate it will not check") }
+        if !(1...1000).contains(pg.maxConnections) { finding("accepted max_connections \(pg.maxConnections)") }
+        // What the description names must read again as the same place (it is shown to operators as the store).
+        if !pg.host.contains("%"), !pg.username.contains(where: { "@:/?#[]%".contains($0) }), !pg.database.contains(where: { "/?#%".contains($0) }),
+            pg.username.allSatisfy({ $0.isASCII && !$0.isWhitespace }), pg.database.allSatisfy({ $0.isASCII && !$0.isWhitespace }),
+            let again = try? PostgresLocation(url: pg.description), again.host != pg.host || again.port != pg.port || again.username != pg.username || again.database != pg.database
+        {
+            finding("the description \(pg.description) reads as another place")
+        }
+    } catch {
+        if error.field != "database" { finding("a refusal names \(error.field)") }
+        if leaks(error.reason) || leaks(error.description) { finding("an error repeats the password: \(error.reason)") }
+    }
+}
+
+/// The fixed text of the reader's messages, so a password that happens to be a word of them is not taken for a leak.
+enum Messages {
+    static let text: String = {
+        let bad = [
+            "postgres://", "postgres://h/db", "postgres://u@/db", "postgres://u@h", "postgres://u@h:0/db", "postgres://u@h/db?sslmode=x",
+            "postgres://u@h/db?sslrootcert=", "postgres://u@h/db?max_connections=0", "postgres://u@h/db?schema=A", "postgres://u@h/db?x=1",
+            "postgres://u@h/db?lock_timeout=0", "postgres://u@h/db?sslrootcert=a", "postgres://%zz@h/db", "postgres://u@h/%zz", "postgres://u@h/a/b",
+        ]
+        let texts: [String] = bad.map { (value: String) -> String in
+            do throws(IdentityError) { return try PostgresLocation(url: value).description } catch { return error.description + " " + error.reason }
+        }
+        return texts.joined(separator: "\n") + PostgresLocation.parameters.joined(separator: ", ") + "postgres://@:5432/(the URL given)"
+    }()
+}
+
+/// How many times `needle`'s UTF-8 bytes occur in `haystack`'s.
+func occurrences(of needle: String, in haystack: String) -> Int {
+    let n = Array(needle.utf8), h = Array(haystack.utf8)
+    guard !n.isEmpty, n.count <= h.count else { return 0 }
+    return (0...(h.count - n.count)).reduce(0) { count, i in h[i..<i + n.count].elementsEqual(n) ? count + 1 : count }
+}
