@@ -94,8 +94,8 @@ print("OK" if ok else "FAILED")
 sys.exit(0 if ok else 1)
 EOF
 # One core, 1,000,000 records: the pulled file repeated.
-rm -f "$WORK/million.jsonl"
-while [ "$(wc -l < "$WORK/million.jsonl" 2>/dev/null || echo 0)" -lt 1000000 ]; do cat "$WORK/decisions.jsonl" >> "$WORK/million.jsonl"; done
+: > "$WORK/million.jsonl"
+while [ "$(wc -l < "$WORK/million.jsonl")" -lt 1000000 ]; do cat "$WORK/decisions.jsonl" >> "$WORK/million.jsonl"; done
 head -n 1000000 "$WORK/million.jsonl" > "$WORK/m.jsonl"
 start=$(date +%s.%N)
 taskset -c 0 "$BIN" replay "$WORK/m.jsonl" --policies "$WORK/candidate" --format json > /dev/null
