@@ -63,20 +63,10 @@ extension JSONRequestParser {
                     subject = try readOptionalString()
                 } else if isKey(key, "effect") {
                     try once(&seen, 4, key)
-                    let at = pos
-                    let text = try readString()
-                    guard let value = Effect(rawValue: text) else {
-                        throw RequestError(field: "", "must be allow or deny, not '\(text)'", kind: .invalidValue, offset: at)
-                    }
-                    effect = value
+                    effect = try readCase(Effect.self) { "must be allow or deny, not '\($0)'" }
                 } else if isKey(key, "reason") {
                     try once(&seen, 8, key)
-                    let at = pos
-                    let text = try readString()
-                    guard let value = Reason(rawValue: text) else {
-                        throw RequestError(field: "", "is not a known reason: '\(text)'", kind: .invalidValue, offset: at)
-                    }
-                    reason = value
+                    reason = try readCase(Reason.self) { "is not a known reason: '\($0)'" }
                 } else if isKey(key, "policyHash") {
                     try once(&seen, 16, key)
                     policyHash = try readString()
@@ -104,5 +94,13 @@ extension JSONRequestParser {
                 offset: pos - 1)
         }
         return RecordEnvelope(id: id, subject: subject, effect: effect, reason: reason, policyHash: policyHash)
+    }
+
+    /// A string naming a case of `T`; another string is refused with `refusal`'s message, at the string.
+    private mutating func readCase<T: RawRepresentable<String>>(_ type: T.Type, _ refusal: (String) -> String) throws(RequestError) -> T {
+        let at = pos
+        let text = try readString()
+        guard let value = T(rawValue: text) else { throw RequestError(field: "", refusal(text), kind: .invalidValue, offset: at) }
+        return value
     }
 }
