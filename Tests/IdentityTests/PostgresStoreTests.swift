@@ -59,6 +59,8 @@ import Testing
     @Test(arguments: [
         "postgres:://u:hunter2secret@db.example/a", "postgres:/u:hunter2secret@db.example/db", "postgresq://u:hunter2secret@h/db",
         "mysql://u:hunter2secret@h/db", "postgres//u:hunter2secret@h/db:", "sqlite:hunter2secret.db",
+        // The scheme left out (found by the fuzz smoke step in CI): `//user:password@host/db` is a URL too.
+        "//u:hunter2secret@[::1]/db", "//s:p%40hunter2secret@db.example:5432/gatehouse",
     ])
     func aMistypedURLIsNeitherASQLitePathNorShown(value: String) {
         do throws(IdentityError) {
