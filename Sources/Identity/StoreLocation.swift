@@ -44,10 +44,12 @@ public enum IdentityStoreLocation: Sendable, Hashable, CustomStringConvertible {
 
 extension IdentityStoreLocation {
     /// Whether `value` reads as a URL rather than a file path: it starts with a scheme of two or more characters and a
-    /// colon (`postgres:`, `mysql:`; a one-letter drive such as `C:` is a path), holds `://`, or starts with
-    /// `postgres` and holds an `@` (`postgres//user:password@host`). Such a value may carry a password.
+    /// colon (`postgres:`, `mysql:`; a one-letter drive such as `C:` is a path), holds `://`, starts with
+    /// `postgres` and holds an `@` (`postgres//user:password@host`), or starts with `//` and holds an `@` (the scheme
+    /// left out: `//user:password@host/db`). Such a value may carry a password.
     static func looksLikeURL(_ value: String) -> Bool {
         if value.contains("://") { return true }
+        if value.hasPrefix("//"), value.contains("@") { return true }
         if value.lowercased().hasPrefix("postgres"), value.contains("@") { return true }
         guard let colon = value.unicodeScalars.firstIndex(of: ":") else { return false }
         let scheme = value.unicodeScalars[..<colon]
