@@ -96,7 +96,7 @@ elif target == "request":
     put("huge-string.json", '{"action":"' + "x" * 500_000 + '","resource":{"type":"app"}}')
     put("over-size-cap.json", '{"action":"' + "x" * (2 << 20) + '","resource":{"type":"app"}}')
     put("deep-object.json", '{"action":"a","resource":{"type":"app","attributes":' + '{"k":' * 50_000 + "1" + "}" * 50_000 + "}}")
-else:
+elif target == "expression":
     put("deep-parens.txt", "(" * 3000 + "true" + ")" * 3000)
     put("long-or.txt", " || ".join(["subject.signedIn"] * 2000))
     put("deep-index.txt", "resource.attributes.matrix" + "[0]" * 2000 + " == 1")
