@@ -242,7 +242,7 @@ struct SQLiteStatements {
 
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R] {
         let (clause, args) = whereClause(conditions)
-        return try Row.fetchAll(db, sql: "SELECT * FROM \"\(R.table)\"" + clause, arguments: args).map {
+        return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM \"\(R.table)\"" + clause), arguments: args).map {
             try RowBox<R>.init(row: $0).value
         }
     }
@@ -250,7 +250,7 @@ struct SQLiteStatements {
     func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> R? {
         let (clause, args) = whereClause(conditions)
         let columns = R.columns.map { "\"\($0)\"" }.joined(separator: ", ")
-        return try Row.fetchOne(db, sql: "SELECT \(columns) FROM \"\(R.table)\"" + clause + " LIMIT 1", arguments: args).map {
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM \"\(R.table)\"" + clause + " LIMIT 1"), arguments: args).map {
             try SelectionBox<R>(row: $0).value
         }
     }
@@ -391,8 +391,8 @@ extension DecisionLogRow {
     /// The decision log's batch, through one cached statement with its values bound directly: what a record costs the
     /// writer when every decision is recorded. GRDB's record insert (encoding each row through `Codable` into a
     /// container, then building its statement) was over half of the writer's instructions (docs/performance.md,
-    /// "Recording decisions"). Columns and values are those of the record insert: a date binds as `Date.databaseValue`,
-    /// which is what the record encoding's default strategy writes.
+    /// "Recording decisions"). Columns and values are those of the record insert: a date binds as the text `Date.databaseValue`
+    /// writes (the record encoding's default strategy), formatted by `DatabaseDate` without ICU.
     static func insertAll(_ rows: [DecisionLogRow], _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
@@ -401,7 +401,7 @@ extension DecisionLogRow {
                 """)
         for row in rows {
             try statement.execute(arguments: [
-                row.id, row.at, row.actor, row.action, row.resourceType, row.resourceId, row.effect, row.reason, row.policyHash,
+                row.id, DatabaseDate.value(row.at), row.actor, row.action, row.resourceType, row.resourceId, row.effect, row.reason, row.policyHash,
                 row.policyLocation, row.subject, row.facts,
             ])
         }
@@ -437,7 +437,7 @@ extension SQLiteTransaction: LogReading {
             }
             args += [query.limit]
             let clause = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
-            return try Row.fetchAll(db, sql: "SELECT * FROM \"\(R.table)\"\(clause) ORDER BY \"id\" DESC LIMIT ?", arguments: args).map {
+            return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM \"\(R.table)\"\(clause) ORDER BY \"id\" DESC LIMIT ?"), arguments: args).map {
                 try RowBox<R>(row: $0).value
             }
         }
