@@ -1729,6 +1729,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -2180,6 +2185,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -2403,6 +2413,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -3335,6 +3350,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -7931,7 +7951,7 @@ package struct Client: APIProtocol {
     }
     /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
     ///
-    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
     ///
     /// - Remark: HTTP `GET /v1/operator/users`.
     /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
