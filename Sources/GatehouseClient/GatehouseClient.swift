@@ -240,16 +240,14 @@ public actor GatehouseClient: CustomReflectable {
     /// key or Apple verifies the user.
     @discardableResult
     public func signInAnonymously() async throws -> String {
-        try await openSession { try await self.api.postAuthAnonymous(headers: .init(gatehouseDevice: DeviceModel.identifier)).created.body.json }
+        try await openSession { try await self.api.postAuthAnonymous().created.body.json }
     }
 
     /// A new account with a username and a PIN of 4 to 6 digits, signed in.
     @discardableResult
     public func register(username: String, pin: String) async throws -> String {
         try await openSession {
-            try await self.api.postAuthPinRegister(
-                headers: .init(gatehouseDevice: DeviceModel.identifier), body: .json(.init(username: username, pin: pin))
-            ).created.body.json
+            try await self.api.postAuthPinRegister(body: .json(.init(username: username, pin: pin))).created.body.json
         }
     }
 
@@ -258,9 +256,7 @@ public actor GatehouseClient: CustomReflectable {
     @discardableResult
     public func signIn(username: String, pin: String) async throws -> String {
         try await openSession {
-            try await self.api.postAuthPinSignin(
-                headers: .init(gatehouseDevice: DeviceModel.identifier), body: .json(.init(username: username, pin: pin))
-            ).ok.body.json
+            try await self.api.postAuthPinSignin(body: .json(.init(username: username, pin: pin))).ok.body.json
         }
     }
 
@@ -275,10 +271,7 @@ public actor GatehouseClient: CustomReflectable {
     @discardableResult
     public func signInWithApple(identityToken: String, nonce: AppleSignInNonce, fullName: String? = nil) async throws -> String {
         try await openSession {
-            try await self.api.postAuthApple(
-                headers: .init(gatehouseDevice: DeviceModel.identifier),
-                body: .json(.init(identityToken: identityToken, nonce: nonce.raw, fullName: fullName))
-            ).ok.body.json
+            try await self.api.postAuthApple(body: .json(.init(identityToken: identityToken, nonce: nonce.raw, fullName: fullName))).ok.body.json
         }
     }
 
