@@ -3742,7 +3742,7 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/header`.
             package struct Headers: Sendable, Hashable {
-                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///
                 /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/header/Gatehouse-Device`.
                 package var gatehouseDevice: Components.Parameters.GatehouseDevice?
@@ -3750,7 +3750,7 @@ package enum Operations {
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
-                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
                 package init(
                     gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
@@ -3816,6 +3816,57 @@ package enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAnonymous.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAnonymous.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input naming Gatehouse-Device)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostAuthAnonymous.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostAuthAnonymous.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
@@ -4768,7 +4819,7 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/pin/register/POST/header`.
             package struct Headers: Sendable, Hashable {
-                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///
                 /// - Remark: Generated from `#/paths/v1/auth/pin/register/POST/header/Gatehouse-Device`.
                 package var gatehouseDevice: Components.Parameters.GatehouseDevice?
@@ -4776,7 +4827,7 @@ package enum Operations {
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
-                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
                 package init(
                     gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
@@ -5301,7 +5352,7 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/pin/signin/POST/header`.
             package struct Headers: Sendable, Hashable {
-                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///
                 /// - Remark: Generated from `#/paths/v1/auth/pin/signin/POST/header/Gatehouse-Device`.
                 package var gatehouseDevice: Components.Parameters.GatehouseDevice?
@@ -5309,7 +5360,7 @@ package enum Operations {
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
-                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
                 package init(
                     gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
@@ -7501,7 +7552,7 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/apple/POST/header`.
             package struct Headers: Sendable, Hashable {
-                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///
                 /// - Remark: Generated from `#/paths/v1/auth/apple/POST/header/Gatehouse-Device`.
                 package var gatehouseDevice: Components.Parameters.GatehouseDevice?
@@ -7509,7 +7560,7 @@ package enum Operations {
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
-                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
                 package init(
                     gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
