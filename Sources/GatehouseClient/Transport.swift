@@ -27,6 +27,10 @@ package struct GatehouseMiddleware: ClientMiddleware {
         self.traceContext = traceContext
     }
 
+    /// The operations that create a session, which name the device (`Gatehouse-Device`, docs/console.md).
+    static let signIns: Set<String> = ["postAuthAnonymous", "postAuthPinRegister", "postAuthPinSignin", "postAuthApple"]
+    static let deviceHeader = HTTPField.Name("Gatehouse-Device")!
+
     /// The W3C Trace Context headers, the only ones the trace hook may set (never `Authorization` or another header).
     static let traceHeaders: [(key: String, name: HTTPField.Name)] = [("traceparent", HTTPField.Name("traceparent")!), ("tracestate", HTTPField.Name("tracestate")!)]
 
@@ -37,6 +41,8 @@ package struct GatehouseMiddleware: ClientMiddleware {
         if let refusal { throw refusal }
         var request = request
         if let token = Bearer.token { request.headerFields[.authorization] = "Bearer \(token)" }
+        // The device on the sign-ins that make a session, as sent (the generated code would percent-encode it: `iPhone15%2C2`).
+        if Self.signIns.contains(operationID), let device = DeviceModel.identifier { request.headerFields[Self.deviceHeader] = device }
         if let traceContext {
             let context = traceContext()
             for (key, name) in Self.traceHeaders {

@@ -4,13 +4,13 @@ import PolicyModel
 extension IdentityService {
     /// Creates an anonymous account and signs it in (seed 001's default path); counts against the
     /// source's sign-up limit (`AbuseLimits.signUps`).
-    public func signInAnonymously(source: ClientSource) async throws -> SessionTokens {
+    public func signInAnonymously(source: ClientSource, device: SessionDevice? = nil) async throws -> SessionTokens {
         let t = now()
         return try await store.write { tx in
             try await self.checkSignUps(tx, source, at: t)
             try await self.countGuess(tx, self.signUpWindow(source), at: t)
             let user = try await self.insertUser(tx, at: t)
-            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.anonymous, at: t)
+            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.anonymous, device: device, at: t)
             try await self.audit(tx, .signUp, method: AuthMethod.anonymous, outcome: .success, user: user, at: t)
             return tokens
         }

@@ -435,5 +435,10 @@ package enum Schema {
             DROP TABLE appRole;
             ALTER TABLE appRole_v19 RENAME TO appRole;
             """),
+        // Issue 43: what each sign-in said about its device (`SessionDevice`), for the console's session list; NULL for the
+        // sessions before it, shown as unknown.
+        ("v20-session-device", """
+            ALTER TABLE session ADD COLUMN device TEXT;  -- declared name and User-Agent product, or the verifying device key; never read for a decision
+            """),
     ]
 }

@@ -86,7 +86,7 @@ extension IdentityService {
     ///
     /// `fullName` is what the app received from Apple; it is only ever sent on the first authorization
     /// and only kept when the account is created. The email (possibly a private relay address) is kept as given.
-    public func signInWithApple(identityToken: String, rawNonce: String, fullName: String? = nil) async throws -> SessionTokens {
+    public func signInWithApple(identityToken: String, rawNonce: String, fullName: String? = nil, device: SessionDevice? = nil) async throws -> SessionTokens {
         let name = try Self.validateDisplayName(fullName)
         let (claims, nonceHash) = try await verifiedAppleClaims(identityToken: identityToken, rawNonce: rawNonce, kind: .signIn)
         let t = now()
@@ -121,13 +121,13 @@ extension IdentityService {
                 }
                 identity.updatedAt = t
                 try await tx.update(identity)
-                let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
+                let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.apple, device: device, at: t)
                 try await self.audit(tx, .signIn, method: AuthMethod.apple, outcome: .success, user: user, at: t)
                 return .success(tokens)
             }
             let user = try await self.insertUser(tx, displayName: name, email: claims.email, privateRelay: claims.isPrivateEmail, at: t)
             try await tx.insert(AppleIdentityRow(subject: claims.subject, userId: user.id, email: claims.email, isPrivateRelay: claims.isPrivateEmail, credentialState: AppleCredentialState.authorized.rawValue, transferredTo: nil, createdAt: t, updatedAt: t, stateChangedAt: t))
-            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.apple, at: t)
+            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.apple, device: device, at: t)
             try await self.audit(tx, .signUp, method: AuthMethod.apple, outcome: .success, user: user, at: t)
             return .success(tokens)
         }

@@ -98,7 +98,9 @@ extension IdentityService {
             }
             key.failedAttempts = 0
             try await tx.update(key)
-            let result = try await self.stepUp(tx, s, method: AuthMethod.biometric, presented: accessToken, at: t)
+            var verified = s
+            verified.device = SessionDevice.verified(byDeviceKey: deviceId, s.device)
+            let result = try await self.stepUp(tx, verified, method: AuthMethod.biometric, presented: accessToken, at: t)
             try await self.audit(tx, .deviceVerify, method: AuthMethod.biometric, outcome: .success, user: user, at: t)
             return .success(result)
         }

@@ -8,11 +8,18 @@ extension IdentityService {
     /// The most users one search answers.
     package static let maxFoundUsers = 20
 
-    /// The users `query` names: by user id, username, audit pseudonym (`p-...`), Sign in with Apple subject or App Store
-    /// original transaction id, each an exact match (a username also lower-cased). Each found user says what matched.
-    /// An empty or over-long query is `invalid_input` on `q`.
+    /// The users `query` names: by user id, username, audit pseudonym (`p-...`), a decision record's keyed pseudonym
+    /// (`u-...`), Sign in with Apple subject or App Store original transaction id, each an exact match (a username also
+    /// lower-cased). Each found user says what matched. An empty or over-long query is `invalid_input` on `q`.
+    ///
+    /// A keyed pseudonym cannot be turned back into an id, and computing every user's would be a scan. Each decision
+    /// record holds both pseudonyms of its subject (`subject`, indexed since v18, and `actor`, the audit pseudonym), so
+    /// the newest records with that subject name the user through the indexed `pseudonym` column; the match is then
+    /// checked exactly by computing the found user's keyed pseudonym: two indexed lookups and one HMAC. A user with no
+    /// decision record is not found by one: there is no record that would have shown it.
     package func findUsers(_ query: String, operator credential: OperatorCredential) async throws -> [FoundUser] {
         try authorizeOperator(credential)
+        let names = try await decisionPseudonyms()
         let q = query.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !q.isEmpty else { throw IdentityError.invalid("q", "must name a user id, username, pseudonym, Apple subject or original transaction id") }
         guard q.utf8.count <= 256 else { throw IdentityError.invalid("q", "must be at most 256 bytes") }
@@ -26,6 +33,14 @@ extension IdentityService {
             add(try await tx.fetchOne(UserRow.self, "username", .text(q)), "username")
             if q.lowercased() != q { add(try await tx.fetchOne(UserRow.self, "username", .text(q.lowercased())), "username") }
             add(try await tx.fetchOne(UserRow.self, "pseudonym", .text(q)), "pseudonym")
+            if q.hasPrefix("u-"), q.utf8.count == 34 {
+                // One record is enough: every record of a user's subject carries the user's audit pseudonym (a record's
+                // actor is nil only when its subject id was no user's when written, and then no user is to be found).
+                if let actor = try await tx.fetchOne(DecisionLogRow.self, "subject", .text(q))?.actor,
+                    let user = try await tx.fetchOne(UserRow.self, "pseudonym", .text(actor)), names.pseudonym(user.id) == q {
+                    add(user, "decisionPseudonym")
+                }
+            }
             if let apple = try await tx.fetchOne(AppleIdentityRow.self, "subject", .text(q)) {
                 add(try await tx.fetchOne(UserRow.self, "id", .text(apple.userId)), "appleSubject")
             }
@@ -67,7 +82,7 @@ extension IdentityService {
             }
             let sessions = try await tx.fetchAll(SessionRow.self, "userId", .text(userId)).map { s in
                 OperatorUserPage.Session(
-                    id: s.id, method: s.authMethod, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, verifiedAt: s.verifiedAt, expiresAt: s.expiresAt,
+                    id: s.id, method: s.authMethod, device: s.device, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, verifiedAt: s.verifiedAt, expiresAt: s.expiresAt,
                     live: self.isLive(s, at: t), revokedAt: s.revokedAt, revokedReason: s.revokedReason)
             }.sorted { ($0.live ? 1 : 0, $0.lastSeenAt) > ($1.live ? 1 : 0, $1.lastSeenAt) }
             var credentials: [OperatorUserPage.Credential] = []
@@ -221,7 +236,7 @@ package struct FoundUser: Sendable, Hashable {
     package var email: String?
     package var isPrivateRelayEmail: Bool
     package var createdAt: Date
-    /// `id`, `username`, `pseudonym`, `appleSubject` or `originalTransactionId`.
+    /// `id`, `username`, `pseudonym`, `decisionPseudonym`, `appleSubject` or `originalTransactionId`.
     package var matchedBy: String
 
     init(user: UserRow, matchedBy: String) {
@@ -302,10 +317,13 @@ package struct OperatorUserPage: Sendable, Hashable {
         package var joinedAt: Date
     }
 
-    /// A session: never its tokens or their hashes. Sessions carry no device column: the device keys are credentials.
+    /// A session: never its tokens or their hashes.
     package struct Session: Sendable, Hashable {
         package var id: String
         package var method: String
+        /// What the sign-in said about its device (`SessionDevice`: the declared name and the User-Agent's product, or
+        /// `enrolled device ...` once a device key verified it); nil for a session from before v20 or one that said nothing.
+        package var device: String?
         package var createdAt: Date
         package var lastSeenAt: Date
         package var verifiedAt: Date

@@ -19,7 +19,7 @@ extension IdentityService {
     ///
     /// The PIN must not be on the blocklist. "Username is taken" answers count against `source`
     /// (`AbuseLimits.usernameProbes` per window), so registration is not a free username oracle.
-    public func register(username: String, pin: String, source: ClientSource) async throws -> SessionTokens {
+    public func register(username: String, pin: String, source: ClientSource, device: SessionDevice? = nil) async throws -> SessionTokens {
         try Self.validateUsername(username)
         try PINHasher.validateNew(pin)
         let t = now()
@@ -42,7 +42,7 @@ extension IdentityService {
             try await self.countGuess(tx, self.signUpWindow(source), at: t)
             let user = try await self.insertUser(tx, username: username, at: t)
             try await tx.insert(PINCredentialRow(userId: user.id, algorithm: PINHasher.pbkdf2, rounds: policy.rounds, salt: salt, hash: hash, failedAttempts: 0, nextAttemptAt: nil, lockedAt: nil, updatedAt: t))
-            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
+            let tokens = try await self.createSession(tx, userId: user.id, method: AuthMethod.pin, device: device, at: t)
             try await self.audit(tx, .signUp, method: AuthMethod.pin, outcome: .success, user: user, at: t)
             return .success(tokens)
         }
@@ -50,13 +50,13 @@ extension IdentityService {
 
     /// Signs in with username and PIN, subject to the throttling schedule, the lockout and the
     /// per-source failure limit. Known and unknown usernames get the same answers in the same time.
-    public func signIn(username: String, pin: String, source: ClientSource) async throws -> SessionTokens {
+    public func signIn(username: String, pin: String, source: ClientSource, device: SessionDevice? = nil) async throws -> SessionTokens {
         try Self.validateUsername(username)
         try PINHasher.validate(pin)
         return try await checkPIN(pin, kind: .signIn, source: source, unknownKey: "username:" + username.lowercased(), locate: { tx in
             try await tx.fetchOne(UserRow.self, "username", .text(username))
         }, onSuccess: { tx, user, t in
-            try await self.createSession(tx, userId: user.id, method: AuthMethod.pin, at: t)
+            try await self.createSession(tx, userId: user.id, method: AuthMethod.pin, device: device, at: t)
         })
     }
 

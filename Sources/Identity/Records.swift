@@ -164,6 +164,9 @@ package struct SessionRow: StoredRow, Hashable {
     /// The hash of the access token the last refresh or step-up replaced: it may still sign the session
     /// out (a sign-out racing a refresh ends the session the refresh continued), and does nothing else.
     package var previousAccessTokenHash: Data?
+    /// What the sign-in said about its device (`SessionDevice.stored`), for the operator console; nil before v20 or when
+    /// it said nothing. Never read for a decision.
+    package var device: String? = nil
 }
 
 package struct RefreshTokenRow: StoredRow, Hashable {

@@ -21,8 +21,8 @@ public struct VerifiedSession: Sendable, Hashable {
 extension IdentityService {
     // MARK: - Issuing
 
-    /// Creates a session with a fresh access and refresh token for `userId`.
-    func createSession(_ tx: any IdentityTransaction, userId: String, method: String, at t: Date) async throws -> SessionTokens {
+    /// Creates a session with a fresh access and refresh token for `userId`, noting what the sign-in said of its `device`.
+    func createSession(_ tx: any IdentityTransaction, userId: String, method: String, device: SessionDevice? = nil, at t: Date) async throws -> SessionTokens {
         let access = TokenKind.access.generate(random)
         let refresh = TokenKind.refresh.generate(random)
         let session = SessionRow(
@@ -30,7 +30,7 @@ extension IdentityService {
             accessExpiresAt: t.addingTimeInterval(configuration.accessTokenLifetime), authMethod: method,
             authLevel: AuthLevel.of(method), verifiedAt: t, createdAt: t, lastSeenAt: t,
             expiresAt: t.addingTimeInterval(configuration.absoluteLifetime), revokedAt: nil, revokedReason: nil,
-            refreshKey: Data(random.bytes(32)))
+            refreshKey: Data(random.bytes(32)), device: device?.stored)
         try await tx.insert(session)
         try await tx.insert(RefreshTokenRow(tokenHash: SecretCoding.sha256(refresh), sessionId: session.id, createdAt: t, rotatedAt: nil, successorHash: nil))
         return SessionTokens(sessionId: session.id, userId: userId, accessToken: access, accessExpiresAt: session.accessExpiresAt, refreshToken: refresh)

@@ -557,5 +557,12 @@ package enum PostgresSchema {
                 #"ALTER TABLE "appRole" ADD CONSTRAINT "appRole_role_check" CHECK (length("role") BETWEEN 1 AND 64)"#,
             ]
         ),
+        (
+            // As in SQLite: what each sign-in said about its device, for the console; NULL for older sessions.
+            "v20-session-device",
+            [
+                #"ALTER TABLE "session" ADD COLUMN "device" TEXT"#,
+            ]
+        ),
     ]
 }

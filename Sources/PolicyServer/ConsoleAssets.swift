@@ -43,7 +43,7 @@ enum ConsoleAssets {
           <section id="users" hidden>
             <h2>Find a user</h2>
             <form id="find-form" autocomplete="off">
-              <label for="q">Username, user id, pseudonym, Apple subject or original transaction id</label>
+              <label for="q">Username, user id, pseudonym (p-… or a decision record's u-…), Apple subject or original transaction id</label>
               <input id="q" type="search" spellcheck="false" required>
               <button type="submit" id="find">Find</button>
             </form>
@@ -69,7 +69,7 @@ enum ConsoleAssets {
               <h3>Spaces</h3>
               <ul id="spaces"></ul>
               <h3>Sessions</h3>
-              <table id="sessions"><thead><tr><th>Session</th><th>Method</th><th>Last seen</th><th>State</th><th></th></tr></thead><tbody></tbody></table>
+              <table id="sessions"><thead><tr><th>Session</th><th>Device</th><th>Method</th><th>Last seen</th><th>State</th><th></th></tr></thead><tbody></tbody></table>
               <button type="button" id="signout-everywhere">Sign out everywhere</button>
               <h3>Credentials</h3>
               <ul id="credentials"></ul>
@@ -211,6 +211,10 @@ enum ConsoleAssets {
                 if (response.status === 204) return null;
                 return response.json().catch(function () { return {}; }).then(function (data) {
                   if (response.status === 401) { signOut(); throw new Error('the operator credential was refused'); }
+                  if (response.status === 429) {
+                    // Throttled failed credentials: the right one is refused too until the window refills (docs/console.md).
+                    throw new Error((data.detail || 'too many requests') + '; try again in ' + (response.headers.get('Retry-After') || 'a few') + ' seconds');
+                  }
                   if (!response.ok) {
                     throw new Error((data.code || response.status) + ': ' + (data.detail || data.title || '') + (data.field ? ' (' + data.field + ')' : ''));
                   }
@@ -311,7 +315,7 @@ enum ConsoleAssets {
                   call('DELETE', '/v1/operator/users/' + encodeURIComponent(current.user.id) + '/sessions/' + encodeURIComponent(s.id))
                     .then(function () { return reload('session ended'); }).catch(failed);
                 }); } }) : el('span', { text: '' });
-              var tr = row(sessions, [s.id, s.method, when(s.lastSeenAt), s.live ? 'live' : (s.revokedReason ? 'ended (' + s.revokedReason + ')' : 'expired'), end]);
+              var tr = row(sessions, [s.id, s.device || 'unknown', s.method, when(s.lastSeenAt), s.live ? 'live' : (s.revokedReason ? 'ended (' + s.revokedReason + ')' : 'expired'), end]);
               tr.setAttribute('data-session-row', s.id);
             });
             var creds = clear($('credentials'));

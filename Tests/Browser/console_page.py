@@ -3,8 +3,8 @@
 usage: console_page.py BASE_URL FIXTURE.json SCREENSHOT_DIR
 
 FIXTURE.json (written by ConsoleBrowserTests) holds the operator credential, the user the test made through the
-public API (username, id, two access tokens), the hostile space names it created and the purchase's original
-transaction id. The script signs in as the operator, finds the user, checks the tier the purchase gave, explains a
+public API (username, id, two access tokens), the hostile space names it created, the device names its two sign-ins
+declared (one hostile) and the purchase's original transaction id. The script signs in as the operator, finds the user, checks the tier the purchase gave, explains a
 denial, grants a role and sees the decision change, ends one session and checks the next decision with that token
 is refused, checks hostile names render as text, and that the credential is in no URL, cookie or page source.
 Screenshots of the main pages go to SCREENSHOT_DIR. Exits 0 when every check holds.
@@ -37,6 +37,12 @@ def decide(base, token, action, resource_type):
         base.rstrip("/") + "/v1/decide", method="POST",
         data=json.dumps({"action": action, "resource": {"type": resource_type}}).encode(),
         headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def operator_get(base, secret, path):
+    request = urllib.request.Request(base.rstrip("/") + path, headers={"Authorization": "Bearer " + secret})
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
 
@@ -116,6 +122,11 @@ def main(base, fixture_path, shots):
               "and the purchase with its outcome (applied:pro)")
         sessions = driver.find_elements(By.CSS_SELECTOR, "#sessions button[data-session]")
         check(len(sessions) == 2, "two live sessions, each with an end button")
+        listed = text(driver, "sessions")
+        check(fixture["device"] in listed, "each session shows its device: " + repr(listed))
+        check(fixture["hostileDevice"] in listed, "a hostile device name is shown as its text")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "#sessions img, #sessions script")) == 0
+              and driver.execute_script("return window.__pwned === undefined;"), "no element or script was made from a device name")
 
         # Hostile names render as text, never markup.
         names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#spaces .space-name")]
@@ -160,6 +171,18 @@ def main(base, fixture_path, shots):
         check("ended (operator)" in row.text, "the ended session shows as ended by the operator")
         live = driver.find_elements(By.CSS_SELECTOR, "#sessions button[data-session]")
         check(len(live) == 1, "one live session is left on the page")
+
+        # A decision record names the user by a keyed pseudonym (u-...), as the operator's decision list shows it;
+        # the search box finds the user by it.
+        records = wait_for(lambda: [d for d in operator_get(base, secret, "/v1/operator/decisions?user=" + fixture["userId"])["decisions"]
+                                    if d.get("subject")])
+        pseudonym = records[0]["subject"]
+        check(pseudonym.startswith("u-"), "a decision record names its subject by a keyed pseudonym")
+        driver.find_element(By.ID, "q").clear()
+        driver.find_element(By.ID, "q").send_keys(pseudonym)
+        driver.find_element(By.ID, "find").click()
+        check(wait_for(lambda: "decisionPseudonym" in text(driver, "results") and fixture["userId"] in text(driver, "results")),
+              "a decision record's pseudonym finds the user")
 
         # A user signed in with Apple under a hostile display name: found by the Apple subject, the name shown as text.
         driver.find_element(By.ID, "q").clear()

@@ -19,11 +19,15 @@ import FoundationNetworking
     static let bundleId = "com.researchapp.ios"
     static let appleClientId = "com.example.console"
     static let hostileDisplayName = #"<img src=x onerror="window.__pwned=3">Mallory <script>window.__pwned=4</script>"#
+    static let hostileDevice = #"<img src=x onerror="window.__pwned=5">"#
     static let hostileNames = [#"<img src=x onerror="window.__pwned=1">"#, "<script>window.__pwned=2</script><b>Casa</b>"]
 
-    static func call(_ base: URL, _ method: String, _ path: String, token: String? = nil, _ body: String? = nil) async throws -> [String: Any] {
+    static func call(
+        _ base: URL, _ method: String, _ path: String, token: String? = nil, headers: [String: String] = [:], _ body: String? = nil
+    ) async throws -> [String: Any] {
         var request = URLRequest(url: base.appendingPathComponent(path), timeoutInterval: 60)
         request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -63,11 +67,16 @@ import FoundationNetworking
         let base = try #require(line.hasPrefix("listening on ") ? URL(string: String(line.dropFirst("listening on ".count))) : nil, "\(line)")
 
         // The user, through the public API only.
-        let registered = try await Self.call(base, "POST", "/v1/auth/pin/register", #"{"username": "mira_support", "pin": "482615"}"#)
+        // Each sign-in names its device: the app's model identifier and User-Agent, then a hostile name (as text on the page).
+        let registered = try await Self.call(
+            base, "POST", "/v1/auth/pin/register", headers: ["Gatehouse-Device": "iPhone15,2", "User-Agent": "ResearchApp/1.4.2 CFNetwork/1496.0.7 Darwin/23.5.0"],
+            #"{"username": "mira_support", "pin": "482615"}"#)
         let first = try #require(registered["accessToken"] as? String)
         let userId = try #require(registered["userId"] as? String)
         let second = try #require(
-            try await Self.call(base, "POST", "/v1/auth/pin/signin", #"{"username": "mira_support", "pin": "482615"}"#)["accessToken"] as? String)
+            try await Self.call(
+                base, "POST", "/v1/auth/pin/signin", headers: ["Gatehouse-Device": Self.hostileDevice], #"{"username": "mira_support", "pin": "482615"}"#
+            )["accessToken"] as? String)
         for name in Self.hostileNames { _ = try await Self.call(base, "POST", "/v1/spaces", token: first, Self.json(["name": name])) }
         let accountToken = try #require(try await Self.call(base, "GET", "/v1/me", token: first)["appAccountToken"] as? String)
         let original = "7000000000004343"
@@ -92,6 +101,7 @@ import FoundationNetworking
                 "operatorToken": Self.operatorToken, "username": "mira_support", "userId": userId, "tokens": [first, second],
                 "spaceNames": Self.hostileNames, "originalTransactionId": original, "policyHash": policyHash,
                 "appleSubject": appleSubject, "hostileDisplayName": Self.hostileDisplayName,
+                "device": "iPhone15,2 · ResearchApp/1", "hostileDevice": Self.hostileDevice,
             ]).utf8
         ).write(to: fixture)
         let shots =
@@ -104,6 +114,8 @@ import FoundationNetworking
             "ok: the tier the purchase gave", "ok: explaining view_tickets shows the denial", "ok: the same question is now allowed",
             "ok: the next decision with the ended session's token is refused", "ok: hostile space names are shown as their text",
             "ok: the credential is not in the page source", "ok: a hostile display name is shown as its text",
+            "ok: each session shows its device", "ok: a hostile device name is shown as its text",
+            "ok: a decision record's pseudonym finds the user",
         ] {
             #expect(text.contains(step), "\(step) missing from:\n\(text)")
         }

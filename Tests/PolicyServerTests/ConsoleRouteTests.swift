@@ -190,6 +190,83 @@ import GatehouseTestSupport
         }
     }
 
+    /// Each session on the user's page says what its sign-in said about the device (`Gatehouse-Device` and the
+    /// User-Agent's product), a hostile name as the characters sent, a silent sign-in as null; a bad name is refused
+    /// naming the header. A decision record's keyed pseudonym (`u-...`, as `GET /v1/operator/decisions` shows it)
+    /// finds the user.
+    @Test func sessionsShowTheirDeviceAndADecisionPseudonymFindsTheUser() async throws {
+        let t = try await Self.server()
+        let op = bearer(Self.operatorToken)
+        let device = HTTPField.Name("Gatehouse-Device")!
+        try await t.app.test(.router) { client in
+            let registered = try await client.execute(
+                uri: "/v1/auth/pin/register", method: .post, headers: [device: "iPhone15,2", .userAgent: "ResearchApp/1.4.2 CFNetwork/1496.0.7 Darwin/23.5.0"],
+                body: body(#"{"username": "mira", "pin": "482615"}"#)
+            ) { $0.object }
+            let (token, userId) = (try #require(registered["accessToken"] as? String), try #require(registered["userId"] as? String))
+            try await client.execute(
+                uri: "/v1/auth/pin/signin", method: .post, headers: [device: "<img src=x onerror=alert(1)>"], body: body(#"{"username": "mira", "pin": "482615"}"#)
+            ) { r in #expect(r.status == .ok, "\(r.text)") }
+            try await client.execute(uri: "/v1/auth/pin/signin", method: .post, body: body(#"{"username": "mira", "pin": "482615"}"#)) { r in
+                #expect(r.status == .ok)
+            }
+            for bad in [String(repeating: "x", count: 65), "enrolled device kitchen-ipad"] {
+                try await client.execute(uri: "/v1/auth/anonymous", method: .post, headers: [device: bad]) { r in
+                    #expect(r.status == .badRequest && r.object["field"] as? String == "Gatehouse-Device", "\(bad): \(r.text)")
+                }
+            }
+            try await client.execute(uri: "/v1/operator/users/\(userId)", method: .get, headers: op) { r in
+                #expect(r.status == .ok, "\(r.text)")
+                let devices = try #require(r.object["sessions"] as? [[String: Any]]).map { $0["device"] as? String ?? "null" }
+                #expect(devices.sorted() == ["<img src=x onerror=alert(1)>", "iPhone15,2 · ResearchApp/1", "null"].sorted(), "\(devices)")
+            }
+
+            // A decision record's pseudonym, as the operator's decision list shows it, finds the user.
+            try await client.execute(uri: "/v1/decide", method: .post, headers: bearer(token), body: body(#"{"action": "ai_suggestions", "resource": {"type": "app"}}"#)) { r in
+                #expect(r.object["reason"] as? String == "requires_upgrade")
+            }
+            let pseudonym = try await client.execute(uri: "/v1/operator/decisions?user=\(userId)", method: .get, headers: op) { r in
+                try #require((r.object["decisions"] as? [[String: Any]])?.first?["subject"] as? String)
+            }
+            #expect(pseudonym.hasPrefix("u-"))
+            try await client.execute(uri: "/v1/operator/users?q=\(pseudonym)", method: .get, headers: op) { r in
+                let users = try #require(r.object["users"] as? [[String: Any]], "\(r.text)")
+                #expect(users.map { $0["id"] as? String } == [userId] && users.first?["matchedBy"] as? String == "decisionPseudonym")
+            }
+        }
+    }
+
+    /// Once a client has spent its failed operator credentials, every operator request from it is 429, the right
+    /// credential too, with the same answer as a wrong one: a throttled client learns nothing about what it sends, so
+    /// guessing stays at the throttle's rate. Other clients are not throttled by its failures (docs/console.md).
+    @Test func aThrottledClientIsRefusedTheRightCredentialTooAndLearnsNothing() async throws {
+        let t = try TestServer {
+            $0.signInLimit = RateLimit(requests: 3, window: 3_600)
+            $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: Self.operatorToken)
+        }
+        try await t.app.test(.router) { client in
+            // Before the throttle: the right credential works.
+            try await client.execute(uri: "/v1/operator/policy", method: .get, headers: bearer(Self.operatorToken)) { r in #expect(r.status == .ok) }
+            for _ in 0..<3 {
+                try await client.execute(uri: "/v1/operator/policy", method: .get, headers: bearer("operator-console-secret-wrong-000000")) { r in
+                    #expect(r.status == .unauthorized)
+                }
+            }
+            var answers: [String] = []
+            for token in ["operator-console-secret-wrong-000000", Self.operatorToken] {
+                answers.append(
+                    try await client.execute(uri: "/v1/operator/users?q=mira", method: .get, headers: bearer(token)) { r in
+                        #expect(r.status == .tooManyRequests, "\(r.text)")
+                        #expect(r.object["code"] as? String == "throttled" && Int(r.headers[.retryAfter] ?? "") ?? 0 > 0)
+                        return "\(r.status) \(r.object["code"] ?? "") \(r.object["detail"] ?? "")"
+                    })
+            }
+            #expect(answers.count == 2 && answers[0] == answers[1], "the right and a wrong credential answer alike: \(answers)")
+            // The throttle is this client's: another address is not refused for its failures.
+            #expect(t.server.operatorLimiter.wait("198.51.100.7") == nil)
+        }
+    }
+
     @Test func everyConsoleRouteNeedsTheOperatorCredential() async throws {
         let t = try await Self.server(console: true)
         try await t.app.test(.router) { client in

@@ -1729,6 +1729,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -1759,6 +1764,28 @@ package struct Client: APIProtocol {
                         preconditionFailure("bestContentType chose an invalid content type.")
                     }
                     return .created(.init(body: body))
+                case 400:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.PostAuthAnonymous.Output.BadRequest.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .badRequest(.init(body: body))
                 case 429:
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.PostAuthAnonymous.Output.TooManyRequests.Body
@@ -2180,6 +2207,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -2403,6 +2435,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -3335,6 +3372,11 @@ package struct Client: APIProtocol {
                     method: .post
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setHeaderFieldAsURI(
+                    in: &request.headerFields,
+                    name: "Gatehouse-Device",
+                    value: input.headers.gatehouseDevice
+                )
                 converter.setAcceptHeader(
                     in: &request.headerFields,
                     contentTypes: input.headers.accept
@@ -7931,7 +7973,7 @@ package struct Client: APIProtocol {
     }
     /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
     ///
-    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
     ///
     /// - Remark: HTTP `GET /v1/operator/users`.
     /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.

@@ -830,6 +830,7 @@ extension Components {
                 case id = "id"
                 case username = "username"
                 case pseudonym = "pseudonym"
+                case decisionPseudonym = "decisionPseudonym"
                 case appleSubject = "appleSubject"
                 case originalTransactionId = "originalTransactionId"
             }

@@ -3742,12 +3742,21 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/header`.
             package struct Headers: Sendable, Hashable {
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/header/Gatehouse-Device`.
+                package var gatehouseDevice: Components.Parameters.GatehouseDevice?
                 package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAnonymous.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAnonymous.AcceptableContentType>] = .defaultValues()) {
+                package init(
+                    gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAnonymous.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.gatehouseDevice = gatehouseDevice
                     self.accept = accept
                 }
             }
@@ -3807,6 +3816,57 @@ package enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAnonymous.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAnonymous.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input naming Gatehouse-Device)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostAuthAnonymous.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostAuthAnonymous.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
                             response: self
                         )
                     }
@@ -4759,12 +4819,21 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/pin/register/POST/header`.
             package struct Headers: Sendable, Hashable {
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/pin/register/POST/header/Gatehouse-Device`.
+                package var gatehouseDevice: Components.Parameters.GatehouseDevice?
                 package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthPinRegister.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthPinRegister.AcceptableContentType>] = .defaultValues()) {
+                package init(
+                    gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthPinRegister.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.gatehouseDevice = gatehouseDevice
                     self.accept = accept
                 }
             }
@@ -5283,12 +5352,21 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/pin/signin/POST/header`.
             package struct Headers: Sendable, Hashable {
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/pin/signin/POST/header/Gatehouse-Device`.
+                package var gatehouseDevice: Components.Parameters.GatehouseDevice?
                 package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthPinSignin.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthPinSignin.AcceptableContentType>] = .defaultValues()) {
+                package init(
+                    gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthPinSignin.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.gatehouseDevice = gatehouseDevice
                     self.accept = accept
                 }
             }
@@ -7474,12 +7552,21 @@ package enum Operations {
         package struct Input: Sendable, Hashable {
             /// - Remark: Generated from `#/paths/v1/auth/apple/POST/header`.
             package struct Headers: Sendable, Hashable {
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/apple/POST/header/Gatehouse-Device`.
+                package var gatehouseDevice: Components.Parameters.GatehouseDevice?
                 package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthApple.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
                 ///   - accept:
-                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthApple.AcceptableContentType>] = .defaultValues()) {
+                package init(
+                    gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthApple.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.gatehouseDevice = gatehouseDevice
                     self.accept = accept
                 }
             }
@@ -18521,7 +18608,7 @@ package enum Operations {
     }
     /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
     ///
-    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
     ///
     /// - Remark: HTTP `GET /v1/operator/users`.
     /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
@@ -21959,6 +22046,10 @@ package enum Operations {
                             package var id: Swift.String
                             /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/method`.
                             package var method: Swift.String
+                            /// What the sign-in said about its device: the declared `Gatehouse-Device` and the User-Agent's product (`iPhone15,2 · ResearchApp/1`), with `enrolled device ID` first once a device key verified the session; null for a session that said nothing or began before it was kept (the console shows "unknown"). What the client said, never trusted.
+                            ///
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/device`.
+                            package var device: Swift.String?
                             /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/live`.
                             package var live: Swift.Bool
                             /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/createdAt`.
@@ -21980,6 +22071,7 @@ package enum Operations {
                             /// - Parameters:
                             ///   - id:
                             ///   - method:
+                            ///   - device: What the sign-in said about its device: the declared `Gatehouse-Device` and the User-Agent's product (`iPhone15,2 · ResearchApp/1`), with `enrolled device ID` first once a device key verified the session; null for a session that said nothing or began before it was kept (the console shows "unknown"). What the client said, never trusted.
                             ///   - live:
                             ///   - createdAt:
                             ///   - lastSeenAt:
@@ -21991,6 +22083,7 @@ package enum Operations {
                             package init(
                                 id: Swift.String,
                                 method: Swift.String,
+                                device: Swift.String? = nil,
                                 live: Swift.Bool,
                                 createdAt: Swift.String,
                                 lastSeenAt: Swift.String,
@@ -22002,6 +22095,7 @@ package enum Operations {
                             ) {
                                 self.id = id
                                 self.method = method
+                                self.device = device
                                 self.live = live
                                 self.createdAt = createdAt
                                 self.lastSeenAt = lastSeenAt
@@ -22014,6 +22108,7 @@ package enum Operations {
                             package enum CodingKeys: String, CodingKey {
                                 case id
                                 case method
+                                case device
                                 case live
                                 case createdAt
                                 case lastSeenAt
@@ -22031,6 +22126,10 @@ package enum Operations {
                                 self.method = try container.decode(
                                     Swift.String.self,
                                     forKey: .method
+                                )
+                                self.device = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .device
                                 )
                                 self.live = try container.decode(
                                     Swift.Bool.self,
@@ -22063,6 +22162,7 @@ package enum Operations {
                                 additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
                                     "id",
                                     "method",
+                                    "device",
                                     "live",
                                     "createdAt",
                                     "lastSeenAt",
@@ -22081,6 +22181,10 @@ package enum Operations {
                                 try container.encode(
                                     self.method,
                                     forKey: .method
+                                )
+                                try container.encodeIfPresent(
+                                    self.device,
+                                    forKey: .device
                                 )
                                 try container.encode(
                                     self.live,

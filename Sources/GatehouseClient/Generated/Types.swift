@@ -304,7 +304,7 @@ package protocol APIProtocol: Sendable {
     func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
     /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
     ///
-    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
     ///
     /// - Remark: HTTP `GET /v1/operator/users`.
     /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
@@ -969,7 +969,7 @@ extension APIProtocol {
     }
     /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
     ///
-    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20.
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
     ///
     /// - Remark: HTTP `GET /v1/operator/users`.
     /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.

@@ -211,7 +211,8 @@ struct ConsoleController {
                 .array(
                     p.sessions.map { s in
                         var fields: [JSONText.Field] = [
-                            .init("id", .string(s.id)), .init("method", .string(s.method)), .init("live", .bool(s.live)),
+                            .init("id", .string(s.id)), .init("method", .string(s.method)), .init("device", s.device.map(JSONText.string) ?? .null),
+                            .init("live", .bool(s.live)),
                             .init("createdAt", .string(Timestamp.format(s.createdAt))), .init("lastSeenAt", .string(Timestamp.format(s.lastSeenAt))),
                             .init("verifiedAt", .string(Timestamp.format(s.verifiedAt))), .init("expiresAt", .string(Timestamp.format(s.expiresAt))),
                         ]
