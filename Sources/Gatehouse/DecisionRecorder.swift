@@ -54,6 +54,11 @@ public struct DecisionRecording: Sendable {
     public var queueCapacity: Int
     /// Records written per store transaction, at most.
     public var batchSize: Int
+    /// How long the writer waits, once a record is queued and fewer than `batchSize` are, for others to join its batch.
+    /// A transaction costs the store a commit and each batch a look-up of its users, so one transaction per record (the
+    /// writer starting as soon as the first is queued) cost recording more than the records themselves. Records wait
+    /// this long at most before they are written; decisions never wait for it.
+    public var linger: Duration
     /// Records one request (a batch of 10,000 items) may add, at most; the rest are counted, not written.
     public var maxPerRequest: Int
     /// Identical signed-out records of one client within this many seconds are written once (the rest counted).
@@ -64,13 +69,14 @@ public struct DecisionRecording: Sendable {
 
     /// Recording as `mode` says, with the bounds' defaults.
     public init(
-        mode: DecisionLogMode = .off, signedOut: Bool = false, queueCapacity: Int = 65_536, batchSize: Int = 512, maxPerRequest: Int = 100,
-        coalesceWindow: TimeInterval = 60, admit: (@Sendable (_ client: String?, _ userId: String?) -> Bool)? = nil
+        mode: DecisionLogMode = .off, signedOut: Bool = false, queueCapacity: Int = 65_536, batchSize: Int = 512, linger: Duration = .milliseconds(10),
+        maxPerRequest: Int = 100, coalesceWindow: TimeInterval = 60, admit: (@Sendable (_ client: String?, _ userId: String?) -> Bool)? = nil
     ) {
         self.mode = mode
         self.signedOut = signedOut
         self.queueCapacity = max(1, queueCapacity)
         self.batchSize = max(1, batchSize)
+        self.linger = max(.zero, linger)
         self.maxPerRequest = max(0, maxPerRequest)
         self.coalesceWindow = coalesceWindow
         self.admit = admit
@@ -248,6 +254,9 @@ public final class DecisionRecorder: Sendable {
     private func drain() async {
         let size = settings.batchSize
         while true {
+            if settings.linger > .zero, state.withLock({ $0.queue.count < size && !$0.closed }) {
+                try? await Task.sleep(for: settings.linger)
+            }
             let batch: [DecisionRecordDraft]? = state.withLock { s in
                 guard !s.queue.isEmpty else {
                     s.draining = nil

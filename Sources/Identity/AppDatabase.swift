@@ -5,6 +5,8 @@ import GRDB
 public final class AppDatabase: Sendable {
     /// The GRDB pool (WAL, `synchronous = FULL`, `secure_delete`); the store and the package's tests reach SQLite through it.
     package let pool: DatabasePool
+    /// The numbers of this process's committed writes, so the commit probe tells them from other processes'.
+    package let ownCommits = OwnCommits()
 
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     public init(path: String) throws {

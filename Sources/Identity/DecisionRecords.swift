@@ -126,7 +126,7 @@ extension IdentityService {
         let rows: [(row: DecisionLogRow, userId: String?, fromSession: Bool)] = drafts.map { d in
             let request = d.request
             let userId = request.subject.id.flatMap { $0.isEmpty ? nil : $0 }
-            let facts = names.pseudonymised(request, memo: &memo).json.rendered()
+            let facts = RequestWriter.text(request) { names.pseudonym($0, memo: &memo) }
             let row = DecisionLogRow(
                 id: nil, at: request.context.now ?? t, actor: nil, action: Self.bounded(request.action),
                 resourceType: Self.bounded(request.resource.type), resourceId: request.resource.id.map(Self.bounded),

@@ -28,7 +28,15 @@ public struct SQLiteStore: IdentityStore {
 
     package func write<T: Sendable>(_ body: @escaping @Sendable (any IdentityTransaction) async throws -> T) async throws -> T {
         let pool = database.pool
-        return try await run(body) { channel in try await pool.write { db in try channel.serve(db) } }
+        let ledger = database.ownCommits
+        return try await run(body) { channel in
+            try await pool.write { db in
+                let changesBefore = db.totalChangesCount
+                try channel.serve(db)
+                // A transaction that changed rows is numbered, so the commit probe can tell it from other processes'.
+                if db.totalChangesCount != changesBefore { try ledger.number(db) }
+            }
+        }
     }
 
     /// One statement in one GRDB read access of its own: no channel and no task holding a connection while the body
@@ -185,7 +193,7 @@ struct SQLiteTransaction: IdentityTransaction {
     func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R] {
         let (sql, values) = read.sql(placeholders: .questionMarks)
         return try await channel.perform { db in
-            try Row.fetchAll(db, sql: sql, arguments: SQLiteStatements.arguments(values)).map { try RowBox<R>(row: $0).value }
+            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: SQLiteStatements.arguments(values)).map { try RowBox<R>(row: $0).value }
         }
     }
     func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
@@ -253,7 +261,7 @@ struct SQLiteStatements {
 
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R] {
         let (clause, args) = whereClause(conditions)
-        return try Row.fetchAll(db, sql: "SELECT * FROM \"\(R.table)\"" + clause, arguments: args).map {
+        return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM \"\(R.table)\"" + clause), arguments: args).map {
             try RowBox<R>.init(row: $0).value
         }
     }
@@ -261,7 +269,7 @@ struct SQLiteStatements {
     func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> R? {
         let (clause, args) = whereClause(conditions)
         let columns = R.columns.map { "\"\($0)\"" }.joined(separator: ", ")
-        return try Row.fetchOne(db, sql: "SELECT \(columns) FROM \"\(R.table)\"" + clause + " LIMIT 1", arguments: args).map {
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM \"\(R.table)\"" + clause + " LIMIT 1"), arguments: args).map {
             try SelectionBox<R>(row: $0).value
         }
     }
@@ -310,12 +318,14 @@ struct SelectionBox<R: ColumnSelection>: Decodable, FetchableRecord {
 
 extension SQLiteStore: FactChangeRelay {
     /// Several servers on one machine may share the file (WAL), and SQLite tells no one of a commit: the cache looks
-    /// at `PRAGMA data_version` on a connection of its own before it trusts an entry, and any commit by another
-    /// connection (another process's, or this one's writer) drops every cached fact. So a decision that starts after
-    /// another process acknowledged a write never sees what it replaced; this process's own writes also drop facts
-    /// exactly, before they return.
+    /// at `PRAGMA data_version` on a connection of its own before it trusts an entry, and any commit by another process
+    /// drops every cached fact. So a decision that starts after another process acknowledged a write never sees what
+    /// it replaced. This process's own writes drop exactly the facts they changed, before they return, and are told
+    /// apart from other processes' by the number each writing transaction gives the file (`OwnCommits`): without it,
+    /// every commit of this process (a batch of decision records, a sign-in, a session's last-seen time) dropped every
+    /// cached fact, and a bearer's decisions with every decision recorded read the store each time.
     package func relay(into changes: FactChanges) {
-        guard let probe = try? SQLiteCommitProbe(path: database.pool.path) else {
+        guard let probe = try? SQLiteCommitProbe(path: database.pool.path, ownCommits: database.ownCommits) else {
             // Without a probe nothing is trusted past the staleness bound.
             changes.relay(up: false)
             return
@@ -332,11 +342,16 @@ final class SQLiteCommitProbe: Sendable {
     private struct Handle: @unchecked Sendable {
         var connection: OpaquePointer?
         var statement: OpaquePointer?
+        /// `PRAGMA user_version`: the number of the last numbered commit (`OwnCommits`).
+        var numberStatement: OpaquePointer?
         var last: Int64?
+        var lastNumber: Int32 = 0
     }
     private let handle: Mutex<Handle>
+    private let ownCommits: OwnCommits
 
-    init(path: String) throws {
+    init(path: String, ownCommits: OwnCommits) throws {
+        self.ownCommits = ownCommits
         var connection: OpaquePointer?
         guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
             sqlite3_close(connection)
@@ -347,25 +362,95 @@ final class SQLiteCommitProbe: Sendable {
             sqlite3_close(connection)
             throw IdentityError.unavailable("cannot prepare PRAGMA data_version")
         }
-        handle = Mutex(Handle(connection: connection, statement: statement, last: nil))
+        var numberStatement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "PRAGMA user_version", -1, &numberStatement, nil) == SQLITE_OK else {
+            sqlite3_finalize(statement)
+            sqlite3_close(connection)
+            throw IdentityError.unavailable("cannot prepare PRAGMA user_version")
+        }
+        handle = Mutex(Handle(connection: connection, statement: statement, numberStatement: numberStatement, last: nil))
     }
 
     deinit {
         handle.withLock { h in
             sqlite3_finalize(h.statement)
+            sqlite3_finalize(h.numberStatement)
             sqlite3_close(h.connection)
         }
     }
 
-    /// Whether another connection committed since the last call (the first call only takes the baseline); a probe
-    /// that fails says yes, so nothing stale is trusted.
+    /// Whether another process committed since the last call (the first call only takes the baseline); a probe that
+    /// fails says yes, so nothing stale is trusted.
+    ///
+    /// A commit was this process's when its number is one `OwnCommits` holds. The file changed but every number
+    /// since the last look is this process's: no one else wrote. The file changed and some number is not (another
+    /// process's write, or one numbered by this process but not yet noted, in the instant after its commit), or no
+    /// number moved (a writer that numbers nothing, such as the sqlite3 shell): another process may have.
     func changedSinceLastLook() -> Bool {
         handle.withLock { h in
             defer { sqlite3_reset(h.statement) }
             guard sqlite3_step(h.statement) == SQLITE_ROW else { return true }
             let version = sqlite3_column_int64(h.statement, 0)
-            defer { h.last = version }
-            return h.last != nil && h.last != version
+            guard let last = h.last else {
+                h.last = version
+                h.lastNumber = Self.read(h.numberStatement) ?? 0
+                return false
+            }
+            guard last != version else { return false }
+            h.last = version
+            guard let number = Self.read(h.numberStatement) else { return true }
+            defer { h.lastNumber = number }
+            return !ownCommits.consume(after: h.lastNumber, through: number)
+        }
+    }
+
+    private static func read(_ statement: OpaquePointer?) -> Int32? {
+        defer { sqlite3_reset(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        return sqlite3_column_int(statement, 0)
+    }
+}
+
+/// The numbers this process gave its own committed write transactions. Each writing transaction of `SQLiteStore`
+/// (the only writer of Gatehouse processes once the file is migrated) sets `PRAGMA user_version` to the next number
+/// before it commits, and notes the number once committed; the commit probe reads the file's number when SQLite says
+/// another connection committed, and counts the commits as this process's own only if every number since its last
+/// look is noted here. A number is noted only after its commit: a transaction that rolled back leaves its number free
+/// for another process, whose commit must not pass for this one's.
+package final class OwnCommits: Sendable {
+    private let numbers = Mutex<Set<Int32>>([])
+    /// Noted numbers kept at most; past it the set starts again (the probe then sees one commit as another process's
+    /// and drops the cache once: safe, and bounded when nothing looks).
+    private static let capacity = 65_536
+
+    /// The number after `n` (1 after `Int32.max`: the pragma is a signed 32-bit integer).
+    static func next(_ n: Int32) -> Int32 { n >= Int32.max || n < 0 ? 1 : n + 1 }
+
+    /// Numbers this writing transaction on `db` and notes the number when it commits.
+    func number(_ db: Database) throws {
+        let current = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        let mine = Self.next(current)
+        try db.execute(sql: "PRAGMA user_version = \(mine)")
+        db.afterNextTransaction(onCommit: { [self] _ in
+            numbers.withLock { set in
+                if set.count >= Self.capacity { set.removeAll(keepingCapacity: true) }
+                set.insert(mine)
+            }
+        })
+    }
+
+    /// Whether every number after `from` through `to` is this process's, forgetting them; false when none moved.
+    func consume(after from: Int32, through to: Int32) -> Bool {
+        guard from != to else { return false }
+        return numbers.withLock { set in
+            var n = from
+            var steps = 0
+            repeat {
+                n = Self.next(n)
+                steps += 1
+                guard steps <= Self.capacity, set.remove(n) != nil else { return false }
+            } while n != to
+            return true
         }
     }
 }
@@ -402,8 +487,8 @@ extension DecisionLogRow {
     /// The decision log's batch, through one cached statement with its values bound directly: what a record costs the
     /// writer when every decision is recorded. GRDB's record insert (encoding each row through `Codable` into a
     /// container, then building its statement) was over half of the writer's instructions (docs/performance.md,
-    /// "Recording decisions"). Columns and values are those of the record insert: a date binds as `Date.databaseValue`,
-    /// which is what the record encoding's default strategy writes.
+    /// "Recording decisions"). Columns and values are those of the record insert: a date binds as the text `Date.databaseValue`
+    /// writes (the record encoding's default strategy), formatted by `DatabaseDate` without ICU.
     static func insertAll(_ rows: [DecisionLogRow], _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
@@ -412,7 +497,7 @@ extension DecisionLogRow {
                 """)
         for row in rows {
             try statement.execute(arguments: [
-                row.id, row.at, row.actor, row.action, row.resourceType, row.resourceId, row.effect, row.reason, row.policyHash,
+                row.id, DatabaseDate.value(row.at), row.actor, row.action, row.resourceType, row.resourceId, row.effect, row.reason, row.policyHash,
                 row.policyLocation, row.subject, row.facts,
             ])
         }

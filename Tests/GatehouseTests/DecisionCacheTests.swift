@@ -114,6 +114,34 @@ import Testing
         }
     }
 
+    /// This process's own writes drop exactly the facts they change: another user's sign-in and a batch of decision
+    /// records leave a cached session cached (they used to drop every cached fact, since the commit probe could not
+    /// tell this process's commits from another's). Interleaved with them, another process's write is still seen.
+    @Test func thisProcesssOwnWritesKeepTheFactsTheyDidNotChange() async throws {
+        let (f, gate, observer) = try Self.facade()
+        let other = IdentityService(
+            store: SQLiteStore(try AppDatabase(path: f.dir.appendingPathComponent("identity.sqlite").path)), configuration: f.identity.configuration,
+            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { f.clock.now })
+        for repetition in 0..<50 {
+            let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+            #expect(try await !gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
+            let hits = observer.count(.hit)
+            _ = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+            let draft = DecisionRecordDraft(
+                request: Request(subject: Subject(id: "someone", tier: "free"), action: "view", resource: Self.app), effect: "allow",
+                reason: "allowed", policyHash: "h", policyLocation: nil, fromSession: false)
+            try await f.identity.writeDecisionRecords([draft, draft])
+            #expect(try await !gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
+            #expect(observer.count(.hit) == hits + 1, "repetition \(repetition): an unrelated write of this process dropped the cached session")
+
+            _ = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+            try await other.signOut(accessToken: user.accessToken)
+            _ = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
+            let after = try await gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app)
+            #expect(after.tokenRejected, "repetition \(repetition): a token signed out by another process between this one's writes was accepted")
+        }
+    }
+
     /// The user's own counters (what app-wide limits consume) are cached with the session and dropped by a change.
     @Test func userUsageIsInvalidatedByItsWrite() async throws {
         let (f, gate, _) = try Self.facade()
