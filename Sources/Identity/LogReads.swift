@@ -31,10 +31,10 @@ package struct LogQuery: Sendable, Hashable {
     /// first (`id` descending: the log's `at` and `id` indexes), at most `limit` rows.
     package func read<R: LogRow>(_ type: R.Type) -> StoreRead<R> {
         var read = StoreRead<R>.equal(equal)
-        if let from { read.filter.append(.init("at", .atLeast, .date(from))) }
-        if let to { read.filter.append(.init("at", .below, .date(to))) }
-        if let beforeId { read.filter.append(.init("id", .below, .int(Int(beforeId)))) }
-        read.order = [.init("id", descending: true)]
+        if let from { read.filter.append(.init(column: "at", comparison: .atLeast, value: .date(from))) }
+        if let to { read.filter.append(.init(column: "at", comparison: .below, value: .date(to))) }
+        if let beforeId { read.filter.append(.init(column: "id", comparison: .below, value: .int(Int(beforeId)))) }
+        read.order = [.init(column: "id", descending: true)]
         read.limit = limit
         return read
     }
@@ -43,7 +43,7 @@ package struct LogQuery: Sendable, Hashable {
 extension StoreRead where R: LogRow {
     /// Every row of the log whose actor is `pseudonym`, oldest first (the data export's).
     package static func byActor(_ pseudonym: String) -> StoreRead {
-        StoreRead(filter: [.init("actor", .equal, .text(pseudonym))], order: [.init("id")])
+        StoreRead(filter: [.init(column: "actor", comparison: .equal, value: .text(pseudonym))], order: [.init(column: "id")])
     }
 }
 

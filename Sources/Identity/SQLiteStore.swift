@@ -247,16 +247,14 @@ struct SQLiteStatements {
 
     /// `values` bound in order.
     static func arguments(_ values: [StoreValue]) -> StatementArguments {
-        var args = StatementArguments()
-        for value in values {
+        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
             switch value {
-            case .text(let s): args += [s]
-            case .blob(let d): args += [d]
-            case .int(let i): args += [i]
-            case .date(let d): args += [d]
+            case .text(let s): s
+            case .blob(let d): d
+            case .int(let i): i
+            case .date(let d): d
             }
-        }
-        return args
+        })
     }
 
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R] {

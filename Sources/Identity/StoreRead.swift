@@ -21,23 +21,12 @@ package struct StoreRead<R: StoredRow>: Sendable, Hashable {
         package var column: String
         package var comparison: Comparison
         package var value: StoreValue
-
-        package init(_ column: String, _ comparison: Comparison, _ value: StoreValue) {
-            self.column = column
-            self.comparison = comparison
-            self.value = value
-        }
     }
 
     /// One key of the order: a column, ascending or descending.
     package struct Order: Sendable, Hashable {
         package var column: String
-        package var descending: Bool
-
-        package init(_ column: String, descending: Bool = false) {
-            self.column = column
-            self.descending = descending
-        }
+        package var descending = false
     }
 
     /// The rows it keeps; none: every row.
@@ -55,7 +44,7 @@ package struct StoreRead<R: StoredRow>: Sendable, Hashable {
 
     /// The rows whose columns equal `equal` (written in column order, so one read is one SQL text).
     package static func equal(_ equal: [String: StoreValue]) -> StoreRead {
-        StoreRead(filter: equal.keys.sorted().map { Term($0, .equal, equal[$0]!) })
+        StoreRead(filter: equal.keys.sorted().map { Term(column: $0, comparison: .equal, value: equal[$0]!) })
     }
 
     /// The statement and the values to bind in order, placeholders as `placeholders` writes them.
