@@ -57,12 +57,66 @@ final class DecisionCache: Sendable {
         changes.catchUp() ? nil : ContinuousClock.now - FactChanges.stalenessBound
     }
 
-    /// The epoch a read starts in, and when: pass both back to `keep`, so that a read a write raced is not kept and an
-    /// entry's age (what the staleness bound judges) counts from before the read.
-    var start: (epoch: UInt64, at: ContinuousClock.Instant) { (state.withLock { $0.epoch }, ContinuousClock.now) }
+    /// What `read(session:resource:live:orRead:)` found: the session and the resource's facts, and whether each came
+    /// from memory.
+    struct Found {
+        /// The live session; nil without a key or when the store holds none live.
+        var session: SessionFacts?
+        /// The resource's facts: nil without an id, `.some(nil)` for an id the store does not know.
+        var resource: ResourceFacts??
+        /// The session (when a key was given) came from memory.
+        var sessionHit = false
+        /// The resource (when an id was given) came from memory.
+        var resourceHit = false
+    }
+
+    /// The read-through every decision's facts go by: the session of `key` (when given) from memory if held and still
+    /// `live`, the facts of resource `id` (when given) from memory if held; whatever is missing is read by `read` in one
+    /// call (given the key and the id it must read, nil for what it need not) and kept.
+    ///
+    /// The rule that makes invalidation exact is here, once: a read's result is kept only if no write moved the epoch
+    /// since the read began (a write that raced it may have changed what it returned), and an entry's age, which the
+    /// staleness bound judges, counts from before the read.
+    func read(
+        session key: Data?, live: (SessionFacts) -> Bool, resource id: String?,
+        orRead read: (_ session: Data?, _ resource: String?) async throws -> (session: SessionFacts?, resource: ResourceFacts?)
+    ) async throws -> Found {
+        var found = Found()
+        var sessionKey: Data?
+        if let key {
+            if let cached = session(key), live(cached) {
+                found.session = cached
+                found.sessionHit = true
+            } else {
+                sessionKey = key
+            }
+        }
+        var resourceId: String?
+        if let id {
+            if let cached = resource(id) {
+                found.resource = cached
+                found.resourceHit = true
+            } else {
+                resourceId = id
+            }
+        }
+        guard sessionKey != nil || resourceId != nil else { return found }
+        let epoch = state.withLock { $0.epoch }
+        let startedAt = ContinuousClock.now
+        let fresh = try await read(sessionKey, resourceId)
+        if let key = sessionKey {
+            found.session = fresh.session
+            if let session = fresh.session { keep(session, key: key, readIn: epoch, startedAt: startedAt) }
+        }
+        if let id = resourceId {
+            found.resource = .some(fresh.resource)
+            keep(fresh.resource, resource: id, readIn: epoch, startedAt: startedAt)
+        }
+        return found
+    }
 
     /// The cached session of `key`, counted as a hit or a miss.
-    func session(_ key: Data) -> SessionFacts? {
+    private func session(_ key: Data) -> SessionFacts? {
         let since = trustedSince
         let found = state.withLock { s -> SessionFacts? in
             guard let entry = s.sessions[key], since.map({ entry.at >= $0 }) ?? true else { return nil }
@@ -73,7 +127,7 @@ final class DecisionCache: Sendable {
     }
 
     /// The cached facts of resource `id`: nil for a miss, `.some(nil)` for an id known not to be stored.
-    func resource(_ id: String) -> ResourceFacts?? {
+    private func resource(_ id: String) -> ResourceFacts?? {
         let since = trustedSince
         let found = state.withLock { s -> ResourceFacts?? in
             guard let entry = s.resources[id], since.map({ entry.at >= $0 }) ?? true else { return nil }
@@ -84,7 +138,7 @@ final class DecisionCache: Sendable {
     }
 
     /// Keeps a session read in `epoch`, unless a write has changed a fact since.
-    func keep(_ facts: SessionFacts, key: Data, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
+    private func keep(_ facts: SessionFacts, key: Data, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
         keep(readIn: epoch) { s in
             var evicted = 0
             while s.sessions.count >= capacity, let victim = s.sessions.first {
@@ -101,7 +155,7 @@ final class DecisionCache: Sendable {
     }
 
     /// Keeps a resource's facts (nil: not stored) read in `epoch`, unless a write has changed a fact since.
-    func keep(_ facts: ResourceFacts?, resource id: String, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
+    private func keep(_ facts: ResourceFacts?, resource id: String, readIn epoch: UInt64, startedAt read: ContinuousClock.Instant) {
         keep(readIn: epoch) { s in
             let evicted = max(0, s.resources.count - capacity + 1)
             for victim in Array(s.resources.keys.prefix(evicted)) { s.resources.removeValue(forKey: victim) }

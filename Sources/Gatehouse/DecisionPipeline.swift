@@ -61,7 +61,7 @@ extension GatehouseService {
         // The bearer is resolved once for the whole batch, at one time.
         let t = identity.clock()
         var facts: BearerFacts?
-        if let bearer { facts = try await observingFailure { try await bearerFacts(token: bearer, at: t) } }
+        if let bearer { facts = try await observingFailure { try await subjects.bearer(token: bearer, at: t) } }
         if facts == .refused { report?.noteRefused() }
         for (i, item) in items.enumerated() {
             switch item {
@@ -72,7 +72,7 @@ extension GatehouseService {
                         out.append(.failure(RequestError(field: refusal.field, refusal.message)))
                         continue
                     }
-                    let resolved = try await observingFailure { try await resolve(request, bearer: facts, at: t, by: policy) }
+                    let resolved = try await observingFailure { try await subjects.resolve(request, bearer: facts, at: t, by: policy) }
                     out.append(.success(decideAndRecord(resolved, fromSession: true, by: policy, origin: origin)))
                 } else if let decision = try decideWithoutStore(request, bearer: nil, by: policy, origin: origin) {
                     out.append(.success(decision))
@@ -133,7 +133,7 @@ extension GatehouseService {
         guard let bearer else { return try unbound(request) }
         guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
         let t = identity.clock()
-        let resolved = try await observingFailure { try await resolve(request, token: bearer, at: t, by: policy) }
+        let resolved = try await observingFailure { try await subjects.resolve(request, token: bearer, at: t, by: policy) }
         if resolved.tokenRejected { report?.noteRefused() }
         return resolved
     }

@@ -4,7 +4,6 @@ import PolicyCompiler
 import PolicyEngine
 import PolicyModel
 import Synchronization
-import Tracing
 
 /// The facade: a session token to a `Subject`, the resource's members and usage from the store,
 /// and a decision from the current compiled policy.
@@ -27,8 +26,9 @@ public final class GatehouseService: Sendable {
     public let trustsCallerSubjects: Bool
     /// Told of every decision the pipeline makes and every resolution that failed (the server's metrics).
     public let observer: any DecisionObserver
-    /// The live sessions and stored resources bearer decisions need, invalidated by every write that changes them.
-    let cache: DecisionCache
+    /// Who is asking: a bearer and a resource id to the facts a decision needs, through the decision cache (the live
+    /// sessions and stored resources bearer decisions need, invalidated by every write that changes them).
+    let subjects: SubjectResolver
     private let current: Mutex<ActivePolicy>
 
     /// A facade deciding by `policy` (until `reload` or `install` swaps another in), building subjects through
@@ -48,7 +48,7 @@ public final class GatehouseService: Sendable {
         self.trustsCallerSubjects = trustCallerSubjects
         self.observer = observer
         let cache = DecisionCache(capacity: max(0, cacheCapacity), observer: observer, changes: identity.factChanges)
-        self.cache = cache
+        self.subjects = SubjectResolver(identity: identity, cache: cache)
         self.current = Mutex(ActivePolicy(policy: policy, version: version ?? PolicyVersion(of: policy)))
         identity.factChanges.subscribe { changes in cache.invalidate(changes) }
     }
@@ -129,125 +129,7 @@ public final class GatehouseService: Sendable {
     public func resolve(
         token: String?, action: String, resource: Resource, context: Context = Context(), by policy: CompiledPolicy? = nil
     ) async throws -> ResolvedRequest {
-        try await resolve(Request(action: action, resource: resource, context: context), token: token, at: identity.clock(), by: policy ?? self.policy)
-    }
-
-    /// `request` (its subject ignored) for the holder of `token` at `t`: what the cache holds, and what it does not
-    /// (the session, the resource's facts) read in one transaction and kept.
-    func resolve(_ request: Request, token: String?, at t: Date, by policy: CompiledPolicy) async throws -> ResolvedRequest {
-        guard DecisionTracing.isActive else { return try await resolve(request, token: token, at: t, by: policy, span: nil) }
-        return try await withSpan(DecisionTracing.Name.bearer) { span in
-            try await resolve(request, token: token, at: t, by: policy, span: span)
-        }
-    }
-
-    /// `resolve`, telling `span` (when tracing) whether the session came from the cache and whether the bearer held.
-    private func resolve(_ request: Request, token: String?, at t: Date, by policy: CompiledPolicy, span: (any Span)?) async throws -> ResolvedRequest {
-        let resourceId = sharedResourceId(request.resource, by: policy)
-        var bearer = BearerFacts.none
-        // The token's key (its hash), computed once; `sessionKey` only when the session must be read.
-        let tokenKey = token.map { identity.cacheKey(accessToken: $0) }
-        var sessionKey: Data?
-        switch tokenKey {
-        case nil: break
-        case .some(nil): bearer = .refused
-        case .some(let key?):
-            if let cached = cache.session(key), identity.isLive(cached, at: t) { bearer = .live(cached) } else { sessionKey = key }
-            span?.attributes["gatehouse.session.cache"] = sessionKey == nil ? "hit" : "miss"
-        }
-        var stored = resourceId.flatMap { cache.resource($0) }
-        let missingResource = stored == nil ? resourceId : nil
-        if sessionKey != nil || missingResource != nil {
-            let start = cache.start
-            let read = try await identity.readDecisionFacts(accessTokenKey: sessionKey, resourceId: missingResource, at: t)
-            if let key = sessionKey {
-                if let session = read.session {
-                    cache.keep(session, key: key, readIn: start.epoch, startedAt: start.at)
-                    bearer = .live(session)
-                } else {
-                    bearer = .refused
-                }
-            }
-            if let id = missingResource {
-                cache.keep(read.resource, resource: id, readIn: start.epoch, startedAt: start.at)
-                stored = .some(read.resource)
-            }
-        }
-        if let key = tokenKey ?? nil, let session = bearer.session, try await !identity.markSeenIfDue(session, accessTokenKey: key, at: t) {
-            bearer = .refused
-        }
-        if let span {
-            span.attributes["gatehouse.bearer.outcome"] = bearer.session == nil ? "refused" : "live"
-            if resourceId != nil { span.attributes["gatehouse.resource.cache"] = missingResource == nil ? "hit" : "miss" }
-        }
-        return resolved(request, bearer: bearer, stored: stored ?? nil, at: t, by: policy)
-    }
-
-    /// `request` for a bearer already resolved (a batch's), at `t`: only the resource's facts are looked up.
-    func resolve(_ request: Request, bearer: BearerFacts, at t: Date, by policy: CompiledPolicy) async throws -> ResolvedRequest {
-        var stored: ResourceFacts?
-        if let id = sharedResourceId(request.resource, by: policy) {
-            if let cached = cache.resource(id) {
-                stored = cached
-            } else {
-                let start = cache.start
-                stored = try await identity.readDecisionFacts(accessTokenKey: nil, resourceId: id, at: t).resource
-                cache.keep(stored, resource: id, readIn: start.epoch, startedAt: start.at)
-            }
-        }
-        return resolved(request, bearer: bearer, stored: stored, at: t, by: policy)
-    }
-
-    /// The id whose stored facts a decision reads: a resource of a shared type (one the policy declares with member
-    /// roles) with an id; nil for anything else (an app-wide type never reads a resource's counters).
-    private func sharedResourceId(_ resource: Resource, by policy: CompiledPolicy) -> String? {
-        policy.isSharedResourceType(resource.type) ? resource.id : nil
-    }
-
-    /// The request the engine judges: the subject from the session, time `t`, owner, members and usage from the
-    /// store when the resource is stored and of a shared type, else the user's own counters (none signed out).
-    private func resolved(_ request: Request, bearer: BearerFacts, stored: ResourceFacts?, at t: Date, by policy: CompiledPolicy) -> ResolvedRequest {
-        var context = request.context
-        context.now = t
-        var resource = request.resource
-        if let stored, policy.sharedResourceTypeSet.contains(stored.type) {
-            resource.type = stored.type
-            resource.ownerId = stored.ownerId
-            resource.members = stored.members
-            resource.usage = stored.usage
-        } else {
-            resource.ownerId = nil
-            resource.members = [:]
-            resource.usage = bearer.session?.userUsage ?? [:]
-        }
-        return ResolvedRequest(
-            request: Request(subject: bearer.session?.subject ?? Subject(), action: request.action, resource: resource, context: context),
-            tokenRejected: bearer == .refused)
-    }
-
-    /// What `token` resolves to at `t`, for a batch: from the cache when it holds a session live at `t`, else from the
-    /// store (and kept). A session seen longer ago than `lastSeenGranularity` is marked seen (at most once a minute).
-    func bearerFacts(token: String?, at t: Date) async throws -> BearerFacts {
-        guard DecisionTracing.isActive else { return try await bearerFacts(token: token, at: t, span: nil) }
-        return try await withSpan(DecisionTracing.Name.bearer) { span in try await bearerFacts(token: token, at: t, span: span) }
-    }
-
-    private func bearerFacts(token: String?, at t: Date, span: (any Span)?) async throws -> BearerFacts {
-        guard let token else { return .none }
-        guard let key = identity.cacheKey(accessToken: token) else { return .refused }
-        let facts: SessionFacts
-        if let cached = cache.session(key), identity.isLive(cached, at: t) {
-            facts = cached
-            span?.attributes["gatehouse.session.cache"] = "hit"
-        } else {
-            span?.attributes["gatehouse.session.cache"] = "miss"
-            let start = cache.start
-            guard let read = try await identity.readDecisionFacts(accessTokenKey: key, resourceId: nil, at: t).session else { return .refused }
-            cache.keep(read, key: key, readIn: start.epoch, startedAt: start.at)
-            facts = read
-        }
-        guard try await identity.markSeenIfDue(facts, accessTokenKey: key, at: t) else { return .refused }
-        return .live(facts)
+        try await subjects.resolve(Request(action: action, resource: resource, context: context), token: token, at: identity.clock(), by: policy ?? self.policy)
     }
 
     /// The decision on a resolved request by `policy`: `unauthenticated` whenever the token was rejected.

@@ -28,7 +28,7 @@ extension GatehouseService {
         var asked = request
         asked.subject = Subject()
         let bearer: BearerFacts = live.map { .live($0.facts) } ?? .refused
-        let resolved = try await resolve(asked, bearer: bearer, at: t, by: policy)
+        let resolved = try await subjects.resolve(asked, bearer: bearer, at: t, by: policy)
         return UserExplanation(explanation: explain(resolved, by: policy), request: resolved.request, sessionId: live?.id)
     }
 

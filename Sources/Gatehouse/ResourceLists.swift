@@ -38,7 +38,7 @@ extension GatehouseService {
         try Self.checkListable(type: type, action: action, by: policy)
         let after = try cursor.map { try ListCursor.lastId(in: $0, type: type, action: action) }
         let t = identity.clock()
-        guard case .live(let session) = try await observingFailure({ try await bearerFacts(token: token, at: t) }) else {
+        guard case .live(let session) = try await observingFailure({ try await subjects.bearer(token: token, at: t) }) else {
             throw IdentityError(.unauthenticated, field: "token", "unknown, expired or revoked session")
         }
         let plan = policy.plan(subject: session.subject, action: action, resourceType: type, context: Context(now: t))
@@ -67,7 +67,7 @@ extension GatehouseService {
         }
         guard subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
         let t = identity.clock()
-        guard case .live(let session) = try await observingFailure({ try await bearerFacts(token: bearer, at: t) }) else {
+        guard case .live(let session) = try await observingFailure({ try await subjects.bearer(token: bearer, at: t) }) else {
             report?.noteRefused()
             let decision = policy.signedOutDecision(resourceType: resourceType, action: action)
             return .never(reason: decision.reason, message: decision.message)

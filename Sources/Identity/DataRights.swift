@@ -151,10 +151,10 @@ extension IdentityService {
                 appAccountToken: try await tx.fetchOne(AppAccountTokenRow.self, "userId", .text(u.id))?.token,
                 usage: Dictionary(uniqueKeysWithValues: try await tx.fetchAll(UserUsageCounterRow.self, "userId", .text(u.id)).map { ($0.name, $0.value) }),
                 privacy: try await self.privacy(tx, u.id),
-                securityEvents: try await tx.fetchAll(AuditEventRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                securityEvents: try await tx.fetch(StoreRead<AuditEventRow>.byActor(u.pseudonym)).map {
                     .init(at: $0.at, kind: $0.kind, method: $0.method, outcome: $0.outcome, reason: $0.reason, attempt: $0.attempt)
                 },
-                decisions: try await tx.fetchAll(DecisionLogRow.self, "actor", .text(u.pseudonym)).sorted { ($0.id ?? 0) < ($1.id ?? 0) }.map {
+                decisions: try await tx.fetch(StoreRead<DecisionLogRow>.byActor(u.pseudonym)).map {
                     .init(at: $0.at, action: $0.action, resourceType: $0.resourceType, resourceId: $0.resourceId, effect: $0.effect, reason: $0.reason, policyHash: $0.policyHash,
                         facts: $0.facts.flatMap { try? Request(json: $0) })
                 })

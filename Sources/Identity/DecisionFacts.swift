@@ -1,21 +1,6 @@
 import Foundation
 import PolicyModel
 
-/// What `decisionFacts(accessToken:resourceId:)` read for one decision, from one snapshot of the store.
-public struct DecisionFacts: Sendable, Hashable {
-    /// A token was presented (it may still have been refused: then `subject` is nil).
-    public var tokenGiven: Bool
-    /// The live session's subject; nil without a token or for a refused one.
-    public var subject: Subject?
-    /// The stored resource's facts; nil without a resource id or for an id the store does not know.
-    public var resource: ResourceFacts?
-    /// The signed-in user's own counters, read only when `resource` is nil (app-wide limits).
-    public var userUsage: [String: Int] = [:]
-
-    /// A token was given and refused: decisions for it are `unauthenticated`.
-    public var tokenRefused: Bool { tokenGiven && subject == nil }
-}
-
 /// The facts about a resource that a decision needs.
 public struct ResourceFacts: Sendable, Hashable {
     /// The resource's id.
@@ -40,31 +25,25 @@ public struct ResourceFacts: Sendable, Hashable {
 
 extension IdentityService {
     /// The `Subject` of a valid session: id, stored tier and expiry (the engine applies expiry),
-    /// app roles, how and when it was verified, and privacy settings as attributes.
+    /// app roles, how and when it was verified, and privacy settings as attributes. Read as a decision reads it
+    /// (`readDecisionFacts`), and marked seen as `validate(accessToken:)` marks it; an unknown, expired or revoked token
+    /// is `unauthenticated`.
     public func subject(accessToken: String) async throws -> Subject {
-        let s = try await validate(accessToken: accessToken)
-        return try await store.read { tx in try await self.subject(tx, userId: s.userId, method: s.authMethod, verifiedAt: s.verifiedAt) }
-    }
-
-    func subject(_ tx: any IdentityTransaction, userId: String, method: String, verifiedAt: Date) async throws -> Subject {
-        let sub = try await tx.fetchOne(SubscriptionRow.self, "userId", .text(userId))
-        let roles = try await tx.fetchAll(AppRoleRow.self, "userId", .text(userId)).map(\.role).sorted()
-        return Subject(
-            id: userId, tier: sub?.tier, subscriptionExpiry: sub?.expiresAt, roles: roles,
-            auth: Authentication(method: method, verifiedAt: verifiedAt), attributes: try await privacy(tx, userId).attributes)
+        guard let key = cacheKey(accessToken: accessToken) else { throw IdentityError.signedOut }
+        let t = now()
+        guard let session = try await readDecisionFacts(accessTokenKey: key, resourceId: nil, at: t).session,
+            try await markSeenIfDue(session, accessTokenKey: key, at: t)
+        else { throw IdentityError.signedOut }
+        return session.subject
     }
 
     /// The owner, members and usage counters of a resource.
     public func resourceFacts(resourceId: String) async throws -> ResourceFacts {
         try Self.validateResourceId(resourceId, field: "resourceId")
         return try await store.read { tx in
-            guard let facts = try await self.resourceFacts(tx, resourceId) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
+            guard let facts = try await ResourceFacts.read(tx, resourceId) else { throw IdentityError(.notFound, field: "resourceId", "no such resource") }
             return facts
         }
-    }
-
-    func resourceFacts(_ tx: any IdentityTransaction, _ resourceId: String) async throws -> ResourceFacts? {
-        try await ResourceFacts.read(tx, resourceId)
     }
 
     /// The subject of session `s` with its user's facts `user`.
@@ -72,37 +51,6 @@ extension IdentityService {
         Subject(
             id: s.userId, tier: user.tier, subscriptionExpiry: user.subscriptionExpiry, roles: user.roles,
             auth: Authentication(method: s.authMethod, verifiedAt: s.verifiedAt), attributes: user.privacy.attributes)
-    }
-
-    /// Everything a decision for the holder of `accessToken` needs from the store, read from one snapshot (one
-    /// statement on PostgreSQL): the session's subject, the resource's owner, members and usage, and, for a resource the store does
-    /// not know, the user's own counters. A token that is unknown, expired, idle or revoked gives no subject (never an
-    /// error); no token gives none either. A session not seen for `lastSeenGranularity` is marked seen afterwards,
-    /// in a write of its own, as `validate(accessToken:)` does.
-    ///
-    /// `sharedTypes`, when given, are the only resource types whose stored facts count: a stored resource of any other
-    /// type (an app-wide type such as `app`) is treated as unknown, so its counters never stand in for the user's own.
-    public func decisionFacts(accessToken: String?, resourceId: String?, sharedTypes: Set<String>? = nil) async throws -> DecisionFacts {
-        if let resourceId { try Self.validateResourceId(resourceId, field: "resource.id") }
-        let t = now()
-        let hash = accessToken.flatMap { TokenKind.access.hash(of: $0) }
-        let rows = try await store.decisionRows(accessTokenHash: hash, resourceId: resourceId)
-        var facts = DecisionFacts(tokenGiven: accessToken != nil)
-        var seen = false
-        if let s = rows.session, isLive(s, at: t), let user = rows.user {
-            facts.subject = subject(of: s, user)
-            seen = needsSeen(s, at: t)
-        }
-        if let stored = rows.resource, sharedTypes?.contains(stored.type) ?? true { facts.resource = stored }
-        if facts.resource == nil, facts.subject != nil, let user = rows.user { facts.userUsage = user.usage }
-        guard seen, let hash else { return facts }
-        do {
-            _ = try await markSeen(accessTokenHash: hash, at: t)
-            return facts
-        } catch let error as IdentityError where error.code == .unauthenticated {
-            // Revoked or expired between the read and the write: a refused token, as validate would say.
-            return DecisionFacts(tokenGiven: true, resource: facts.resource)
-        }
     }
 }
 

@@ -152,6 +152,7 @@ final class FactRecordingTransaction: IdentityTransaction, BatchInserting {
     func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
         try await base.fetchSelected(type, conditions)
     }
+    func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R] { try await base.fetch(read) }
     func insert<R: StoredRow>(_ row: R) async throws {
         note(row)
         try await base.insert(row)

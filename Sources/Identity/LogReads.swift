@@ -27,28 +27,31 @@ package struct LogQuery: Sendable, Hashable {
         self.limit = limit
     }
 
-    /// Whether `row` (whose columns `equal` were already matched) is in the query's time and id range.
-    func admits(_ row: some LogRow) -> Bool {
-        if let from, row.at < from { return false }
-        if let to, row.at >= to { return false }
-        if let beforeId, (row.id ?? 0) >= beforeId { return false }
-        return true
+    /// The read it describes: the equal columns, then `at` in [`from`, `to`) and `id` below `beforeId`, newest
+    /// first (`id` descending: the log's `at` and `id` indexes), at most `limit` rows.
+    package func read<R: LogRow>(_ type: R.Type) -> StoreRead<R> {
+        var read = StoreRead<R>.equal(equal)
+        if let from { read.filter.append(.init(column: "at", comparison: .atLeast, value: .date(from))) }
+        if let to { read.filter.append(.init(column: "at", comparison: .below, value: .date(to))) }
+        if let beforeId { read.filter.append(.init(column: "id", comparison: .below, value: .int(Int(beforeId)))) }
+        read.order = [.init(column: "id", descending: true)]
+        read.limit = limit
+        return read
+    }
+}
+
+extension StoreRead where R: LogRow {
+    /// Every row of the log whose actor is `pseudonym`, oldest first (the data export's).
+    package static func byActor(_ pseudonym: String) -> StoreRead {
+        StoreRead(filter: [.init(column: "actor", comparison: .equal, value: .text(pseudonym))], order: [.init(column: "id")])
     }
 }
 
 extension IdentityTransaction {
-    /// `query`'s page of the log `type`. The stores run it as one `SELECT ... ORDER BY id DESC LIMIT n`; this default
-    /// (a test double's) filters a whole table in memory.
+    /// `query`'s page of the log `type`: one `SELECT ... ORDER BY "id" DESC LIMIT n` on every store.
     package func fetchLog<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R] {
-        if let sql = self as? any LogReading { return try await sql.fetchLogPage(type, query) }
-        let rows = try await fetchAll(type, query.equal).filter { query.admits($0) }.sorted { ($0.id ?? 0) > ($1.id ?? 0) }
-        return Array(rows.prefix(query.limit))
+        try await fetch(query.read(type))
     }
-}
-
-/// A transaction that reads a log page with one SQL statement.
-package protocol LogReading: Sendable {
-    func fetchLogPage<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R]
 }
 
 /// What the operator's log reads filter by; nil matches anything.

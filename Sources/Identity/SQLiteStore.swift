@@ -190,6 +190,12 @@ struct SQLiteTransaction: IdentityTransaction {
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] {
         try await channel.perform { db in try SQLiteStatements(db: db).fetchAll(type, conditions) }
     }
+    func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R] {
+        let (sql, values) = read.sql(placeholders: .questionMarks)
+        return try await channel.perform { db in
+            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: SQLiteStatements.arguments(values)).map { try RowBox<R>(row: $0).value }
+        }
+    }
     func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
         try await channel.perform { db in try SQLiteStatements(db: db).fetchSelected(type, conditions) }
     }
@@ -236,16 +242,19 @@ struct SQLiteStatements {
         guard !conditions.isEmpty else { return ("", StatementArguments()) }
         let keys = conditions.keys.sorted()
         let sql = " WHERE " + keys.map { "\"\($0)\" = ?" }.joined(separator: " AND ")
-        var args = StatementArguments()
-        for key in keys {
-            switch conditions[key]! {
-            case .text(let s): args += [s]
-            case .blob(let d): args += [d]
-            case .int(let i): args += [i]
-            case .date(let d): args += [d]
+        return (sql, Self.arguments(keys.map { conditions[$0]! }))
+    }
+
+    /// `values` bound in order.
+    static func arguments(_ values: [StoreValue]) -> StatementArguments {
+        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
+            switch value {
+            case .text(let s): s
+            case .blob(let d): d
+            case .int(let i): i
+            case .date(let d): d
             }
-        }
-        return (sql, args)
+        })
     }
 
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) throws -> [R] {
@@ -489,42 +498,6 @@ extension DecisionLogRow {
                 row.id, DatabaseDate.value(row.at), row.actor, row.action, row.resourceType, row.resourceId, row.effect, row.reason, row.policyHash,
                 row.policyLocation, row.subject, row.facts,
             ])
-        }
-    }
-}
-
-extension SQLiteTransaction: LogReading {
-    /// One `SELECT ... ORDER BY id DESC LIMIT n` over the log (its `at` and `id` indexes).
-    package func fetchLogPage<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R] {
-        try await channel.perform { db in
-            var terms: [String] = []
-            var args = StatementArguments()
-            for key in query.equal.keys.sorted() {
-                terms.append("\"\(key)\" = ?")
-                switch query.equal[key]! {
-                case .text(let s): args += [s]
-                case .blob(let d): args += [d]
-                case .int(let i): args += [i]
-                case .date(let d): args += [d]
-                }
-            }
-            if let from = query.from {
-                terms.append("\"at\" >= ?")
-                args += [from]
-            }
-            if let to = query.to {
-                terms.append("\"at\" < ?")
-                args += [to]
-            }
-            if let before = query.beforeId {
-                terms.append("\"id\" < ?")
-                args += [before]
-            }
-            args += [query.limit]
-            let clause = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
-            return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM \"\(R.table)\"\(clause) ORDER BY \"id\" DESC LIMIT ?"), arguments: args).map {
-                try RowBox<R>(row: $0).value
-            }
         }
     }
 }

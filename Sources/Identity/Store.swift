@@ -92,6 +92,10 @@ package final class OneStatementTransaction: IdentityTransaction {
         try take()
         return try await base.fetchSelected(type, conditions)
     }
+    package func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R] {
+        try take()
+        return try await base.fetch(read)
+    }
     package var placeholders: SQLPlaceholders { base.placeholders }
     package func fetchIds(_ sql: String, _ bindings: [SQLValue]) async throws -> [String] {
         try take()
@@ -150,6 +154,8 @@ package protocol IdentityTransaction: Sendable {
     /// The first row matching every condition, reading only `R.columns`.
     func fetchSelected<R: ColumnSelection>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R?
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R]
+    /// The rows `read` describes (its filter, order and limit), decoded as `R`: one `SELECT` on every store.
+    func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R]
     func insert<R: StoredRow>(_ row: R) async throws
     /// Updates the row with the same primary key; throws if there is none.
     func update<R: StoredRow>(_ row: R) async throws

@@ -26,15 +26,27 @@ struct PostgresTransaction: IdentityTransaction {
         guard !conditions.isEmpty else { return "" }
         var terms: [String] = []
         for key in conditions.keys.sorted() {
-            switch conditions[key]! {
-            case .text(let s): binds.append(s)
-            case .blob(let d): binds.append(ByteBuffer(bytes: d))
-            case .int(let i): binds.append(i)
-            case .date(let d): binds.append(d)
-            }
+            Self.bind(conditions[key]!, &binds)
             terms.append("\(quoted(key)) = $\(binds.count)")
         }
         return " WHERE " + terms.joined(separator: " AND ")
+    }
+
+    /// Binds `value` after the bindings already in `binds`.
+    private static func bind(_ value: StoreValue, _ binds: inout PostgresBindings) {
+        switch value {
+        case .text(let s): binds.append(s)
+        case .blob(let d): binds.append(ByteBuffer(bytes: d))
+        case .int(let i): binds.append(i)
+        case .date(let d): binds.append(d)
+        }
+    }
+
+    func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R] {
+        let (sql, values) = read.sql(placeholders: .numbered(first: 1))
+        var binds = PostgresBindings()
+        for value in values { Self.bind(value, &binds) }
+        return try await rows(sql, binds).map { try RowDecoding.decode(R.self, $0) }
     }
 
     func fetchOne<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> R? {
@@ -161,32 +173,6 @@ struct PostgresTransaction: IdentityTransaction {
         binds.append(factChannel)
         binds.append(FactChange.encode(changes))
         _ = try await rows("SELECT pg_notify($1, $2)", binds)
-    }
-}
-
-extension PostgresTransaction: LogReading {
-    /// One `SELECT ... ORDER BY "id" DESC LIMIT n` over the log (its `at` and `id` indexes).
-    func fetchLogPage<R: LogRow>(_ type: R.Type, _ query: LogQuery) async throws -> [R] {
-        var binds = PostgresBindings()
-        var clause = whereClause(query.equal, &binds)
-        var terms: [String] = []
-        if let from = query.from {
-            binds.append(from)
-            terms.append("\"at\" >= $\(binds.count)")
-        }
-        if let to = query.to {
-            binds.append(to)
-            terms.append("\"at\" < $\(binds.count)")
-        }
-        if let before = query.beforeId {
-            binds.append(Int(before))
-            terms.append("\"id\" < $\(binds.count)")
-        }
-        if !terms.isEmpty { clause += (clause.isEmpty ? " WHERE " : " AND ") + terms.joined(separator: " AND ") }
-        binds.append(query.limit)
-        return try await rows("SELECT * FROM \(quoted(R.table))\(clause) ORDER BY \"id\" DESC LIMIT $\(binds.count)", binds).map {
-            try RowDecoding.decode(R.self, $0)
-        }
     }
 }
 

@@ -15,6 +15,22 @@ import PolicyModel
 // file. Adding a kind: a case of `Requirement`, its plan, its outcomes and its check here, the `Reason` it denies
 // with in PolicyModel's contract, and its declaration in the compiler (see docs/architecture.md).
 
+/// What one requirement of an action adds to the request space (`Requirement.spaceDemand`).
+package enum SpaceDemand: Sendable {
+    /// Nothing beyond the axes every space has (subjects signed out, anonymous and of each tier).
+    case nothing
+    /// The caller's standing towards the resource (non-member, owner, each member role).
+    case standing
+    /// How the caller signed in (any method when `methods` is empty) and, with `maxAge`, how long ago.
+    case auth(methods: [String], maxAge: Double?)
+    /// App roles whose presence changes the answer.
+    case appRoles([String])
+    /// A usage counter and its caps per tier (nil: unlimited).
+    case counter(String, caps: [Int?])
+    /// Conditions whose literals give the space its values.
+    case conditions([CompiledCondition])
+}
+
 /// One requirement an action can state, in the order `decide` checks them.
 package enum Requirement: Sendable, Hashable, CaseIterable {
     case signIn, auth, appRole, membership, feature, limit, consent
@@ -172,6 +188,21 @@ package enum Requirement: Sendable, Hashable, CaseIterable {
             return condition(compiled)
         case .signIn, .auth, .appRole, .feature:
             return nil
+        }
+    }
+
+    /// What the requirement, when the action states it, adds to the request space (`PolicyVerification`'s
+    /// `RequestSpace`): the axis it reads and the values on it that change the answer. One exhaustive switch, so a new
+    /// kind does not compile until it says what it adds (the space itself names no kind).
+    package func spaceDemand(in action: ActionPlan) -> SpaceDemand {
+        switch self {
+        // The space always holds a signed-out and an anonymous subject, and every tier.
+        case .signIn, .feature: .nothing
+        case .auth: action.auth.map { .auth(methods: $0.methods, maxAge: $0.maxAge) } ?? .nothing
+        case .appRole: action.appRoles.map { .appRoles($0.roles) } ?? .nothing
+        case .membership: action.membership == nil ? .nothing : .standing
+        case .limit: action.limit.map { .counter($0.counter, caps: $0.caps) } ?? .nothing
+        case .consent: .conditions(conditions(in: action))
         }
     }
 

@@ -221,6 +221,9 @@ struct TracedTransaction: IdentityTransaction, BatchInserting {
     func fetchAll<R: StoredRow>(_ type: R.Type, _ conditions: [String: StoreValue]) async throws -> [R] {
         try await statement("fetchAll", "SELECT", R.table) { try await base.fetchAll(type, conditions) }
     }
+    func fetch<R: StoredRow>(_ read: StoreRead<R>) async throws -> [R] {
+        try await statement("fetch", "SELECT", R.table) { try await base.fetch(read) }
+    }
     func insert<R: StoredRow>(_ row: R) async throws {
         try await statement("insert", "INSERT", R.table) { try await base.insert(row) }
     }

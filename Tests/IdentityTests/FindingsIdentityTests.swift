@@ -32,7 +32,7 @@ import Testing
         let h = try await Harness(store)
         let owner = try await h.service.signInAnonymously(source: .inProcess)
         let id = "a\u{0}b"
-        #expect(await identityError { try await h.service.decisionFacts(accessToken: owner.accessToken, resourceId: id) }?.code == .invalidInput)
+        #expect(await identityError { try await h.service.readDecisionFacts(accessTokenKey: h.service.cacheKey(accessToken: owner.accessToken), resourceId: id, at: h.clock.now) }?.code == .invalidInput)
         #expect(await identityError { try await h.service.newShareCode(accessToken: owner.accessToken, resourceId: id) }?.code == .invalidInput)
         #expect(await identityError { try await h.service.incrementUsage(resourceId: id, counter: "sources") }?.code == .invalidInput)
     }

@@ -63,20 +63,22 @@ enum RequestSpace {
             if type.owner != nil { hasOwner = true }
             if space.ownerField == nil { space.ownerField = type.owner }
             guard let action = type.actions[actionName] else { continue }
-            if action.membership != nil { hasMembership = true }
-            if let auth = action.auth {
-                readsAuth = true
-                if auth.methods.isEmpty { anyMethod = true } else { authMethods.formUnion(auth.methods) }
-                if let maxAge = auth.maxAge { maxAges.append(maxAge) }
-            }
-            if let needed = action.appRoles { appRoles.formUnion(needed.roles) }
-            if let limit = action.limit {
-                counterCaps[limit.counter, default: []].formUnion(limit.caps.compactMap { $0 })
-            }
             for index in action.denyRules + action.allowRules {
                 if let condition = policy.rules[index].condition { facts.add(condition) }
             }
-            for requirement in Requirement.allCases { for condition in requirement.conditions(in: action) { facts.add(condition) } }
+            for requirement in Requirement.allCases {
+                switch requirement.spaceDemand(in: action) {
+                case .nothing: break
+                case .standing: hasMembership = true
+                case .auth(let methods, let maxAge):
+                    readsAuth = true
+                    if methods.isEmpty { anyMethod = true } else { authMethods.formUnion(methods) }
+                    if let maxAge { maxAges.append(maxAge) }
+                case .appRoles(let roles): appRoles.formUnion(roles)
+                case .counter(let counter, let caps): counterCaps[counter, default: []].formUnion(caps.compactMap { $0 })
+                case .conditions(let conditions): for condition in conditions { facts.add(condition) }
+                }
+            }
         }
         space.gaps = facts.gaps
         appRoles.formUnion(facts.appRoles)
