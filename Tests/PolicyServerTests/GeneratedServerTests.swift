@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+import GatehouseTestSupport
+import PolicyServer
+import Testing
+import Yams
+
+/// The generated server side of the non-decision routes (Sources/PolicyServerAPI/Generated) against the spec and the
+/// generator's configuration: generated from the spec as it is now, exactly the configured operations, never a decision
+/// route, and each route registered once.
+@Suite(.startsServers) struct GeneratedServerTests {
+    static let spec = TestServer.root.appendingPathComponent("docs/openapi.yaml")
+    static let generated = TestServer.root.appendingPathComponent("Sources/PolicyServerAPI/Generated")
+    static let config = TestServer.root.appendingPathComponent("scripts/openapi-generator/openapi-server-config.yaml")
+    /// The measured hot path (docs/performance.md): hand-written reader and writer, never generated.
+    static let decisionOperations: Set<String> = ["postDecide", "postDecideBatch", "postExplain", "postCheck"]
+
+    /// The committed code was generated from the spec as it is: scripts/generate-client.sh writes the spec's digest
+    /// beside the code. Changed the spec? Run the script and commit what it writes.
+    @Test func theGeneratedCodeIsFromTheCurrentSpec() throws {
+        let digest = SHA256.hash(data: try Data(contentsOf: Self.spec)).map { String(format: "%02x", $0) }.joined()
+        let stamp = try String(contentsOf: Self.generated.appendingPathComponent("openapi.yaml.sha256"), encoding: .utf8)
+        #expect(stamp.trimmingCharacters(in: .whitespacesAndNewlines) == digest, "Sources/PolicyServerAPI/Generated is stale: run scripts/generate-client.sh")
+    }
+
+    /// The generated `APIProtocol` has one requirement per operation the configuration's filter lists, and none of them
+    /// is a decision route.
+    @Test func theGeneratedProtocolIsTheConfiguredOperations() throws {
+        let configuration = try #require(try Yams.load(yaml: String(contentsOf: Self.config, encoding: .utf8)) as? [String: Any])
+        let filter = try #require(configuration["filter"] as? [String: Any])
+        let configured = Set(try #require(filter["operations"] as? [String]))
+        let text = try String(contentsOf: Self.generated.appendingPathComponent("Types.swift"), encoding: .utf8)
+        let start = try #require(text.range(of: "package protocol APIProtocol: Sendable {"))
+        let rest = text[start.upperBound...]
+        let body = rest[..<(rest.range(of: "\n}\n")?.lowerBound ?? rest.endIndex)]
+        var requirements: Set<String> = []
+        for line in body.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("func "), let paren = trimmed.firstIndex(of: "(") else { continue }
+            requirements.insert(String(trimmed[trimmed.index(trimmed.startIndex, offsetBy: 5)..<paren]))
+        }
+        #expect(!configured.isEmpty)
+        #expect(requirements == configured, "generated only: \(requirements.subtracting(configured).sorted()); configured only: \(configured.subtracting(requirements).sorted())")
+        #expect(requirements.isDisjoint(with: Self.decisionOperations))
+    }
+
+    /// A route is registered once, by the generated handlers or by hand, never both.
+    @Test func everyRouteIsRegisteredOnce() throws {
+        let t = try TestServer()
+        let routes = buildRouterAndTable(t.server).table.routes.map { "\($0.method) \($0.path)" }
+        #expect(routes.count == Set(routes).count, "registered twice: \(Dictionary(grouping: routes) { $0 }.filter { $0.value.count > 1 }.keys.sorted())")
+    }
+}
