@@ -1,6 +1,9 @@
 import Crypto
 import Foundation
 import GatehouseTestSupport
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import PolicyServer
 import Testing
 import Yams
@@ -49,5 +52,42 @@ import Yams
         let t = try TestServer()
         let routes = buildRouterAndTable(t.server).table.routes.map { "\($0.method) \($0.path)" }
         #expect(routes.count == Set(routes).count, "registered twice: \(Dictionary(grouping: routes) { $0 }.filter { $0.value.count > 1 }.keys.sorted())")
+    }
+
+    /// A generated route answers as its hand-written form did: problem+json with the same codes and headers (401 with
+    /// `WWW-Authenticate`, 404, 405 with `Allow`, 415), and 204 with no body once the change is made.
+    @Test func aGeneratedRouteAnswersAsBefore() async throws {
+        let token = "operator-token-of-the-generated-routes"
+        let t = try TestServer { $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: token) }
+        try await t.app.test(.router) { client in
+            try await client.execute(uri: "/v1/operator/users/nobody/pin-unlock", method: .post) { r in
+                #expect(r.status == .unauthorized)
+                #expect(r.headers[.contentType] == "application/problem+json")
+                #expect(r.headers[.wwwAuthenticate] == "Bearer")
+                #expect(r.object["code"] as? String == "operator_credential_required")
+            }
+            try await client.execute(uri: "/v1/operator/users/nobody/pin-unlock", method: .post, headers: bearer(token)) { r in
+                #expect(r.status == .notFound)
+                #expect(r.headers[.contentType] == "application/problem+json")
+                #expect(r.object["code"] as? String == "not_found")
+            }
+            try await client.execute(uri: "/v1/operator/users/nobody/pin-unlock", method: .get, headers: bearer(token)) { r in
+                #expect(r.status == .methodNotAllowed)
+                #expect(r.headers[.allow] == "POST")
+            }
+            var headers = bearer(token)
+            headers[.contentType] = "text/plain"
+            try await client.execute(uri: "/v1/operator/users/nobody/pin-unlock", method: .post, headers: headers) { r in
+                #expect(r.status == .unsupportedMediaType)
+            }
+            let access = try await client.execute(uri: "/v1/auth/anonymous", method: .post) { r in r.object["accessToken"] as? String ?? "" }
+            let userId = try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in r.object["userId"] as? String ?? "" }
+            #expect(!userId.isEmpty)
+            try await client.execute(uri: "/v1/operator/users/\(userId)", method: .delete, headers: bearer(token)) { r in
+                #expect(r.status == .noContent)
+                #expect(r.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in #expect(r.status == .unauthorized) }
+        }
     }
 }
