@@ -32,16 +32,7 @@ import Yams
         let configuration = try #require(try Yams.load(yaml: String(contentsOf: Self.config, encoding: .utf8)) as? [String: Any])
         let filter = try #require(configuration["filter"] as? [String: Any])
         let configured = Set(try #require(filter["operations"] as? [String]))
-        let text = try String(contentsOf: Self.generated.appendingPathComponent("Types.swift"), encoding: .utf8)
-        let start = try #require(text.range(of: "package protocol APIProtocol: Sendable {"))
-        let rest = text[start.upperBound...]
-        let body = rest[..<(rest.range(of: "\n}\n")?.lowerBound ?? rest.endIndex)]
-        var requirements: Set<String> = []
-        for line in body.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard trimmed.hasPrefix("func "), let paren = trimmed.firstIndex(of: "(") else { continue }
-            requirements.insert(String(trimmed[trimmed.index(trimmed.startIndex, offsetBy: 5)..<paren]))
-        }
+        let requirements = try generatedAPIRequirements(in: Self.generated)
         #expect(!configured.isEmpty)
         #expect(requirements == configured, "generated only: \(requirements.subtracting(configured).sorted()); configured only: \(configured.subtracting(requirements).sorted())")
         #expect(requirements.isDisjoint(with: Self.decisionOperations))
