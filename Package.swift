@@ -45,6 +45,9 @@ let package = Package(
         // URLSession transport (Foundation only).
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        // The server side of the same contract: PolicyServer registers the generated handlers of the non-decision routes
+        // (Sources/PolicyServerAPI/Generated, written by scripts/generate-client.sh) on its Hummingbird router.
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
         // Launching programs (the tests' children, `policy diff --base`'s git) with posix_spawn rather than Foundation's
         // Process, whose run() on Linux over-reads /proc/self/fd entries and crashed test runs (docs/testing.md).
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
@@ -123,12 +126,24 @@ let package = Package(
         .target(
             name: "Gatehouse",
             dependencies: ["PolicyModel", "PolicyCompiler", "PolicyEngine", "Identity", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+        // The generated server side of the non-decision routes of docs/openapi.yaml (types and `APIProtocol`); PolicyServer
+        // conforms to it. Generated code only, so editing PolicyServer never recompiles it.
+        .target(
+            name: "PolicyServerAPI",
+            dependencies: [
+                "PolicyModel", .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            exclude: ["Generated/openapi.yaml.sha256"],
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]),
         // The HTTP server over the facade (`policy serve`): routes, problem+json, reload, metrics. It does not link
         // PolicyVerification: PolicyCLI hands it the policy-test runner and the matrix page at start-up (PolicyChecks).
         .target(
             name: "PolicyServer",
             dependencies: [
-                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyBundle",
+                "Gatehouse", "IdentityPostgres", "PolicyModel", "PolicyCompiler", "PolicyEngine", "PolicyBundle", "PolicyServerAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

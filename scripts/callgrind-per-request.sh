@@ -9,6 +9,9 @@
 #   TOP=25               how many functions to list that decide adds most to over healthz (0: none)
 #   KEEP=DIR             keep the callgrind dumps there (callgrind_annotate reads them)
 #   SERVE_ARGS="..."     more `policy serve` options (`--decision-log all`: what recording costs, its writer included)
+#   ROUTE="METHOD PATH"  one more route, measured after the others with REQUESTS/10 requests and the operator credential
+#                        (the server gets one for the run); USER in PATH is an anonymous user's id, e.g.
+#                        ROUTE="POST /v1/operator/users/USER/pin-unlock" (a generated route, docs/architecture.md)
 #
 # The server runs under valgrind with instrumentation off until it listens and one warm-up round per route
 # is done; then, per route: zero the counters, send REQUESTS requests one after another (the client, a few
@@ -41,7 +44,9 @@ int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscal
 C_EOF
 cc -shared -fPIC -O2 -o "$WORK/sigsuspend.so" "$WORK/sigsuspend.c"
 
-LD_PRELOAD="$WORK/sigsuspend.so" SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --instr-atstart=no --compress-strings=no --compress-pos=no \
+# The operator credential of this throwaway server, for ROUTE (a measurement value, not a secret anywhere).
+OPERATOR_TOKEN=callgrind-operator-credential-0001
+GATEHOUSE_OPERATOR_TOKEN="$OPERATOR_TOKEN" LD_PRELOAD="$WORK/sigsuspend.so" SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --instr-atstart=no --compress-strings=no --compress-pos=no \
   --callgrind-out-file="$WORK/cg.out" "$WORK/policy" serve --policies policies/research-crawler --trust-caller-subjects \
   --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 ${SERVE_ARGS:-} > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
@@ -56,7 +61,8 @@ import json, socket, sys
 port, path, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 body = sys.argv[4].encode() if len(sys.argv) > 4 and sys.argv[4] else b""
 token = sys.argv[5] if len(sys.argv) > 5 else ""
-head = f"{'POST' if body else 'GET'} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+method = sys.argv[6] if len(sys.argv) > 6 else ("POST" if body else "GET")
+head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 if body: head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
 if token: head += f"Authorization: Bearer {token}\r\n"
 request = (head + "\r\n").encode() + body
@@ -66,7 +72,7 @@ for _ in range(count):
     s.sendall(request)
     while b"\r\n\r\n" not in buf: buf += s.recv(65536)
     header, buf = buf.split(b"\r\n\r\n", 1)
-    length = next(int(l.split(b":")[1]) for l in header.split(b"\r\n") if l.lower().startswith(b"content-length:"))
+    length = next((int(l.split(b":")[1]) for l in header.split(b"\r\n") if l.lower().startswith(b"content-length:")), 0)
     while len(buf) < length: buf += s.recv(65536)
     last, buf = buf[:length], buf[length:]
     status = int(header.split(b" ")[1]); statuses[status] = statuses.get(status, 0) + 1
@@ -77,6 +83,12 @@ BATCH="{\"requests\":[$(for i in $(seq 1 100); do printf '%s' "$ONE"; if [ "$i" 
 BEARER='{"action":"ai_suggestions","resource":{"type":"app"}}'
 TOKEN="$(curl -s -X POST "$URL/v1/auth/anonymous" | sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')"
 [ -n "$TOKEN" ] || { echo "no token from /v1/auth/anonymous"; exit 1; }
+if [ -n "${ROUTE:-}" ]; then
+  ROUTE_METHOD="${ROUTE%% *}"
+  USER_ID="$(curl -s "$URL/v1/me" -H "Authorization: Bearer $TOKEN" | sed -n 's/.*"userId":"\([^"]*\)".*/\1/p')"
+  [ -n "$USER_ID" ] || { echo "no user id from /v1/me"; exit 1; }
+  ROUTE_PATH="$(echo "${ROUTE#* }" | sed "s/USER/$USER_ID/")"
+fi
 
 client() { python3 "$WORK/client.py" "$PORT" "$@"; }
 dumps=0
@@ -99,6 +111,7 @@ client /healthz 200 >/dev/null
 client /v1/decide 200 "$ONE" >/dev/null
 client /v1/decide 200 "$BEARER" "$TOKEN" >/dev/null
 client /v1/decide/batch 20 "$BATCH" >/dev/null
+[ -z "${ROUTE:-}" ] || client "$ROUTE_PATH" 20 "" "$OPERATOR_TOKEN" "$ROUTE_METHOD" >/dev/null
 # One dump to start from a known place.
 callgrind_control -z "$SERVER" >/dev/null
 
@@ -122,6 +135,10 @@ TN=$((N / 10 > 0 ? N / 10 : 1))
 measure bearer "$TN" /v1/decide "$TN" "$BEARER" "$TOKEN"
 BN=$((N / 100 > 0 ? N / 100 : 1))
 measure batch "$BN" /v1/decide/batch "$BN" "$BATCH"
+if [ -n "${ROUTE:-}" ]; then
+  measure route "$TN" "$ROUTE_PATH" "$TN" "" "$OPERATOR_TOKEN" "$ROUTE_METHOD"
+  echo "route: $ROUTE (net of idle not taken)"
+fi
 callgrind_control -z "$SERVER" >/dev/null
 sleep "$SECS_decide"
 idle="$(dump idle)"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates GatehouseClient's typed HTTP layer (Sources/GatehouseClient/Generated/) from docs/openapi.yaml with
-# swift-openapi-generator 1.14.3, built from the small package in scripts/openapi-generator/ so the main package never
-# depends on the generator. Run it after every change to docs/openapi.yaml and commit what it writes:
-# GatehouseClientTests fails while the committed code is older than the spec (openapi.yaml.sha256).
+# Regenerates GatehouseClient's typed HTTP layer (Sources/GatehouseClient/Generated/) and the server side of the
+# non-decision routes (Sources/PolicyServerAPI/Generated/, its own configuration lists the operations) from
+# docs/openapi.yaml with swift-openapi-generator 1.14.3, built from the small package in scripts/openapi-generator/ so
+# the main package never depends on the generator. Run it after every change to docs/openapi.yaml and commit what it
+# writes: GatehouseClientTests and PolicyServerTests fail while the committed code is older than the spec
+# (openapi.yaml.sha256). GATEHOUSE_OPENAPI_GENERATOR=PATH uses a generator binary already built.
 #
 #   scripts/generate-client.sh           regenerate
 #   scripts/generate-client.sh --check   exit 1 when the committed code differs from what the generator writes
@@ -10,28 +12,43 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 generator_package=scripts/openapi-generator
-out=Sources/GatehouseClient/Generated
+# Each output folder and the configuration that writes it.
+outputs=(
+    "Sources/GatehouseClient/Generated:openapi-generator-config.yaml"
+    "Sources/PolicyServerAPI/Generated:openapi-server-config.yaml"
+)
 
-swift build --package-path "$generator_package" --product swift-openapi-generator >&2
-bin="$(swift build --package-path "$generator_package" --show-bin-path)/swift-openapi-generator"
+if [ -n "${GATEHOUSE_OPENAPI_GENERATOR:-}" ]; then
+    bin=$GATEHOUSE_OPENAPI_GENERATOR
+else
+    swift build --package-path "$generator_package" --product swift-openapi-generator >&2
+    bin="$(swift build --package-path "$generator_package" --show-bin-path)/swift-openapi-generator"
+fi
 
-generate() {
-    "$bin" generate --config "$generator_package/openapi-generator-config.yaml" --output-directory "$1" docs/openapi.yaml >&2
+generate() {  # generate CONFIG DIR
+    "$bin" generate --config "$generator_package/$1" --output-directory "$2" docs/openapi.yaml >&2
     # The spec's digest, so a test can tell the committed code was generated from the spec as it is now.
-    sha256sum docs/openapi.yaml | cut -d' ' -f1 >"$1/openapi.yaml.sha256"
+    sha256sum docs/openapi.yaml | cut -d' ' -f1 >"$2/openapi.yaml.sha256"
 }
 
-if [ "${1:-}" = "--check" ]; then
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
-    generate "$tmp"
-    if ! diff -r "$out" "$tmp" >&2; then
-        echo "Sources/GatehouseClient/Generated is stale: run scripts/generate-client.sh" >&2
-        exit 1
+stale=0
+for pair in "${outputs[@]}"; do
+    out=${pair%%:*}
+    config=${pair#*:}
+    if [ "${1:-}" = "--check" ]; then
+        tmp=$(mktemp -d)
+        generate "$config" "$tmp"
+        if ! diff -r "$out" "$tmp" >&2; then
+            echo "$out is stale: run scripts/generate-client.sh" >&2
+            stale=1
+        else
+            echo "$out is up to date" >&2
+        fi
+        rm -rf "$tmp"
+    else
+        mkdir -p "$out"
+        generate "$config" "$root/$out"
+        echo "wrote $out" >&2
     fi
-    echo "Sources/GatehouseClient/Generated is up to date" >&2
-else
-    mkdir -p "$out"
-    generate "$root/$out"
-    echo "wrote $out" >&2
-fi
+done
+exit $stale

@@ -2,6 +2,7 @@ import Crypto
 import PolicyModel
 import Foundation
 @testable import GatehouseClient
+import GatehouseTestSupport
 import Testing
 import Yams
 
@@ -27,17 +28,7 @@ import Yams
 
     /// The requirements of the generated `APIProtocol`: one `func <operationId>(_ input: Operations.X.Input)` each.
     static func clientCalls() throws -> Set<String> {
-        let text = try String(contentsOf: generated.appendingPathComponent("Types.swift"), encoding: .utf8)
-        guard let start = text.range(of: "package protocol APIProtocol: Sendable {") else { return [] }
-        let rest = text[start.upperBound...]
-        let body = rest[..<(rest.range(of: "\n}\n")?.lowerBound ?? rest.endIndex)]
-        var calls: Set<String> = []
-        for line in body.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard trimmed.hasPrefix("func "), let paren = trimmed.firstIndex(of: "(") else { continue }
-            calls.insert(String(trimmed[trimmed.index(trimmed.startIndex, offsetBy: 5)..<paren]))
-        }
-        return calls
+        try generatedAPIRequirements(in: generated)
     }
 
     @Test func everyOperationOfTheSpecHasAClientCall() throws {

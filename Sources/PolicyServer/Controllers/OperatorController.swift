@@ -3,6 +3,7 @@ import Gatehouse
 import Identity
 import Hummingbird
 import PolicyModel
+import PolicyServerAPI
 
 /// The operator's routes: Apple credential state, app roles, subscriptions, legacy PIN import, usage counters,
 /// PIN unlock, user deletion. Each needs the operator credential (`GatehouseServer.requireOperator`).
@@ -53,16 +54,18 @@ struct OperatorController {
         }
     }
 
-    @Sendable func unlockPIN(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await userAction(request, context) { credential, id in try await identity.unlockPIN(userId: id, operator: credential) }
+    /// `POST /v1/operator/users/{id}/pin-unlock`, a generated route (below).
+    func unlockPIN(userId: String, _ request: Request, _ context: ServerContext) async throws {
+        let credential = try server.requireOperator(request, context)
+        try await identity.unlockPIN(userId: userId, operator: credential)
     }
 
-    @Sendable func deleteUser(_ request: Request, _ context: ServerContext) async throws -> Response {
-        try await userAction(request, context) { credential, id in
-            // Queued decision records are written first, so the erasure clears the user's too.
-            await server.service.flushDecisionRecords()
-            try await identity.deleteUser(userId: id, operator: credential)
-        }
+    /// `DELETE /v1/operator/users/{id}`, a generated route (below).
+    func deleteUser(userId: String, _ request: Request, _ context: ServerContext) async throws {
+        let credential = try server.requireOperator(request, context)
+        // Queued decision records are written first, so the erasure clears the user's too.
+        await server.service.flushDecisionRecords()
+        try await identity.deleteUser(userId: userId, operator: credential)
     }
 
     /// The operator credential checked, then the body and the `{id}` of the path.
@@ -83,15 +86,6 @@ struct OperatorController {
         return noContent()
     }
 
-    /// A change to the user `{id}` with no body, made as the operator whose credential was checked; answers 204.
-    private func userAction(_ request: Request, _ context: ServerContext, _ action: (OperatorCredential, String) async throws -> Void) async throws
-        -> Response
-    {
-        let credential = try server.requireOperator(request, context)
-        try await action(credential, try context.parameters.require("id"))
-        return noContent()
-    }
-
     /// `{"counter", "by"}` added to the counter of the `{id}` by `increment`; answers the counter's new value.
     private func usage(
         _ request: Request, _ context: ServerContext, _ increment: @escaping @Sendable (String, String, Int) async throws -> Int
@@ -100,5 +94,22 @@ struct OperatorController {
         let (counter, delta) = try usageChange(body)
         let value = try await increment(id, counter, delta)
         return json(.object([.init("counter", .string(counter)), .init("value", .int(value))]))
+    }
+}
+
+/// The operator's generated routes (`GeneratedRoutes`): the decoding and the answers are the spec's.
+extension GeneratedRoutes {
+    func postOperatorUsersByIdPinUnlock(_ input: Operations.PostOperatorUsersByIdPinUnlock.Input) async throws
+        -> Operations.PostOperatorUsersByIdPinUnlock.Output
+    {
+        let route = try RouteRequest.now()
+        try await operators.unlockPIN(userId: input.path.id, route.request, route.context)
+        return .noContent(.init())
+    }
+
+    func deleteOperatorUsersById(_ input: Operations.DeleteOperatorUsersById.Input) async throws -> Operations.DeleteOperatorUsersById.Output {
+        let route = try RouteRequest.now()
+        try await operators.deleteUser(userId: input.path.id, route.request, route.context)
+        return .noContent(.init())
     }
 }

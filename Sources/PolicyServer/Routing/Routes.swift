@@ -81,8 +81,9 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/operator/users/{id}/legacy-pin", operators.importLegacyPIN)
     routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
     routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
-    routes.on(.post, "/v1/operator/users/{id}/pin-unlock", operators.unlockPIN)
-    routes.on(.delete, "/v1/operator/users/{id}", operators.deleteUser)
+    // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml):
+    // POST /v1/operator/users/{id}/pin-unlock, DELETE /v1/operator/users/{id}.
+    routes.generated(GeneratedRoutes(operators: operators))
     routes.on(.get, "/v1/operator/decisions", logs.decisions)
     routes.on(.get, "/v1/operator/audit", logs.audit)
     routes.on(.get, "/v1/operator/shadow", logs.shadow)
