@@ -17,6 +17,14 @@ import Testing
         return (f, gate, observer)
     }
 
+    /// An identity service on `f`'s SQLite file through a database of its own: what another process sharing the file
+    /// writes through.
+    static func anotherProcess(_ f: Facade) throws -> IdentityService {
+        IdentityService(
+            store: SQLiteStore(try AppDatabase(path: f.dir.appendingPathComponent("identity.sqlite").path)), configuration: f.identity.configuration,
+            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { f.clock.now })
+    }
+
     /// Once cached, a bearer's decision needs no store at all: it still answers with the database closed.
     @Test func aCachedBearerDecisionReadsNothingFromTheStore() async throws {
         let (f, gate, observer) = try Self.facade()
@@ -102,9 +110,7 @@ import Testing
     /// is seen by the next decision, though no one told this process (`PRAGMA data_version`), 100 times.
     @Test func aWriteByAnotherProcessOnTheSameFileIsSeen() async throws {
         let (f, gate, _) = try Self.facade()
-        let other = IdentityService(
-            store: SQLiteStore(try AppDatabase(path: f.dir.appendingPathComponent("identity.sqlite").path)), configuration: f.identity.configuration,
-            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { f.clock.now })
+        let other = try Self.anotherProcess(f)
         for repetition in 0..<100 {
             let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
             #expect(try await !gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
@@ -119,9 +125,7 @@ import Testing
     /// tell this process's commits from another's). Interleaved with them, another process's write is still seen.
     @Test func thisProcesssOwnWritesKeepTheFactsTheyDidNotChange() async throws {
         let (f, gate, observer) = try Self.facade()
-        let other = IdentityService(
-            store: SQLiteStore(try AppDatabase(path: f.dir.appendingPathComponent("identity.sqlite").path)), configuration: f.identity.configuration,
-            jwksFetcher: FileJWKSFetcher(url: URL(fileURLWithPath: "/dev/null")), now: { f.clock.now })
+        let other = try Self.anotherProcess(f)
         for repetition in 0..<50 {
             let user = try await f.identity.signInAnonymously(source: ClientSource(UUID().uuidString))
             #expect(try await !gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
