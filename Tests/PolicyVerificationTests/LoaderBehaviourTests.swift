@@ -152,6 +152,17 @@ import Testing
 
     // Found by scripts/fuzz.sh policy-compile (crash-e574bcfd...): a 20-digit maxAge compiled, and decide
     // trapped converting it to Int while writing the step-up message for a subject that was not verified.
+    // Found by the policy-compile fuzz target in a fresh clone's smoke step (5 s): a set whose resource types declare
+    // no action compiled clean, though it denies every request, as a set with no resource type (an error) does.
+    @Test func aSetWithNoActionIsRefused() {
+        for yaml in ["resources: {app: {actions: {}}}\n", "resources: {app: {actions: {}}, project: {actions: {}}}\n"] {
+            let result = Self.compile(yaml)
+            #expect(result.policy == nil, "\(yaml)")
+            #expect(result.diagnostics.map(\.code) == ["no-actions"], "\(yaml)")
+        }
+        #expect(Self.compile("resources: {app: {actions: {}}, project: {actions: {view: {}}}}\n").policy != nil)
+    }
+
     @Test func maxAgeMustBeAReasonableWindow() throws {
         let crash = """
             limits: {l: {tiers: {free: 9223372036854775780}}}
