@@ -61,6 +61,11 @@ public enum PolicyCompiler {
             diagnostics.append(Diagnostic(
                 .error, .noResources, "policy set '\(name)' declares no resource types, so every request would be denied",
                 at: ordered.first.map { SourceLocation(file: $0.path, line: 1, column: 1) }))
+        } else if !diagnostics.hasErrors, declarations.resourceTypes.allSatisfy({ $0.actions.isEmpty }) {
+            let names = declarations.resourceTypes.map { "'\($0.id.value)'" }.joined(separator: ", ")
+            diagnostics.append(Diagnostic(
+                .error, .noActions, "policy set '\(name)' declares no action on its resource types (\(names)), so every request would be denied",
+                at: declarations.resourceTypes.first?.id.location))
         }
         var resolve = ResolvePass(declarations)
         resolve.run()

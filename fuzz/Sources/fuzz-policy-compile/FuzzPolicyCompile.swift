@@ -67,6 +67,9 @@ public func fuzzPolicyCompile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
             }
         }
     }
-    if pairs == 0 { fatalError("a compiled set with no actions") }
+    // Only the first ten types and actions are decided above; the promise is about the whole set (`no-actions`).
+    if pairs == 0, !policy.resourceTypeNames.contains(where: { !policy.actionNames(of: $0).isEmpty }) {
+        fatalError("a compiled set with no actions")
+    }
     return 0
 }
