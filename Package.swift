@@ -294,6 +294,7 @@ if Context.environment["GATEHOUSE_FUZZ"] == "1" {
             path: "fuzz/Sources/fuzz-device-challenge"),
         .executableTarget(name: "fuzz-cursor", dependencies: ["FuzzSupport", "Gatehouse", "Identity"], path: "fuzz/Sources/fuzz-cursor"),
         .executableTarget(name: "fuzz-postgres-url", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-postgres-url"),
+        .executableTarget(name: "fuzz-session-device", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-session-device"),
         .executableTarget(
             name: "fuzz-yaml-safety", dependencies: ["FuzzSupport", "PolicySyntax", "PolicyModel", .product(name: "Yams", package: "Yams")],
             path: "fuzz/Sources/fuzz-yaml-safety"),

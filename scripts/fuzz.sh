@@ -10,6 +10,7 @@
 #           | bundle (signed bundle reader: plain bytes, fields of a signed bundle, tampered bundles)
 #           | bundle-roundtrip (build -> parse -> the same files and hashes) | app-store-jws | apple-identity-token
 #           | device-challenge | cursor (resource list and operator log cursors) | postgres-url | yaml-safety
+#           | session-device (the Gatehouse-Device header's check and the User-Agent's reduction)
 #           | bundle-events (GatehouseClient's event stream parser) | replay-records (policy replay's JSONL reader)
 #           | plan-sql (generated set and world -> plan -> SQL on SQLite == decide)
 #           docs/testing.md says what each one checks.
@@ -22,7 +23,7 @@
 set -euo pipefail
 
 targets=(policy-compile expression request bundle bundle-roundtrip app-store-jws apple-identity-token device-challenge cursor
-         postgres-url yaml-safety bundle-events replay-records plan-sql)
+         postgres-url session-device yaml-safety bundle-events replay-records plan-sql)
 usage="usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags] | --smoke [SECONDS] | --list; TARGET: ${targets[*]}"
 target=${1:?$usage}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -114,6 +115,8 @@ elif target == "bundle-events":  # no cuts (first byte 0), then the stream
 elif target == "replay-records":
     put("many-lines.jsonl", '{"effect":"allow","reason":"allowed","policyHash":"x","request":{"action":"view","resource":{"type":"project"}}}\n' * 5_000)
     put("deep-request.jsonl", '{"effect":"deny","reason":"default_deny","policyHash":"x","request":' + '{"a":' * 50_000 + "1" + "}" * 50_000 + "}\n")
+elif target == "session-device":  # both (first byte 2): a long name, and a User-Agent of many words and parentheses
+    put("long-agent.txt", "\x02" + "x" * 100 + "\x00" + " ".join(["(a" * 50, "Mozilla/5.0"] + ["P%d/1.0" % i for i in range(20_000)]))
 elif target == "postgres-url":
     put("long-url.txt", "\x00postgres://u:" + "p" * 200_000 + "@h/db?" + "&".join(f"schema=s{i}" for i in range(5_000)))
 elif target in ("app-store-jws", "apple-identity-token"):

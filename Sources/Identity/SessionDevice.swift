@@ -8,10 +8,10 @@ public struct SessionDevice: Sendable, Hashable {
     /// The longest declared name, in characters.
     public static let maxNameLength = 64
     /// The longest product string kept from a User-Agent.
-    static let maxAgentLength = 48
+    package static let maxAgentLength = 48
 
     /// What starts the column once a device key verified the session; a declared name may not start with it.
-    static let keyPrefix = "enrolled device "
+    package static let keyPrefix = "enrolled device "
 
     /// The name the client declared, checked; nil when it declared none.
     public var name: String?
@@ -37,7 +37,7 @@ public struct SessionDevice: Sendable, Hashable {
     /// The one product of a User-Agent a person recognises, with its major version: the first `name/version` outside a
     /// comment, or for a browser (`Mozilla/5.0 (...) ...`) the browser's own (`Edg`, `OPR`, `Firefox`, `Chrome`,
     /// `Safari` with its `Version/`). Nil when nothing is left of only letters, digits, `.`, `_`, `-` and one `/`.
-    static func product(ofUserAgent userAgent: String) -> String? {
+    package static func product(ofUserAgent userAgent: String) -> String? {
         var products: [Substring] = []
         var depth = 0
         for word in userAgent.prefix(512).split(separator: " ") {
@@ -69,7 +69,7 @@ public struct SessionDevice: Sendable, Hashable {
     }
 
     /// The session's `device` column: the name, then the agent after ` · `; nil when there is neither (shown as unknown).
-    var stored: String? {
+    package var stored: String? {
         switch (name, agent) {
         case (nil, nil): nil
         case let (name?, nil): name
@@ -80,7 +80,7 @@ public struct SessionDevice: Sendable, Hashable {
 
     /// `stored` after a verification by the device key enrolled as `deviceId` (already checked printable ASCII): the
     /// key's device id first, in place of an earlier key's.
-    static func verified(byDeviceKey deviceId: String, _ stored: String?) -> String {
+    package static func verified(byDeviceKey deviceId: String, _ stored: String?) -> String {
         let prefix = Self.keyPrefix
         var rest = stored
         if let old = stored, old.hasPrefix(prefix) {
