@@ -57,6 +57,12 @@ case "$target" in
         else
             failed+=("$t")
             grep -E "FINDING|ERROR|SUMMARY|Fatal error|Test unit written" "$corpus.log" | head -20 >&2 || true
+            # Keep what failed (the throwaway corpus goes below): replay it with .build-fuzz/debug/fuzz-$t FILE.
+            kept="$root/fuzz/out/$t/crashes"
+            mkdir -p "$kept"
+            for found in "$corpus"/crash-* "$corpus"/timeout-* "$corpus"/oom-* "$corpus"/leak-*; do
+                [ -e "$found" ] && cp "$found" "$kept/" && echo "kept $kept/$(basename "$found")" >&2
+            done
         fi
         rm -rf "$corpus" "$corpus.log"
     done
