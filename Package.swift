@@ -253,58 +253,68 @@ let package = Package(
 )
 
 // libFuzzer targets (scripts/fuzz.sh), declared only when GATEHOUSE_FUZZ=1 so the main build and
-// `swift test` never see them; they build with -sanitize=fuzzer,address in their own .build-fuzz.
+// `swift test` never see them; they build with -sanitize=fuzzer,address in their own .build-fuzz. Each target is a
+// module; one executable, gatehouse-fuzz, links them all and runs the one its first argument names.
 // Living in this package lets them call package-level APIs (the expression parser and checker).
+let fuzzTargets = [
+    "policy-compile", "expression", "request", "bundle", "bundle-roundtrip", "app-store-jws", "apple-identity-token",
+    "device-challenge", "cursor", "postgres-url", "session-device", "yaml-safety", "bundle-events", "replay-records", "plan-sql",
+]
 if Context.environment["GATEHOUSE_FUZZ"] == "1" {
     package.targets += [
         .target(name: "FuzzerDriver", path: "fuzz/Sources/FuzzerDriver"),
-        .executableTarget(
+        .target(
             name: "fuzz-policy-compile",
-            dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification"],
+            dependencies: ["FuzzSupport", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicyVerification"],
             path: "fuzz/Sources/fuzz-policy-compile"),
-        .executableTarget(
-            name: "fuzz-expression", dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicySyntax", "PolicyEngine", "PolicyModel"],
+        .target(
+            name: "fuzz-expression", dependencies: ["FuzzSupport", "PolicyCompiler", "PolicySyntax", "PolicyEngine", "PolicyModel"],
             path: "fuzz/Sources/fuzz-expression"),
-        .executableTarget(
-            name: "fuzz-request", dependencies: ["FuzzerDriver", "PolicyCompiler", "PolicyEngine", "PolicyModel"],
+        .target(
+            name: "fuzz-request", dependencies: ["FuzzSupport", "PolicyCompiler", "PolicyEngine", "PolicyModel"],
             path: "fuzz/Sources/fuzz-request"),
         // Issue 42: every reader of outside bytes, and the differential targets. FuzzSupport runs libFuzzer and reads
         // structured choices from its bytes.
         .target(name: "FuzzSupport", dependencies: ["FuzzerDriver"], path: "fuzz/Sources/FuzzSupport"),
-        .executableTarget(
+        .target(
             name: "fuzz-bundle", dependencies: ["FuzzSupport", "PolicyBundle", "PolicyCompiler", "PolicyModel", .product(name: "Crypto", package: "swift-crypto")],
             path: "fuzz/Sources/fuzz-bundle"),
-        .executableTarget(
+        .target(
             name: "fuzz-bundle-roundtrip",
             dependencies: ["FuzzSupport", "PolicyBundle", "PolicyCompiler", "PolicyModel", .product(name: "Crypto", package: "swift-crypto")],
             path: "fuzz/Sources/fuzz-bundle-roundtrip"),
-        .executableTarget(
+        .target(
             name: "fuzz-app-store-jws",
             dependencies: [
                 "FuzzSupport", "Identity", "AppStoreTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ], path: "fuzz/Sources/fuzz-app-store-jws"),
-        .executableTarget(
+        .target(
             name: "fuzz-apple-identity-token",
             dependencies: [
                 "FuzzSupport", "Identity", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             ], path: "fuzz/Sources/fuzz-apple-identity-token"),
-        .executableTarget(
+        .target(
             name: "fuzz-device-challenge", dependencies: ["FuzzSupport", "Identity", .product(name: "Crypto", package: "swift-crypto")],
             path: "fuzz/Sources/fuzz-device-challenge"),
-        .executableTarget(name: "fuzz-cursor", dependencies: ["FuzzSupport", "Gatehouse", "Identity"], path: "fuzz/Sources/fuzz-cursor"),
-        .executableTarget(name: "fuzz-postgres-url", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-postgres-url"),
-        .executableTarget(name: "fuzz-session-device", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-session-device"),
-        .executableTarget(
+        .target(name: "fuzz-cursor", dependencies: ["FuzzSupport", "Gatehouse", "Identity"], path: "fuzz/Sources/fuzz-cursor"),
+        .target(name: "fuzz-postgres-url", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-postgres-url"),
+        .target(name: "fuzz-session-device", dependencies: ["FuzzSupport", "Identity"], path: "fuzz/Sources/fuzz-session-device"),
+        .target(
             name: "fuzz-yaml-safety", dependencies: ["FuzzSupport", "PolicySyntax", "PolicyModel", .product(name: "Yams", package: "Yams")],
             path: "fuzz/Sources/fuzz-yaml-safety"),
-        .executableTarget(name: "fuzz-bundle-events", dependencies: ["FuzzSupport", "GatehouseClient"], path: "fuzz/Sources/fuzz-bundle-events"),
-        .executableTarget(
+        .target(name: "fuzz-bundle-events", dependencies: ["FuzzSupport", "GatehouseClient"], path: "fuzz/Sources/fuzz-bundle-events"),
+        .target(
             name: "fuzz-replay-records", dependencies: ["FuzzSupport", "PolicyVerification", "PolicyCompiler", "PolicyEngine", "PolicyModel"],
             path: "fuzz/Sources/fuzz-replay-records"),
-        .executableTarget(
+        .target(
             name: "fuzz-plan-sql",
             dependencies: ["FuzzSupport", "Identity", "PolicyCompiler", "PolicyEngine", "PolicyModel", "PolicySyntax", .product(name: "GRDB", package: "GRDB.swift")],
             path: "fuzz/Sources/fuzz-plan-sql"),
+        // The one binary that runs them all: `gatehouse-fuzz TARGET [libFuzzer arguments]` (one build, one link).
+        .executableTarget(
+            name: "gatehouse-fuzz",
+            dependencies: ["FuzzSupport"] + fuzzTargets.map { .target(name: "fuzz-\($0)") },
+            path: "fuzz/Sources/gatehouse-fuzz"),
     ]
 }

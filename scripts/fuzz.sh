@@ -19,7 +19,8 @@
 # from the main build. Seeds come from fuzz/seeds/TARGET (committed, small) and from hostile inputs
 # generated here (large, not committed); the growing corpus, crash, timeout and out-of-memory inputs and
 # the log go to fuzz/out/TARGET (ignored by git). A finding makes the script exit non-zero; repeat it
-# with: .build-fuzz/debug/fuzz-TARGET fuzz/out/TARGET/crashes/FILE
+# with: .build-fuzz/debug/gatehouse-fuzz TARGET fuzz/out/TARGET/crashes/FILE (one binary holds every target, so one
+# build serves the smoke step and every campaign).
 set -euo pipefail
 
 targets=(policy-compile expression request bundle bundle-roundtrip app-store-jws apple-identity-token device-challenge cursor
@@ -29,12 +30,13 @@ target=${1:?$usage}
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch="$root/.build-fuzz"
 
-# Builds fuzz-$1 and prints its path. (The build-stamp plugin's tool fails to link under -sanitize=fuzzer, as it has no
-# fuzz entry point; SwiftPM reports that and carries on, so only the product's own outcome counts.)
-build_target() {
-    local build=(swift build --package-path "$root" --scratch-path "$scratch" -c debug --product "fuzz-$1" -Xswiftc -sanitize=fuzzer,address)
+# Builds gatehouse-fuzz, the one binary of every target, and prints its path. (The build-stamp plugin's tool fails to
+# link under -sanitize=fuzzer, as it has no fuzz entry point; SwiftPM reports that and carries on, so only the
+# product's own outcome counts.)
+build_fuzzers() {
+    local build=(swift build --package-path "$root" --scratch-path "$scratch" -c debug --product gatehouse-fuzz -Xswiftc -sanitize=fuzzer,address)
     GATEHOUSE_FUZZ=1 "${build[@]}" >&2
-    echo "$scratch/debug/fuzz-$1"
+    echo "$scratch/debug/gatehouse-fuzz"
 }
 
 export SWIFT_BACKTRACE=enable=no  # let libFuzzer and ASan report; the Swift backtracer trips ASan
@@ -47,17 +49,21 @@ case "$target" in
     # stops building or trips on its own seeds fails CI (libFuzzer runs every seed before it mutates any).
     seconds=${2:-5}
     started=$(date +%s)
+    if ! binary=$(build_fuzzers); then
+        echo "fuzz smoke: gatehouse-fuzz did not build" >&2
+        exit 1
+    fi
+    echo "fuzz smoke: built in $(( $(date +%s) - started )) s"
     failed=()
     for t in "${targets[@]}"; do
-        if ! binary=$(build_target "$t"); then failed+=("$t (build)"); continue; fi
         corpus=$(mktemp -d)
-        if "$binary" "$corpus" "$root/fuzz/seeds/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -max_len=4096 \
+        if "$binary" "$t" "$corpus" "$root/fuzz/seeds/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -max_len=4096 \
             -artifact_prefix="$corpus/" > "$corpus.log" 2>&1; then
             echo "fuzz smoke $t: $(grep -Eo 'DONE +cov: [0-9]+' "$corpus.log" | grep -Eo '[0-9]+$' || echo '?') edges, $(grep -Eo '^#[0-9]+' "$corpus.log" | tail -1) runs"
         else
             failed+=("$t")
             grep -E "FINDING|ERROR|SUMMARY|Fatal error|Test unit written" "$corpus.log" | head -20 >&2 || true
-            # Keep what failed (the throwaway corpus goes below): replay it with .build-fuzz/debug/fuzz-$t FILE.
+            # Keep what failed (the throwaway corpus goes below): replay it with .build-fuzz/debug/gatehouse-fuzz $t FILE.
             kept="$root/fuzz/out/$t/crashes"
             mkdir -p "$kept"
             for found in "$corpus"/crash-* "$corpus"/timeout-* "$corpus"/oom-* "$corpus"/leak-*; do
@@ -80,7 +86,7 @@ seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 out="$root/fuzz/out/$target"
 mkdir -p "$out/corpus" "$out/crashes" "$out/generated-seeds"
-binary=$(build_target "$target")
+binary=$(build_fuzzers)
 
 # Hostile inputs too big to commit: a huge scalar, deep nesting, many nodes, a long condition.
 python3 - "$target" "$out/generated-seeds" <<'PY'
@@ -140,13 +146,13 @@ echo "replaying $(ls "$out/generated-seeds" | wc -l) large hostile inputs; log: 
 set +e
 replay=0
 if compgen -G "$out/generated-seeds/*" > /dev/null; then
-    "$binary" "${limits[@]}" -timeout=30 "$out"/generated-seeds/* > "$log" 2>&1
+    "$binary" "$target" "${limits[@]}" -timeout=30 "$out"/generated-seeds/* > "$log" 2>&1
     replay=$?
 fi
 
 # Then the fuzzing proper, on inputs of at most FUZZ_MAX_LEN bytes (small inputs run far faster).
 echo "fuzzing $target for $seconds s"
-"$binary" "$out/corpus" "$root/fuzz/seeds/$target" "${limits[@]}" -max_total_time="$seconds" \
+"$binary" "$target" "$out/corpus" "$root/fuzz/seeds/$target" "${limits[@]}" -max_total_time="$seconds" \
   -max_len="${FUZZ_MAX_LEN:-16384}" -print_final_stats=1 "$@" >> "$log" 2>&1
 status=$?
 set -e

@@ -3,7 +3,7 @@ import Testing
 import Yams
 
 /// The fuzz targets stay wired up (issue 42): every target `scripts/fuzz.sh` names is declared in Package.swift, has
-/// its sources and committed seeds, and runs nightly in .github/workflows/fuzz.yml, which is checked here as GitHub
+/// its sources and committed seeds, is linked into the one `gatehouse-fuzz` binary under its name, and runs nightly in .github/workflows/fuzz.yml, which is checked here as GitHub
 /// reads it (the workflow cannot run on the Linux builder); `.ci/run` runs the script's smoke step.
 @Suite struct FuzzWorkflowTests {
     /// The targets in the script's `targets=(...)` list.
@@ -18,10 +18,17 @@ import Yams
         let targets = try Self.scriptTargets()
         #expect(targets.count >= 14)
         let package = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let binary = try String(contentsOf: root.appendingPathComponent("fuzz/Sources/gatehouse-fuzz/main.swift"), encoding: .utf8)
+        let packageList = try #require(package.range(of: "let fuzzTargets = [")).upperBound
+        let packageTargets = package[packageList...].prefix { $0 != "]" }
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines.union(["\""])) }.filter { !$0.isEmpty }
+        #expect(packageTargets == targets, "Package.swift's fuzzTargets, the modules gatehouse-fuzz links, are the script's")
         for target in targets {
             #expect(package.contains("name: \"fuzz-\(target)\""), "Package.swift declares fuzz-\(target)")
-            let sources = root.appendingPathComponent("fuzz/Sources/fuzz-\(target)/main.swift").path
-            #expect(FileManager.default.fileExists(atPath: sources), "\(sources)")
+            #expect(binary.contains("import fuzz_\(target.replacingOccurrences(of: "-", with: "_"))"), "gatehouse-fuzz imports fuzz-\(target)")
+            #expect(binary.contains("\"\(target)\": "), "gatehouse-fuzz runs \(target) by its name")
+            let sources = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("fuzz/Sources/fuzz-\(target)").path)) ?? []
+            #expect(sources.contains { $0.hasSuffix(".swift") }, "fuzz/Sources/fuzz-\(target) holds the target's sources")
             let seeds = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("fuzz/seeds/\(target)").path)) ?? []
             #expect(!seeds.isEmpty, "fuzz/seeds/\(target) holds seeds")
         }

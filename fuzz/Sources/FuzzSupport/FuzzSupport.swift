@@ -2,21 +2,49 @@ import Dispatch
 import Foundation
 import FuzzerDriver
 
-/// Runs libFuzzer over `body` and exits with its status. SwiftPM links every executable through its own
-/// (renamed) main, so libFuzzer's main is never used: each target's `main.swift` calls this.
-public func runFuzzer(_ body: @escaping (UnsafeRawBufferPointer) -> Void) -> Never {
+/// Runs libFuzzer over the target its first argument names (`gatehouse-fuzz TARGET [libFuzzer arguments]`) and exits
+/// with libFuzzer's status. SwiftPM links every executable through its own (renamed) main, so libFuzzer's main is
+/// never used. The name is taken out of the arguments libFuzzer reads and kept in `GATEHOUSE_FUZZ_TARGET`: libFuzzer
+/// starts its `-jobs`, `-fork` and `-merge` children from its own arguments, and they find the target there.
+public func runFuzzer(choosingFrom targets: [String: (UnsafeRawBufferPointer) -> Void]) -> Never {
+    var arguments = CommandLine.arguments
+    let named = arguments.count > 1 ? targets[arguments[1]] : nil
+    if named != nil {
+        setenv(targetVariable, arguments[1], 1)
+        arguments.remove(at: 1)
+    }
+    guard let body = named ?? ProcessInfo.processInfo.environment[targetVariable].flatMap({ targets[$0] }) else {
+        let usage = "usage: gatehouse-fuzz TARGET [libFuzzer arguments]; TARGET: \(targets.keys.sorted().joined(separator: " "))\n"
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(64)
+    }
     // libFuzzer calls back on this (the main) thread only; the closure is kept in a global for the C callback.
     FuzzBody.current = body
-    var argc = CommandLine.argc
-    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-    exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-        FuzzBody.current?(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
-        return 0
+    // C strings that live for the whole process: libFuzzer keeps pointers into its argv.
+    var pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    var argc = CInt(arguments.count)
+    exit(pointers.withUnsafeMutableBufferPointer { buffer in
+        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = buffer.baseAddress
+        return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+            FuzzBody.current?(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+            return 0
+        }
     })
 }
 
+private let targetVariable = "GATEHOUSE_FUZZ_TARGET"
+
+/// Calls a target written against libFuzzer's own signature (a pointer, never null, and a size) with `raw`.
+public func withBytes(_ raw: UnsafeRawBufferPointer, _ body: (UnsafePointer<UInt8>, Int) -> CInt) -> CInt {
+    guard let start = raw.baseAddress, raw.count > 0 else {
+        var empty: UInt8 = 0
+        return body(&empty, 0)
+    }
+    return body(start.assumingMemoryBound(to: UInt8.self), raw.count)
+}
+
 /// libFuzzer's own `main` (linked by -sanitize=fuzzer, never run: SwiftPM renames it) references this symbol, so it
-/// must exist; it forwards to the body `runFuzzer` was given.
+/// must exist; it forwards to the body `runFuzzer(choosingFrom:)` chose.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     FuzzBody.current?(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))

@@ -10,7 +10,6 @@ import PolicySyntax
 ///
 /// A first byte below 8 is not text: it picks the continuation column for multi-line text (as in a
 /// YAML block scalar), so seed files stay plain conditions.
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzExpression(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let control = size > 0 && data[0] < 8
     let continuation = control ? Int(data[0]) + 1 : 9

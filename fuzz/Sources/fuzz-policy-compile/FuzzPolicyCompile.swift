@@ -10,7 +10,6 @@ import PolicyVerification
 /// or a deny without a message.
 ///
 /// The input is split into files at each line `#@file` (so a fuzzer can build sets of several files).
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPolicyCompile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     var files: [PolicyFileInput] = []

@@ -10,7 +10,6 @@ import PolicyModel
 /// request the reader accepts that Foundation's decoder refuses or reads differently; a deny without a message;
 /// `explain` disagreeing with `decide`; the two decision writers disagreeing by a byte; a request whose own
 /// JSON no longer reads (or decides differently).
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     let request: Request
