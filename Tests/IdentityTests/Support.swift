@@ -89,7 +89,10 @@ final class Harness: Sendable {
 
     static let testRounds = 1_000
 
-    init(_ kind: StoreKind = .sqlite, configure: (inout IdentityConfiguration) -> Void = { _ in }) async throws {
+    init(
+        _ kind: StoreKind = .sqlite, configure: (inout IdentityConfiguration) -> Void = { _ in },
+        wrapStore: (any IdentityStore) -> any IdentityStore = { $0 }
+    ) async throws {
         self.kind = kind
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("identity-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -109,7 +112,7 @@ final class Harness: Sendable {
         config.pin = .unsafeForTesting(rounds: Harness.testRounds)
         config.operatorTokenDigests = [OperatorCredential.digest(of: OperatorCredential.testToken)]
         configure(&config)
-        service = IdentityService(store: store, configuration: config, jwksFetcher: fetcher, now: clock.source)
+        service = IdentityService(store: wrapStore(store), configuration: config, jwksFetcher: fetcher, now: clock.source)
     }
 
     /// The SQLite database; the test must be running on SQLite.
