@@ -7,7 +7,9 @@
 #
 # SECONDS_PER_RUN defaults to 10. DATABASE is a SQLite file or a postgres:// URL (an empty database the
 # replicas may migrate; e.g. one made in the cluster of scripts/postgres-test-cluster.sh); default a fresh
-# SQLite file in a temporary folder. PIN sign-ins rotate over 4 users per connection. CONFIG=debug for a debug build (default release, which must be built:
+# SQLite file in a temporary folder. PIN sign-ins rotate over 4 users per connection. REPLICAS (default 2) sets how many
+# replicas the balanced setup runs. Each run also prints the CPU each part spent per request (the replicas, nginx,
+# PostgreSQL's processes, wrk), read from /proc before and after: the inputs of docs/scaling.md's capacity model. CONFIG=debug for a debug build (default release, which must be built:
 # swift build -c release --product policy). CONNS (default 16) and PIN_CONNS (default 4) set wrk's
 # connections; POLICY_BIN names another `policy` binary. Bounded: four wrk runs per setup, each SECONDS_PER_RUN long.
 set -euo pipefail
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/.."
 SECS="${1:-10}"
 CONFIG="${CONFIG:-release}"
 CONNS="${CONNS:-16}"
+REPLICAS="${REPLICAS:-2}"
 PIN_CONNS="${PIN_CONNS:-4}"
 for tool in wrk nginx curl; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || { echo "$tool is missing: apt-get install $tool"; exit 1; }
@@ -26,6 +29,7 @@ BIN="${POLICY_BIN:-$(swift build -c "$CONFIG" --show-bin-path)/policy}"
 
 WORK="$(mktemp -d)"
 PIDS=()
+REPLICA_PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -39,6 +43,7 @@ start_replica() {  # $1 index; sets URL_<index>
   "$BIN" serve --policies "$WORK/policies" --trust-caller-subjects --database "$DATABASE" --host 127.0.0.1 --port 0 \
     --sign-in-limit 1000000/1 --trusted-proxy 127.0.0.1 > "$WORK/out$1" 2> "$WORK/replica$1.log" &
   PIDS+=($!)
+  REPLICA_PIDS+=($!)
   for _ in $(seq 1 300); do grep -q '^listening on ' "$WORK/out$1" 2>/dev/null && break; sleep 0.1; done
   local url; url="$(sed -n 's/^listening on //p' "$WORK/out$1" | head -1)"
   [ -n "$url" ] || { echo "replica $1 did not start"; cat "$WORK/replica$1.log"; exit 1; }
@@ -51,8 +56,24 @@ post_script() {  # $1 file, $2 body, $3 bearer (optional)
     if [ -n "${3:-}" ]; then echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; fi; } > "$1"
 }
 
+# CPU seconds (user + system) the processes named spent so far; PostgreSQL's are the cluster's processes (its
+# backends live as long as the replicas' pools).
+cpu_of() {  # pids...
+  local ticks=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] || continue
+    ticks=$((ticks + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+  done
+  echo "$ticks"
+}
+postgres_pids() { case "$DATABASE" in postgres://*|postgresql://*) pgrep -x postgres || true ;; esac; }
+nginx_pids() { pgrep -x nginx || true; }
+
 run() {  # $1 label, $2 url, $3 lua, $4 connections
-  wrk -t1 -c"$4" -d"${SECS}s" --timeout 30s --latency -s "$3" "$2" > "$WORK/run.txt"
+  local pg_pids; pg_pids="$(postgres_pids)"
+  local before_replicas before_nginx before_pg; before_replicas="$(cpu_of "${REPLICA_PIDS[@]}")"
+  before_nginx="$(cpu_of $(nginx_pids))"; before_pg="$(cpu_of $pg_pids)"
+  /usr/bin/time -f '%U %S' -o "$WORK/wrk.cpu" wrk -t1 -c"$4" -d"${SECS}s" --timeout 30s --latency -s "$3" "$2" > "$WORK/run.txt"
   local rate p50 p99 non2xx total errors
   rate="$(awk '/^Requests\/sec:/ {print $2}' "$WORK/run.txt")"
   total="$(awk '/requests in/ {print $1}' "$WORK/run.txt")"
@@ -62,6 +83,16 @@ run() {  # $1 label, $2 url, $3 lua, $4 connections
   errors="$(sed -n 's/^ *Socket errors: *//p' "$WORK/run.txt")"
   printf '%-38s %10s req/s (%s)  p50 %-9s p99 %-9s non-2xx %s%s\n' "$1" "$rate" "$total" "$p50" "$p99" "${non2xx:-0}" \
     "${errors:+  socket errors: $errors}"
+  local hz; hz="$(getconf CLK_TCK)"
+  local replicas nginx pg; replicas=$(( $(cpu_of "${REPLICA_PIDS[@]}") - before_replicas ))
+  nginx=$(( $(cpu_of $(nginx_pids)) - before_nginx )); pg=$(( $(cpu_of $pg_pids) - before_pg ))
+  python3 - "$total" "$hz" "$replicas" "$nginx" "$pg" "$(cat "$WORK/wrk.cpu")" <<'PY'
+import sys
+total, hz, replicas, nginx, pg = int(sys.argv[1]), int(sys.argv[2]), *map(int, sys.argv[3:6])
+wrk = sum(map(float, sys.argv[6].split()))
+us = lambda ticks: ticks / hz / total * 1e6
+print(f"    CPU per request: replicas {us(replicas):.0f} us, nginx {us(nginx):.0f} us, postgres {us(pg):.0f} us, wrk {wrk / total * 1e6:.0f} us")
+PY
 }
 
 # One replica: the user, a token, the two scripts.
@@ -90,11 +121,12 @@ echo "database: $KIND; $CONFIG build; wrk -t1, ${SECS}s per run; decide -c$CONNS
 run "one replica: decide by token" "$URL_1/v1/decide" "$WORK/bearer.lua" "$CONNS"
 run "one replica: PIN sign-in" "$URL_1/v1/auth/pin/signin" "$WORK/pin.lua" "$PIN_CONNS"
 
-# Two replicas on the same database behind nginx.
-start_replica 2
+# REPLICAS replicas on the same database behind nginx.
+for i in $(seq 2 "$REPLICAS"); do start_replica "$i"; done
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
 mkdir -p "$WORK/nginx"
-UPSTREAMS="server ${URL_1#http://} max_fails=2 fail_timeout=5s; server ${URL_2#http://} max_fails=2 fail_timeout=5s;"
+UPSTREAMS=""
+for i in $(seq 1 "$REPLICAS"); do url="URL_$i"; UPSTREAMS+="server ${!url#http://} max_fails=2 fail_timeout=5s; "; done
 sed -e "s#@PREFIX@#$WORK/nginx#g" -e "s#@LISTEN@#127.0.0.1:$PORT#" -e "s#@UPSTREAMS@#$UPSTREAMS#" \
   examples/deploy/nginx.conf > "$WORK/nginx/nginx.conf"
 "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" -e "$WORK/nginx/error.log" &
@@ -102,6 +134,6 @@ PIDS+=($!)
 LB="http://127.0.0.1:$PORT"
 for _ in $(seq 1 100); do curl -sf "$LB/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "$LB/healthz" >/dev/null || { echo "nginx did not start"; cat "$WORK/nginx/error.log"; exit 1; }
-run "two replicas + nginx: decide by token" "$LB/v1/decide" "$WORK/bearer.lua" "$CONNS"
-run "two replicas + nginx: PIN sign-in" "$LB/v1/auth/pin/signin" "$WORK/pin.lua" "$PIN_CONNS"
+run "$REPLICAS replicas + nginx: decide by token" "$LB/v1/decide" "$WORK/bearer.lua" "$CONNS"
+run "$REPLICAS replicas + nginx: PIN sign-in" "$LB/v1/auth/pin/signin" "$WORK/pin.lua" "$PIN_CONNS"
 echo "requests per replica through nginx: $(grep -o 'upstream=[^ ]*' "$WORK/nginx/access.log" | sort | uniq -c | tr '\n' ' ')"
