@@ -36,6 +36,7 @@ public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         fatalError("a request's own JSON does not read back: \(error.description): \(written)")
     }
+    if !sameToTheMillisecond(reread, request) { fatalError("a request changed once written and read back: \(text) became \(written)") }
     for policy in FuzzPolicies.shipped {
         let decision = policy.decide(request)
         if decision.effect == .deny, (decision.message ?? "").isEmpty { fatalError("a deny without a message: \(written)") }
@@ -44,6 +45,27 @@ public func fuzzRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if decision.jsonBytes != Array(decision.json.rendered().utf8) { fatalError("the decision writers disagree: \(written)") }
     }
     return 0
+}
+
+/// Whether `a` and `b` are the same request, their times compared to the millisecond: the JSON writer writes times to
+/// the millisecond (`Timestamp.format`), while the reader keeps the fraction it is given (up to nine digits).
+func sameToTheMillisecond(_ a: Request, _ b: Request) -> Bool {
+    func near(_ x: Date?, _ y: Date?) -> Bool {
+        switch (x, y) {
+        case (nil, nil): true
+        case let (x?, y?): abs(x.timeIntervalSince(y)) < 0.001
+        default: false
+        }
+    }
+    var (a2, b2) = (a, b)
+    guard near(a.subject.subscriptionExpiry, b.subject.subscriptionExpiry), near(a.subject.auth?.verifiedAt, b.subject.auth?.verifiedAt),
+        near(a.context.now, b.context.now)
+    else { return false }
+    a2.subject.subscriptionExpiry = b.subject.subscriptionExpiry
+    a2.subject.auth?.verifiedAt = b.subject.auth?.verifiedAt
+    a2.context.now = b.context.now
+    b2 = b
+    return a2 == b2
 }
 
 /// The shipped sets, compiled once from the repository this target is built in.
