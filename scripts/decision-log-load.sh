@@ -31,17 +31,28 @@ post_script() {  # $1 file, $2 body, $3 bearer (optional)
 }
 TICKS="$(getconf CLK_TCK)"
 cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }  # utime + stime, in clock ticks
+# PostgreSQL's share: the cluster's processes (the server's pool keeps its backends for the whole run), 0 on SQLite.
+pg_cpu() {
+  case "${DATABASE:-}" in postgres://*|postgresql://*) ;; *) echo 0; return ;; esac
+  local ticks=0 pid
+  for pid in $(pgrep -x postgres); do
+    [ -r "/proc/$pid/stat" ] && ticks=$((ticks + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+  done
+  echo "$ticks"
+}
 written() { curl -s "$1/metrics" | awk '/^gatehouse_decision_log_(written|dropped)_total/ {n += $NF} END {print n + 0}'; }
-# One wrk run: its rate goes to stdout as "RATE CPU_US_PER_REQUEST"; the CPU is read after the writer is idle.
+# One wrk run: its rate goes to stdout as "RATE CPU_US_PER_REQUEST PG_CPU_US_PER_REQUEST"; the CPU is read after the
+# writer is idle.
 rate() {
-  local before after out requests last now
-  before="$(cpu)"
+  local before after out requests last now pg_before pg_after
+  before="$(cpu)"; pg_before="$(pg_cpu)"
   out="$(wrk -t1 -c16 -d"${SECS}s" -s "$1" "$2/v1/decide")"
   last=-1; now="$(written "$2")"
   while [ "$now" != "$last" ]; do sleep 0.5; last="$now"; now="$(written "$2")"; done
-  after="$(cpu)"
+  after="$(cpu)"; pg_after="$(pg_cpu)"
   requests="$(echo "$out" | awk '/requests in/ {print $1}')"
-  echo "$(echo "$out" | awk '/^Requests\/sec:/ {print $2}') $(awk -v b="$before" -v a="$after" -v n="$requests" -v t="$TICKS" 'BEGIN {printf "%.1f", (a - b) / t * 1e6 / n}')"
+  echo "$(echo "$out" | awk '/^Requests\/sec:/ {print $2}') $(awk -v b="$before" -v a="$after" -v n="$requests" -v t="$TICKS" 'BEGIN {printf "%.1f", (a - b) / t * 1e6 / n}')" \
+    "$(awk -v b="$pg_before" -v a="$pg_after" -v n="$requests" -v t="$TICKS" 'BEGIN {printf "%.1f", (a - b) / t * 1e6 / n}')"
 }
 for mode in off all; do
   db="${DATABASE:-$WORK/identity-$mode.sqlite}"
@@ -54,17 +65,21 @@ for mode in off all; do
   TOKEN="$(curl -s -X POST "$URL/v1/auth/anonymous" | sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')"
   post_script "$WORK/caller.lua" "$ONE"
   post_script "$WORK/bearer.lua" "$BEARER" "$TOKEN"
-  read -r caller caller_cpu <<<"$(rate "$WORK/caller.lua" "$URL")"
-  read -r bearer bearer_cpu <<<"$(rate "$WORK/bearer.lua" "$URL")"
+  read -r caller caller_cpu caller_pg <<<"$(rate "$WORK/caller.lua" "$URL")"
+  read -r bearer bearer_cpu bearer_pg <<<"$(rate "$WORK/bearer.lua" "$URL")"
   eval "CALLER_$mode=$caller; BEARER_$mode=$bearer; CALLERCPU_$mode=$caller_cpu; BEARERCPU_$mode=$bearer_cpu"
-  printf '%-4s caller-subject %10s req/s %8s CPU us/req   bearer %10s req/s %8s CPU us/req\n' "$mode" "$caller" "$caller_cpu" "$bearer" "$bearer_cpu"
+  eval "CALLERPG_$mode=$caller_pg; BEARERPG_$mode=$bearer_pg"
+  printf '%-4s caller-subject %10s req/s %8s CPU us/req (+%s PostgreSQL)   bearer %10s req/s %8s CPU us/req (+%s PostgreSQL)\n' \
+    "$mode" "$caller" "$caller_cpu" "$caller_pg" "$bearer" "$bearer_cpu" "$bearer_pg"
   if [ "$mode" = all ]; then
     curl -s "$URL/metrics" | grep -E '^gatehouse_decision_log_(written|dropped)_total' | grep -v ' 0$' || true
   fi
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
 done
 awk -v co="$CALLER_off" -v ca="$CALLER_all" -v bo="$BEARER_off" -v ba="$BEARER_all" \
-  -v cco="$CALLERCPU_off" -v cca="$CALLERCPU_all" -v bco="$BEARERCPU_off" -v bca="$BEARERCPU_all" 'BEGIN {
+  -v cco="$CALLERCPU_off" -v cca="$CALLERCPU_all" -v bco="$BEARERCPU_off" -v bca="$BEARERCPU_all" \
+  -v pco="$CALLERPG_off" -v pca="$CALLERPG_all" -v pbo="$BEARERPG_off" -v pba="$BEARERPG_all" 'BEGIN {
   printf "all / off, rates: caller-subject %.2fx, bearer %.2fx (target >= 0.8x)\n", ca / co, ba / bo
-  printf "all / off, by the server'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", cco / cca, bco / bca }'
+  printf "all / off, by the server'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", cco / cca, bco / bca
+  if (pca + pba > 0) printf "all / off, by the server'"'"'s and PostgreSQL'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", (cco + pco) / (cca + pca), (bco + pbo) / (bca + pba) }'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
