@@ -81,4 +81,28 @@ import Yams
             try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in #expect(r.status == .unauthorized) }
         }
     }
+
+    /// The console's generated routes answer 204 with the console's headers, the same as its hand-written JSON answers
+    /// (`ConsolePages.protect`), though the spec does not declare them: `GeneratedRouteTransport` adds them.
+    @Test func theConsolesGeneratedRoutesCarryItsHeaders() async throws {
+        let token = "operator-token-of-the-generated-routes"
+        let t = try TestServer { $0.operatorTokenDigest = try? OperatorToken.digest(ofConfigured: token) }
+        let names: [HTTPField.Name] = [.contentSecurityPolicy, .cacheControl] + ["X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"].map { HTTPField.Name($0)! }
+        try await t.app.test(.router) { client in
+            let access = try await client.execute(uri: "/v1/auth/anonymous", method: .post) { r in r.object["accessToken"] as? String ?? "" }
+            let userId = try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in r.object["userId"] as? String ?? "" }
+            let (handWritten, sessionId) = try await client.execute(uri: "/v1/operator/users/\(userId)", method: .get, headers: bearer(token)) { r in
+                (names.map { r.headers[$0] }, try #require((r.object["sessions"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.first))
+            }
+            #expect(handWritten.allSatisfy { $0 != nil } && handWritten[1] == "no-store")
+            for uri in ["/v1/operator/users/\(userId)/sessions/\(sessionId)", "/v1/operator/users/\(userId)/subscription"] {
+                try await client.execute(uri: uri, method: .delete, headers: bearer(token)) { r in
+                    #expect(r.status == .noContent, "\(uri)")
+                    #expect(r.body.readableBytes == 0)
+                    #expect(names.map { r.headers[$0] } == handWritten, "\(uri)")
+                }
+            }
+            try await client.execute(uri: "/v1/me", method: .get, headers: bearer(access)) { r in #expect(r.status == .unauthorized) }
+        }
+    }
 }

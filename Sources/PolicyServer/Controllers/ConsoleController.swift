@@ -4,6 +4,7 @@ import Hummingbird
 import Identity
 import NIOCore
 import PolicyModel
+import PolicyServerAPI
 
 /// The operator routes the console calls (issue 43), each a thin call into the identity layer or the facade, each
 /// needing the operator credential (401 without it), every write audited with the operator as the one who acted.
@@ -65,12 +66,10 @@ struct ConsoleController {
         return json(.object(fields), policy: server.service.policy.contentHash)
     }
 
-    /// `DELETE /v1/operator/users/{id}/sessions/{sessionId}`: ends one session.
-    @Sendable func endSession(_ request: Request, _ context: ServerContext) async throws -> Response {
+    /// `DELETE /v1/operator/users/{id}/sessions/{sessionId}`: ends one session (a generated route, below).
+    func endSession(userId: String, sessionId: String, _ request: Request, _ context: ServerContext) async throws {
         let credential = try server.requireOperator(request, context)
-        try await identity.endSession(
-            userId: try context.parameters.require("id"), sessionId: try context.parameters.require("sessionId"), operator: credential)
-        return noContent()
+        try await identity.endSession(userId: userId, sessionId: sessionId, operator: credential)
     }
 
     /// `POST /v1/operator/users/{id}/signout-everywhere`: ends every session; answers how many.
@@ -80,11 +79,11 @@ struct ConsoleController {
         return json(.object([.init("ended", .int(count))]))
     }
 
-    /// `DELETE /v1/operator/users/{id}/subscription`: ends the subscription an operator or a purchase recorded.
-    @Sendable func endSubscription(_ request: Request, _ context: ServerContext) async throws -> Response {
+    /// `DELETE /v1/operator/users/{id}/subscription`: ends the subscription an operator or a purchase recorded (a
+    /// generated route, below).
+    func endSubscription(userId: String, _ request: Request, _ context: ServerContext) async throws {
         let credential = try server.requireOperator(request, context)
-        try await identity.endSubscription(userId: try context.parameters.require("id"), operator: credential)
-        return noContent()
+        try await identity.endSubscription(userId: userId, operator: credential)
     }
 
     /// `GET /v1/operator/policy`: the active version, the last refused one, the bundle revision, decision counts from
@@ -135,13 +134,6 @@ struct ConsoleController {
     /// A JSON answer with the console's headers (`ConsolePages.protect`: no-store above all, as it holds a user's data).
     private func json(_ value: JSONText, policy: String? = nil) -> Response {
         var response = PolicyServer.json(value, policy: policy)
-        ConsolePages.protect(&response.headers)
-        return response
-    }
-
-    /// `204 No Content` with the console's headers.
-    private func noContent() -> Response {
-        var response = Response(status: .noContent)
         ConsolePages.protect(&response.headers)
         return response
     }
@@ -254,5 +246,25 @@ struct ConsoleController {
         .object([
             .init("explanation", e.explanation.json), .init("request", e.request.json), .init("session", e.sessionId.map(JSONText.string) ?? .null),
         ])
+    }
+}
+
+/// The console's generated routes (`GeneratedRoutes`): their 204s carry the console's headers, which
+/// `GeneratedRouteTransport` adds for the routes in `GeneratedRoutes.console`.
+extension GeneratedRoutes {
+    func deleteOperatorUsersByIdSessionsBySessionId(_ input: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input) async throws
+        -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output
+    {
+        let route = try RouteRequest.now()
+        try await console.endSession(userId: input.path.id, sessionId: input.path.sessionId, route.request, route.context)
+        return .noContent(.init())
+    }
+
+    func deleteOperatorUsersByIdSubscription(_ input: Operations.DeleteOperatorUsersByIdSubscription.Input) async throws
+        -> Operations.DeleteOperatorUsersByIdSubscription.Output
+    {
+        let route = try RouteRequest.now()
+        try await console.endSubscription(userId: input.path.id, route.request, route.context)
+        return .noContent(.init())
     }
 }

@@ -12,6 +12,15 @@ import PolicyServerAPI
 /// decision routes are not here (docs/architecture.md says why).
 struct GeneratedRoutes: APIProtocol {
     let operators: OperatorController
+    let console: ConsoleController
+
+    /// The console's generated routes ("METHOD path", as in the route table): their answers carry the console's
+    /// headers (`ConsolePages.protect`: no-store above all), which the spec does not declare, so the transport adds
+    /// them. GeneratedServerTests checks each names a generated route.
+    static let console: Set<String> = [
+        "DELETE /v1/operator/users/{id}/sessions/{sessionId}",
+        "DELETE /v1/operator/users/{id}/subscription",
+    ]
 }
 
 /// The Hummingbird request and context of the generated route being answered: its handler checks the operator
@@ -40,10 +49,13 @@ struct GeneratedRouteTransport: RouterMethods, ServerTransport {
 
     @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
     where Responder.Context == ServerContext {
+        let console = GeneratedRoutes.console.contains("\(method) \(path.description)")
         routes.on(method, path.description) { request, context in
             try await RouteRequest.$current.withValue(RouteRequest(request: request, context: context)) {
                 do {
-                    return try await responder.respond(to: request, context: context)
+                    var response = try await responder.respond(to: request, context: context)
+                    if console { ConsolePages.protect(&response.headers) }
+                    return response
                 } catch let error as ServerError {
                     throw error.underlyingError
                 }

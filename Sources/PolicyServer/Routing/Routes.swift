@@ -82,8 +82,9 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
     routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
     // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml):
-    // POST /v1/operator/users/{id}/pin-unlock, DELETE /v1/operator/users/{id}.
-    routes.generated(GeneratedRoutes(operators: operators))
+    // POST /v1/operator/users/{id}/pin-unlock, DELETE /v1/operator/users/{id}, and the console's
+    // DELETE /v1/operator/users/{id}/sessions/{sessionId} and DELETE /v1/operator/users/{id}/subscription.
+    routes.generated(GeneratedRoutes(operators: operators, console: console))
     routes.on(.get, "/v1/operator/decisions", logs.decisions)
     routes.on(.get, "/v1/operator/audit", logs.audit)
     routes.on(.get, "/v1/operator/shadow", logs.shadow)
@@ -93,9 +94,7 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.get, "/v1/operator/users/{id}", console.user)
     routes.on(.post, "/v1/operator/users/{id}/explain", console.explain)
     routes.on(.post, "/v1/operator/users/{id}/decisions/{decisionId}/explain", console.explainAgain)
-    routes.on(.delete, "/v1/operator/users/{id}/sessions/{sessionId}", console.endSession)
     routes.on(.post, "/v1/operator/users/{id}/signout-everywhere", console.signOutEverywhere)
-    routes.on(.delete, "/v1/operator/users/{id}/subscription", console.endSubscription)
     routes.on(.get, "/v1/operator/policy", console.policy)
     routes.on(.get, "/console", consolePages.index)
     routes.on(.get, "/console/console.js", consolePages.script)

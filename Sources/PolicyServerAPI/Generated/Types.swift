@@ -21,6 +21,18 @@ package import struct Foundation.Date
 package import PolicyModel
 /// A type that performs HTTP operations defined by the OpenAPI document.
 package protocol APIProtocol: Sendable {
+    /// End the user's subscription (operator, console; audited)
+    ///
+    /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
+    func deleteOperatorUsersByIdSubscription(_ input: Operations.DeleteOperatorUsersByIdSubscription.Input) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output
+    /// End one session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)`.
+    func deleteOperatorUsersByIdSessionsBySessionId(_ input: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input) async throws -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
@@ -35,6 +47,34 @@ package protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// End the user's subscription (operator, console; audited)
+    ///
+    /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
+    package func deleteOperatorUsersByIdSubscription(
+        path: Operations.DeleteOperatorUsersByIdSubscription.Input.Path,
+        headers: Operations.DeleteOperatorUsersByIdSubscription.Input.Headers = .init()
+    ) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output {
+        try await deleteOperatorUsersByIdSubscription(Operations.DeleteOperatorUsersByIdSubscription.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// End one session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)`.
+    package func deleteOperatorUsersByIdSessionsBySessionId(
+        path: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Path,
+        headers: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input.Headers = .init()
+    ) async throws -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output {
+        try await deleteOperatorUsersByIdSessionsBySessionId(Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input(
+            path: path,
+            headers: headers
+        ))
+    }
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
