@@ -82,24 +82,48 @@ final class ReadDeadline {
         [ReadDeadlineWatcher(ReadDeadline(limit: limit, timedOut: timedOut))]
     }
 
+    /// When the request being read runs out of time.
+    var due = NIODeadline.distantFuture
+
+    /// Starts the request's clock. One timer serves the connection's requests one after another: a request read in
+    /// time leaves it pending (`requestRead`, no cancel), the next request's start only moves `due`, and the timer,
+    /// when it fires before `due`, waits again for the rest. So a keep-alive connection schedules a timer once per
+    /// `limit` at most, not once per request; a request still being read at `due` times out as before.
     func start(_ context: ChannelHandlerContext) {
         guard state == .waiting else { return }
         state = .reading
         answerStarted = false
         answerFinished = false
         pendingBytes = false
-        timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: limit) { [self] in
+        due = .now() + limit
+        if timer == nil { schedule(context, at: due) }
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             guard state == .reading else { return }
+            let now = NIODeadline.now()
+            if now < due {
+                schedule(context, at: due)
+                return
+            }
             timedOut()
             if !answerStarted { context.writeAndFlush(NIOAny(answer), promise: nil) }
             context.close(promise: nil)
         }
     }
 
+    /// The request's end was read: its clock stops (the timer, if pending, finds no request being read, or the next
+    /// one's later `due`).
+    func requestRead() {
+        due = .distantFuture
+    }
+
     func stop() {
         timer?.cancel()
         timer = nil
+        due = .distantFuture
     }
 
     /// The least time a new connection has to send its first byte, whatever the read deadline: a client connects, then
@@ -251,7 +275,7 @@ final class ReadDeadlineWatcher: ChannelDuplexHandler, RemovableChannelHandler {
             deadline.currentBody += part.readableBytes
         case .end:
             deadline.bodiesEndedInRead.append(deadline.currentBody)
-            deadline.stop()
+            deadline.requestRead()
             deadline.state = deadline.answerFinished ? .waiting : .answering
         }
         context.fireChannelRead(data)

@@ -64,6 +64,8 @@ final class RouteBuilder {
     let server: GatehouseServer
     let allowed: AllowedMethods
     var table = RouteTable()
+    /// Every route's request deadline, kept by one sweeping task (not a sleeping task per request).
+    let deadlines = RequestDeadlines()
 
     init(router: Router<ServerContext>, server: GatehouseServer, allowed: AllowedMethods) {
         self.router = router
@@ -78,10 +80,11 @@ final class RouteBuilder {
         let limit = server.settings.requestTimeout
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         let metrics = server.metrics
+        let deadlines = deadlines
         // The request deadline: past it the answer is 503 `storage_unavailable` with Retry-After, whatever
         // the handler waits on (the store's own deadlines end most waits first); the handler is cancelled.
         router.on(RouterPath(path), method: method) { request, context in
-            let outcome = await withinDeadline(limit) { () -> Result<Response, any Error> in
+            let outcome = await withinRequestDeadline(limit, timers: deadlines) { () -> Result<Response, any Error> in
                 do { return .success(try await handler(request, context)) } catch { return .failure(error) }
             }
             guard let outcome else {
@@ -126,8 +129,8 @@ public func buildRouterAndTable(_ server: GatehouseServer) -> (router: Router<Se
     if !server.settings.trustedProxies.isEmpty {
         router.add(middleware: ForwardedClientMiddleware(trusted: server.settings.trustedProxies))
     }
+    // The problem mapper, which also refuses a request of the wrong shape (`RequestShapeMiddleware.refusal`) first.
     router.add(middleware: ProblemMiddleware(server: server, allowed: allowed))
-    router.add(middleware: RequestShapeMiddleware())
     let builder = RouteBuilder(router: router, server: server, allowed: allowed)
     addRoutes(to: builder)
     return (router, builder.table)
