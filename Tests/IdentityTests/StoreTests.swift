@@ -239,7 +239,7 @@ import GatehouseTestSupport
             let plan = try await h.database.pool.read { db in
                 try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings)).map { $0["detail"] as String }
             }
-            #expect(plan.contains { $0.hasPrefix("SEARCH resource USING COVERING INDEX resource_id_type_ownerId (id=?)") }, "\(plan)")
+            #expect(plan.contains { $0.hasPrefix("SEARCH resource USING COVERING INDEX resource_id_type_ownerId (id=?") }, "\(plan)")
         case .postgres:
             let pg = try #require(h.postgres)
             let indexes = try await pg.client.query(
