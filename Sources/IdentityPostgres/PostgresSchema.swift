@@ -564,5 +564,13 @@ package enum PostgresSchema {
                 #"ALTER TABLE "session" ADD COLUMN "device" TEXT"#,
             ]
         ),
+        (
+            // As in SQLite: a list's membership arm reads the joined resource's type and owner from the index on `id`
+            // (an index-only scan once the table is vacuumed). Created inside the migration's transaction, as v13's.
+            "v21-resource-list-cover",
+            [
+                #"CREATE INDEX "resource_id_type_ownerId" ON "resource"("id") INCLUDE ("type", "ownerId")"#,
+            ]
+        ),
     ]
 }

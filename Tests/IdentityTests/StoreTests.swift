@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import PostgresNIO
+import PolicyEngine
 import PolicyModel
 import Testing
 import GatehouseTestSupport
@@ -224,6 +225,27 @@ import GatehouseTestSupport
                 return plans
             }
             for plan in plans { #expect(plan.contains(#"on "membership_userId_resourceId""#) && !plan.contains("Seq Scan"), "\(plan)") }
+        }
+    }
+
+    /// A membership arm of a resource list (issue 41) checks each joined resource's type and owner from an index that
+    /// carries them, `resource_id_type_ownerId`, instead of reading the table's row per listed resource.
+    @Test(arguments: StoreKind.testable) func aListsMembershipArmReadsTheResourceFromACoveringIndex(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let plan = ResourcePlan.conditional(.memberRole(subject: "u1", roles: ["editor"]))
+        switch store {
+        case .sqlite:
+            let query = try IdentityService.listQuery(type: "project", plan: plan, after: "p1", limit: 100, placeholders: .questionMarks)
+            let plan = try await h.database.pool.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings)).map { $0["detail"] as String }
+            }
+            #expect(plan.contains { $0.hasPrefix("SEARCH resource USING COVERING INDEX resource_id_type_ownerId (id=?") }, "\(plan)")
+        case .postgres:
+            let pg = try #require(h.postgres)
+            let indexes = try await pg.client.query(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'resource'", logger: TestPostgres.quietLogger
+            ).collect().map { try $0.decode(String.self) }
+            #expect(indexes.contains("resource_id_type_ownerId"), "\(indexes)")
         }
     }
 
