@@ -268,8 +268,8 @@ final class ReadDeadlineWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             deadline.currentBody = 0
-            deadline.framingUnknown = head.headerFields[.transferEncoding] != nil
-            deadline.declaredLength = deadline.framingUnknown ? nil : head.headerFields[.contentLength].map { Int($0) } ?? 0
+            deadline.framingUnknown = head.headerFields.value(.transferEncoding) != nil
+            deadline.declaredLength = deadline.framingUnknown ? nil : head.headerFields.value(.contentLength).map { Int($0) } ?? 0
             deadline.draining = false
         case .body(let part):
             deadline.currentBody += part.readableBytes

@@ -88,7 +88,7 @@ struct RequestShapeMiddleware: RouterMiddleware {
         if !isCanonical(request.uri.path) {
             return problemResponse(.notFound)
         }
-        if request.method == .post || request.method == .put || request.method == .patch, let type = request.headers[.contentType],
+        if request.method == .post || request.method == .put || request.method == .patch, let type = request.headers.value(.contentType),
             !isJSON(type)
         {
             return problemResponse(.unsupportedMediaType)

@@ -84,7 +84,7 @@ func readBody(_ request: Hummingbird.Request, limit: Int) async throws -> String
 }
 
 func readBytes(_ request: Hummingbird.Request, limit: Int) async throws -> ByteBuffer {
-    if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > limit { throw Problem.bodyTooLarge(limit: limit) }
+    if let declared = request.headers.value(.contentLength).flatMap({ Int($0) }), declared > limit { throw Problem.bodyTooLarge(limit: limit) }
     // By hand rather than `collect(upTo:)`: a body that arrives in one part (the usual small JSON body) is
     // that part itself, with no accumulating buffer to allocate and copy into.
     var parts = request.body.makeAsyncIterator()
@@ -99,7 +99,7 @@ func readBytes(_ request: Hummingbird.Request, limit: Int) async throws -> ByteB
 
 /// The bearer token, nil without an Authorization header; anything but `Bearer <token>` is a 401.
 func bearerToken(_ request: Hummingbird.Request) throws -> String? {
-    guard let value = request.headers[.authorization] else { return nil }
+    guard let value = request.headers.value(.authorization) else { return nil }
     guard value.count > 7, value.prefix(7).lowercased() == "bearer " else { throw Problem.malformedAuthorization }
     // Spaces and tabs around the token trimmed by hand (Foundation's trimming bridges to NSString on every request).
     let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
