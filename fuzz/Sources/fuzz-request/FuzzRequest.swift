@@ -57,15 +57,14 @@ func sameToTheMillisecond(_ a: Request, _ b: Request) -> Bool {
         default: false
         }
     }
-    var (a2, b2) = (a, b)
+    var a2 = a
     guard near(a.subject.subscriptionExpiry, b.subject.subscriptionExpiry), near(a.subject.auth?.verifiedAt, b.subject.auth?.verifiedAt),
         near(a.context.now, b.context.now)
     else { return false }
     a2.subject.subscriptionExpiry = b.subject.subscriptionExpiry
     a2.subject.auth?.verifiedAt = b.subject.auth?.verifiedAt
     a2.context.now = b.context.now
-    b2 = b
-    return a2 == b2
+    return a2 == b
 }
 
 /// The shipped sets, compiled once from the repository this target is built in.
