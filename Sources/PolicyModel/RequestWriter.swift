@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes a request as the contract's compact JSON into a byte buffer: the decision-log writer's form of a record's
 /// facts, without building a `JSONText` tree first (that tree and its rendering were a fifth of what recording a
 /// decision cost, docs/performance.md "Recording decisions").
@@ -28,7 +30,7 @@ public enum RequestWriter {
         }
         if let expiry = subject.subscriptionExpiry {
             key("subscriptionExpiry")
-            DecisionWriter.appendString(Timestamp.format(expiry), to: &out)
+            appendTimestamp(expiry, to: &out)
         }
         if !subject.roles.isEmpty {
             key("roles")
@@ -45,7 +47,7 @@ public enum RequestWriter {
             DecisionWriter.appendString(auth.method, to: &out)
             if let at = auth.verifiedAt {
                 literal(",\"verifiedAt\":", &out)
-                DecisionWriter.appendString(Timestamp.format(at), to: &out)
+                appendTimestamp(at, to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -108,7 +110,7 @@ public enum RequestWriter {
             literal(",\"context\":{", &out)
             if let now = context.now {
                 literal("\"now\":", &out)
-                DecisionWriter.appendString(Timestamp.format(now), to: &out)
+                appendTimestamp(now, to: &out)
             }
             if !context.attributes.isEmpty {
                 if context.now != nil { out.append(UInt8(ascii: ",")) }
@@ -126,6 +128,13 @@ public enum RequestWriter {
         out.reserveCapacity(384)
         append(request, userId: userId, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A time as a JSON string: `Timestamp`'s text needs no escaping.
+    private static func appendTimestamp(_ date: Date, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        Timestamp.append(date, to: &out)
+        out.append(UInt8(ascii: "\""))
     }
 
     @inline(__always)
