@@ -28,6 +28,7 @@ public final class AppDatabase: Sendable {
             guard try Int.fetchOne(db, sql: "PRAGMA synchronous") == 2 else {
                 throw DatabaseError(message: "could not set synchronous = FULL")
             }
+            ownCommits.checkpointsItself(on: db)
         }
         let applied = try pool.read { db -> [String] in
             guard try db.tableExists("grdb_migrations") else { return [] }

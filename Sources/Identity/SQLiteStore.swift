@@ -54,7 +54,13 @@ public struct SQLiteStore: IdentityStore {
 
     package func flushErasures() async throws {
         do {
-            try await database.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            let own = database.ownCommits
+            try await database.pool.writeWithoutTransaction { db in
+                // The commit probe sees a checkpoint as a change of the file: this one is this process's.
+                own.checkpointBegan()
+                defer { own.checkpointEnded() }
+                _ = try db.checkpoint(.truncate)
+            }
         } catch {
             throw Self.mapped(error)
         }
@@ -382,8 +388,10 @@ final class SQLiteCommitProbe: Sendable {
     ///
     /// A commit was this process's when its number is one `OwnCommits` holds. The file changed but every number
     /// since the last look is this process's: no one else wrote. The file changed and some number is not (another
-    /// process's write, or one numbered by this process but not yet noted, in the instant after its commit), or no
-    /// number moved (a writer that numbers nothing, such as the sqlite3 shell): another process may have.
+    /// process's write), or no number moved (a writer that numbers nothing, such as the sqlite3 shell): another process
+    /// may have. The last number is this process's own transaction, readable in the instant after its commit and
+    /// before it is noted: the look is not counted, and the next one decides. Counting it as another process's (as
+    /// this did first) dropped every cached session about ten times a second while decisions were recorded.
     func changedSinceLastLook() -> Bool {
         handle.withLock { h in
             defer { sqlite3_reset(h.statement) }
@@ -395,10 +403,17 @@ final class SQLiteCommitProbe: Sendable {
                 return false
             }
             guard last != version else { return false }
+            guard let number = Self.read(h.numberStatement) else {
+                h.last = version
+                return true
+            }
+            let verdict = ownCommits.consume(after: h.lastNumber, through: number)
+            // Pending: this process's commit is readable but not yet noted; the next look decides (nothing is trusted
+            // meanwhile, and nothing dropped: every number before it was this process's).
+            guard verdict != .pending else { return false }
             h.last = version
-            guard let number = Self.read(h.numberStatement) else { return true }
-            defer { h.lastNumber = number }
-            return !ownCommits.consume(after: h.lastNumber, through: number)
+            h.lastNumber = number
+            return verdict == .foreign
         }
     }
 
@@ -414,12 +429,35 @@ final class SQLiteCommitProbe: Sendable {
 /// before it commits, and notes the number once committed; the commit probe reads the file's number when SQLite says
 /// another connection committed, and counts the commits as this process's own only if every number since its last
 /// look is noted here. A number is noted only after its commit: a transaction that rolled back leaves its number free
-/// for another process, whose commit must not pass for this one's.
+/// for another process, whose commit must not pass for this one's. This process's WAL checkpoints change the file as a
+/// reader sees it too, without a number: the writer runs its automatic ones itself (`checkpointsItself(on:)`) and
+/// notes them, as `flushErasures` notes its own.
 package final class OwnCommits: Sendable {
-    private let numbers = Mutex<Set<Int32>>([])
+    private struct State {
+        /// Numbers whose transactions committed, not yet seen by the probe.
+        var noted: Set<Int32> = []
+        /// Numbers set by transactions that have neither committed nor rolled back yet.
+        var inFlight: Set<Int32> = []
+        /// The writer is checkpointing the WAL now.
+        var checkpointing = false
+        /// The writer checkpointed the WAL since the probe's last look.
+        var checkpointed = false
+    }
+    private let state = Mutex(State())
     /// Noted numbers kept at most; past it the set starts again (the probe then sees one commit as another process's
     /// and drops the cache once: safe, and bounded when nothing looks).
     private static let capacity = 65_536
+
+    /// What the numbers since the probe's last look say about who committed.
+    package enum Verdict: Equatable {
+        /// Every one is this process's.
+        case own
+        /// Some may be another process's (or nothing was numbered).
+        case foreign
+        /// All are this process's, but the last is a transaction of this process still finishing its commit (its
+        /// number is readable before it is noted): look again, and decide then.
+        case pending
+    }
 
     /// The number after `n` (1 after `Int32.max`: the pragma is a signed 32-bit integer).
     static func next(_ n: Int32) -> Int32 { n >= Int32.max || n < 0 ? 1 : n + 1 }
@@ -429,26 +467,100 @@ package final class OwnCommits: Sendable {
         let current = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         let mine = Self.next(current)
         try db.execute(sql: "PRAGMA user_version = \(mine)")
-        db.afterNextTransaction(onCommit: { [self] _ in
-            numbers.withLock { set in
-                if set.count >= Self.capacity { set.removeAll(keepingCapacity: true) }
-                set.insert(mine)
-            }
-        })
+        began(mine)
+        db.afterNextTransaction(onCommit: { [self] _ in committed(mine) }, onRollback: { [self] _ in rolledBack(mine) })
     }
 
-    /// Whether every number after `from` through `to` is this process's, forgetting them; false when none moved.
-    func consume(after from: Int32, through to: Int32) -> Bool {
-        guard from != to else { return false }
-        return numbers.withLock { set in
+    /// SQLite's WAL auto-checkpoint (1,000 frames, its default), run by this process's writer connection `db` itself so
+    /// that `consume` knows when the file changed for a checkpoint of its own. Installing a WAL hook replaces SQLite's
+    /// automatic one, so this one checkpoints as it did: passively, after the commit that filled the log.
+    func checkpointsItself(on db: Database) {
+        // The hook keeps this object for the connection's life: one small object per opened database.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        sqlite3_wal_hook(
+            db.sqliteConnection,
+            { context, connection, schema, frames in
+                guard let context, frames >= OwnCommits.checkpointFrames else { return SQLITE_OK }
+                let own = Unmanaged<OwnCommits>.fromOpaque(context).takeUnretainedValue()
+                own.checkpointBegan()
+                defer { own.checkpointEnded() }
+                // Like SQLite's own hook, a checkpoint that cannot finish now (a reader holds old frames) is not an
+                // error: the next commit tries again.
+                _ = sqlite3_wal_checkpoint_v2(connection, schema, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                return SQLITE_OK
+            }, context)
+    }
+
+    /// SQLite's default auto-checkpoint threshold, in WAL frames.
+    static let checkpointFrames: CInt = 1000
+
+    /// A checkpoint of this process's begins (the writer's automatic one, or `flushErasures`'): the probe's look waits.
+    package func checkpointBegan() {
+        state.withLock { $0.checkpointing = true }
+    }
+
+    /// That checkpoint ended: the probe's next look counts an unnumbered change as this process's.
+    package func checkpointEnded() {
+        state.withLock { s in
+            s.checkpointing = false
+            s.checkpointed = true
+        }
+    }
+
+    /// A transaction set `number` and has not finished.
+    package func began(_ number: Int32) {
+        state.withLock { _ = $0.inFlight.insert(number) }
+    }
+
+    /// The transaction that set `number` committed.
+    package func committed(_ number: Int32) {
+        state.withLock { s in
+            s.inFlight.remove(number)
+            if s.noted.count >= Self.capacity { s.noted.removeAll(keepingCapacity: true) }
+            s.noted.insert(number)
+        }
+    }
+
+    /// The transaction that set `number` rolled back: the number is free for another process's commit.
+    package func rolledBack(_ number: Int32) {
+        state.withLock { _ = $0.inFlight.remove(number) }
+    }
+
+    /// Whether the numbers after `from` through `to` are this process's; they are forgotten only when the verdict is
+    /// `.own`. A number still in flight is never taken for this process's: a rolled-back transaction's number may be
+    /// committed next by another process, so the probe waits for the commit to be noted (`.pending`).
+    ///
+    /// No number moved (`from == to`) but the file changed: a writer that numbers nothing, or this process's own WAL
+    /// checkpoint, which SQLite shows readers as a change of `data_version` too (once per checkpoint, measured: the
+    /// checkpoint, or the restart of the log by the commit after it). A look during a commit or a checkpoint of this
+    /// process waits; the look just after a checkpoint counts it as this process's. The price
+    /// is the limit the probe already had: a write that numbers nothing (the sqlite3 shell) seen in the same look is
+    /// taken for this process's.
+    package func consume(after from: Int32, through to: Int32) -> Verdict {
+        state.withLock { s in
+            guard from != to else {
+                // A checkpoint running, or a transaction of this process committing: SQLite restarts a checkpointed
+                // log when the next commit writes to it, and readers see that as a change before the commit's number.
+                if s.checkpointing || !s.inFlight.isEmpty { return .pending }
+                defer { s.checkpointed = false }
+                return s.checkpointed ? .own : .foreign
+            }
+            // The numbers moved: a checkpoint before this look is seen with them, and excuses nothing after it.
+            if !s.checkpointing { s.checkpointed = false }
             var n = from
             var steps = 0
             repeat {
                 n = Self.next(n)
                 steps += 1
-                guard steps <= Self.capacity, set.remove(n) != nil else { return false }
+                guard steps <= Self.capacity else { return .foreign }
+                if !s.noted.contains(n) { return n == to && s.inFlight.contains(n) ? .pending : .foreign }
             } while n != to
-            return true
+            n = from
+            repeat {
+                n = Self.next(n)
+                s.noted.remove(n)
+            } while n != to
+            return .own
         }
     }
 }
