@@ -594,22 +594,61 @@ extension SQLiteTransaction: BatchInserting {
 }
 
 extension DecisionLogRow {
-    /// The decision log's batch, through one cached statement with its values bound directly: what a record costs the
-    /// writer when every decision is recorded. GRDB's record insert (encoding each row through `Codable` into a
-    /// container, then building its statement) was over half of the writer's instructions (docs/performance.md,
-    /// "Recording decisions"). Columns and values are those of the record insert: a date binds as the text `Date.databaseValue`
-    /// writes (the record encoding's default strategy), formatted by `DatabaseDate` without ICU.
+    /// The decision log's batch, through one cached statement with its values bound through SQLite's C API: what a
+    /// record costs the writer when every decision is recorded. GRDB's record insert (encoding each row through
+    /// `Codable` into a container, then building its statement) was over half of the writer's instructions, and its
+    /// `execute(arguments:)` (an array of existential values, converted and bound through nested closures) still most
+    /// of the rest (docs/performance.md, "Recording decisions"). Columns and values are those of the record insert: a
+    /// date binds as the text `Date.databaseValue` writes (the record encoding's default strategy), formatted by
+    /// `DatabaseDate` without ICU. No GRDB transaction observer is installed on the store's connections, so stepping the
+    /// statement directly hides nothing from GRDB.
     static func insertAll(_ rows: [DecisionLogRow], _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO "decisionLog" ("id", "at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", \
                 "policyLocation", "subject", "facts") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+        let handle = statement.sqliteStatement
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        func fail(_ code: CInt) -> DatabaseError {
+            DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        }
+        func bind(_ text: String?, _ index: CInt) throws {
+            let code: CInt
+            if let text {
+                code = text.utf8.withContiguousStorageIfAvailable { bytes -> CInt in
+                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, sqliteTransient) }
+                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), sqliteTransient)
+                } ?? sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
+            } else {
+                code = sqlite3_bind_null(handle, index)
+            }
+            guard code == SQLITE_OK else { throw fail(code) }
+        }
         for row in rows {
-            try statement.execute(arguments: [
-                row.id, DatabaseDate.value(row.at), row.actor, row.action, row.resourceType, row.resourceId, row.effect, row.reason, row.policyHash,
-                row.policyLocation, row.subject, row.facts,
-            ])
+            let reset = sqlite3_reset(handle)
+            guard reset == SQLITE_OK else { throw fail(reset) }
+            let id = row.id.map { sqlite3_bind_int64(handle, 1, $0) } ?? sqlite3_bind_null(handle, 1)
+            guard id == SQLITE_OK else { throw fail(id) }
+            try bind(DatabaseDate.text(row.at), 2)
+            try bind(row.actor, 3)
+            try bind(row.action, 4)
+            try bind(row.resourceType, 5)
+            try bind(row.resourceId, 6)
+            try bind(row.effect, 7)
+            try bind(row.reason, 8)
+            try bind(row.policyHash, 9)
+            try bind(row.policyLocation, 10)
+            try bind(row.subject, 11)
+            try bind(row.facts, 12)
+            let step = sqlite3_step(handle)
+            guard step == SQLITE_DONE else { throw fail(step) }
         }
     }
+
+    /// SQLite copies a value bound with this destructor before the call returns.
+    private static let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 }
