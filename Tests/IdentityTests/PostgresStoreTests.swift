@@ -107,6 +107,40 @@ import Testing
         }
     }
 
+    /// A batch of decision records is one `unnest` statement on PostgreSQL: every column holds what the row insert
+    /// writes for the same row (a time to the microsecond, each nullable column null and not, text with escapes).
+    @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
+    func theDecisionLogBatchWritesWhatTheRowInsertWrites() async throws {
+        let h = try await Harness(.postgres)
+        let rows = [
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_000.123_456), actor: "p-1", action: "view", resourceType: "project",
+                resourceId: "r\"1,{}'", effect: "deny", reason: "access_denied", policyHash: "h", policyLocation: "projects.yaml:3:5",
+                subject: "u-1", facts: #"{"action":"view","é":"\n"}"#),
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_001), actor: nil, action: "add_source", resourceType: "app", resourceId: nil,
+                effect: "allow", reason: "allowed", policyHash: "h", policyLocation: nil, subject: nil, facts: nil),
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_002.5), actor: "", action: "NULL", resourceType: "app", resourceId: "",
+                effect: "allow", reason: "allowed", policyHash: "h", policyLocation: "", subject: nil, facts: ""),
+        ]
+        try await h.service.store.write { tx in
+            for row in rows { try await tx.insert(row) }
+            try await tx.insertAll(rows)
+        }
+        let written = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, [:]) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+        try #require(written.count == 6)
+        for i in 0..<3 {
+            var single = written[i]
+            var batch = written[i + 3]
+            #expect(single.id != batch.id)
+            single.id = nil
+            batch.id = nil
+            #expect(single == batch, "row \(i)")
+            #expect(abs(batch.at.timeIntervalSince(rows[i].at)) < 1e-6)
+        }
+    }
+
     /// A storage error names the SQLSTATE, never the statement or its values.
     @Test(.enabled(if: TestPostgres.url != nil, "PostgreSQL only; GATEHOUSE_TEST_POSTGRES_URL is not set"))
     func aStorageErrorHoldsNoStatementAndNoValue() async throws {
