@@ -218,11 +218,8 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(64)
         }
         LoggingSystem.bootstrap(
-            { label, provider in
-                var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
-                handler.logLevel = .info
-                return handler
-            }, metadataProvider: tracing?.metadataProvider)
+            { label, provider in ServerLogHandler(label: label, metadataProvider: provider, logLevel: .info) },
+            metadataProvider: tracing?.metadataProvider)
         let server: GatehouseServer
         do {
             server = try GatehouseServer(settings: settings, checks: .verification)
