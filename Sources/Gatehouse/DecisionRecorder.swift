@@ -263,8 +263,11 @@ public final class DecisionRecorder: Sendable {
                     return nil
                 }
                 if s.queue.count <= size {
-                    defer { s.queue = [] }
-                    return s.queue
+                    // The next batch's buffer is made as large as this one, so a busy queue does not grow it again.
+                    var taken = Array<DecisionRecordDraft>()
+                    taken.reserveCapacity(s.queue.count)
+                    swap(&taken, &s.queue)
+                    return taken
                 }
                 let taken = Array(s.queue.prefix(size))
                 s.queue.removeFirst(size)
