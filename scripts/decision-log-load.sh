@@ -32,13 +32,11 @@ post_script() {  # $1 file, $2 body, $3 bearer (optional)
 TICKS="$(getconf CLK_TCK)"
 cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }  # utime + stime, in clock ticks
 # PostgreSQL's share: the cluster's processes (the server's pool keeps its backends for the whole run), 0 on SQLite.
+. scripts/lib/cpu.sh
 pg_cpu() {
   case "${DATABASE:-}" in postgres://*|postgresql://*) ;; *) echo 0; return ;; esac
-  local ticks=0 pid
-  for pid in $(pgrep -x postgres); do
-    [ -r "/proc/$pid/stat" ] && ticks=$((ticks + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
-  done
-  echo "$ticks"
+  # shellcheck disable=SC2046
+  cpu_of $(pgrep -x postgres)
 }
 written() { curl -s "$1/metrics" | awk '/^gatehouse_decision_log_(written|dropped)_total/ {n += $NF} END {print n + 0}'; }
 # One wrk run: its rate goes to stdout as "RATE CPU_US_PER_REQUEST PG_CPU_US_PER_REQUEST"; the CPU is read after the

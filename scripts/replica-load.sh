@@ -56,16 +56,9 @@ post_script() {  # $1 file, $2 body, $3 bearer (optional)
     if [ -n "${3:-}" ]; then echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; fi; } > "$1"
 }
 
-# CPU seconds (user + system) the processes named spent so far; PostgreSQL's are the cluster's processes (its
-# backends live as long as the replicas' pools).
-cpu_of() {  # pids...
-  local ticks=0 pid
-  for pid in "$@"; do
-    [ -r "/proc/$pid/stat" ] || continue
-    ticks=$((ticks + $(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
-  done
-  echo "$ticks"
-}
+# CPU (user + system, clock ticks) of processes: cpu_of PIDS... PostgreSQL's are the cluster's processes (its backends
+# live as long as the replicas' pools).
+. scripts/lib/cpu.sh
 postgres_pids() { case "$DATABASE" in postgres://*|postgresql://*) pgrep -x postgres || true ;; esac; }
 nginx_pids() { pgrep -x nginx || true; }
 
