@@ -52,3 +52,27 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == "x" + Self.foundation(date))
     }
 }
+
+/// A time read from its RFC 3339 text and written again is the same text: a decision record's facts, read by
+/// `policy replay` and written again, must not move. Found by the `request` fuzz target's round trip
+/// (`subscriptionExpiry` `8314-11-22T11:59:59.999Z` came back `.998Z`): the nearest `Double` to a millisecond can be
+/// just below it, and Foundation floors the fraction.
+@Suite struct TimestampRoundTripTests {
+    @Test func theFuzzersFindingReadsBackAsWritten() {
+        for text in ["8314-11-22T11:59:59.999Z", "2026-11-28T10:36:11.240Z", "1900-01-01T00:00:00.001Z", "9999-12-31T23:59:59.999Z"] {
+            #expect(Timestamp.parse(text).map(Timestamp.format) == text)
+        }
+    }
+
+    @Test func everyMillisecondReadsBackAsWritten() {
+        var random = SeededRandom(seed: 42)
+        let low: Int64 = -2_208_988_800_000, high: Int64 = 253_402_300_799_999
+        for _ in 0..<20_000 {
+            let ms = low + Int64(random.next() % UInt64(high - low))
+            guard ms % 1000 != 0 else { continue }
+            let date = Date(timeIntervalSince1970: Double(ms) / 1000)
+            let text = Timestamp.format(date)
+            #expect(Timestamp.parse(text).map(Timestamp.format) == text, "\(ms)")
+        }
+    }
+}
