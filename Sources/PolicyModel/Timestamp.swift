@@ -87,10 +87,12 @@ public enum Timestamp {
 
     /// The RFC 3339 form of `date` in UTC, with a fraction only when it has one.
     ///
-    /// Exactly the text of Foundation's `ISO8601FormatStyle` (with fractional seconds when `date` has a fraction), written
-    /// by hand for the years 1900 to 9999: the formatter cost a decision record about 5% of its server's CPU, twice per
-    /// record. Foundation floors the fraction to the millisecond from the date's time since 2001, so this does too
-    /// (`TimestampFormatTests` compares both on seeded dates and the edges). Other years go through Foundation.
+    /// The text of Foundation's `ISO8601FormatStyle` (with fractional seconds when `date` has a fraction), written by
+    /// hand for the years 1900 to 9999: the formatter cost a decision record about 5% of its server's CPU, twice per
+    /// record. Foundation floors the fraction to the millisecond from the date's time since 2001, so this does too, but
+    /// a time less than one ulp below a millisecond is written as that millisecond, so that a time read by `parse` and
+    /// written again is the same text (`TimestampFormatTests`, `TimestampRoundTripTests`). Other years go through
+    /// Foundation.
     public static func format(_ date: Date) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
@@ -110,9 +112,14 @@ public enum Timestamp {
         }
         var milliseconds = Int64(whole) * 1000
         if fractional {
+            // The fraction from the time since 2001, floored to the millisecond as Foundation does, after adding one
+            // ulp: the nearest Double to a millisecond (what `parse` reads from its text) can be just below it (an ulp
+            // is 0.1 µs today, 30 µs in year 9999), and flooring that wrote the millisecond before, so a time read and
+            // written again moved. Only a time less than an ulp below a millisecond differs from Foundation's text.
             let sinceReference = date.timeIntervalSinceReferenceDate
             let referenceWhole = sinceReference.rounded(.down)
-            milliseconds = (Int64(referenceWhole) + 978_307_200) * 1000 + Int64(((sinceReference - referenceWhole) * 1000).rounded(.down))
+            let fraction = sinceReference - referenceWhole + sinceReference.ulp
+            milliseconds = (Int64(referenceWhole) + 978_307_200) * 1000 + Int64((fraction * 1000).rounded(.down))
         }
         let (days, inDay) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
