@@ -12,11 +12,15 @@ import PolicyServerAPI
 struct ConsoleController {
     let server: GatehouseServer
     var identity: IdentityService { server.service.identity }
+    /// The query parameters of the console's reads (`onlyParameters` refuses any other; `GeneratedRoutes.queries`).
+    static let findUsersQuery: Set<String> = ["q"]  // still hand-written (Routes.swift says why)
+    static let userQuery: Set<String> = ["audit"]
+    static let policyQuery: Set<String> = []
 
     /// `GET /v1/operator/users?q=`: users by id, username, pseudonym, Apple subject or original transaction id.
     @Sendable func findUsers(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["q"])
+        let query = try onlyParameters(request, Self.findUsersQuery)
         guard let q = query["q"] else { throw RequestError(field: "q", "is required") }
         let users = try await identity.findUsers(q, operator: credential)
         return json(.object([.init("users", .array(users.map(Self.user)))]))
@@ -25,7 +29,7 @@ struct ConsoleController {
     /// `GET /v1/operator/users/{id}?audit=N`: the user's page.
     @Sendable func user(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["audit"])
+        let query = try onlyParameters(request, Self.userQuery)
         var limit = 50
         if let text = query["audit"] {
             guard let n = Int(text) else { throw RequestError(field: "audit", "must be a whole number", kind: .wrongType) }
@@ -90,7 +94,7 @@ struct ConsoleController {
     /// the decision log's newest records, and the shadow candidate's summary when there is one.
     @Sendable func policy(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        _ = try onlyParameters(request, [])
+        _ = try onlyParameters(request, Self.policyQuery)
         await server.service.flushDecisionRecords()
         guard case .object(var fields) = server.policyStatus() else { return json(server.policyStatus()) }
         let policy = server.service.policy
@@ -266,5 +270,26 @@ extension GeneratedRoutes {
         let route = try RouteRequest.now()
         try await console.endSubscription(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
+    }
+}
+
+/// The console's user and policy reads and its sign-out, generated routes (`GeneratedRoutes`): the controller's methods answer with
+/// today's bytes and the console's headers (`RouteRequest.send`), reading the query with `onlyParameters` as before.
+extension GeneratedRoutes {
+    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output {
+        let route = try RouteRequest.now()
+        return .undocumented(statusCode: route.send(try await console.user(route.request, route.context)), .init())
+    }
+
+    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output {
+        let route = try RouteRequest.now()
+        return .undocumented(statusCode: route.send(try await console.policy(route.request, route.context)), .init())
+    }
+
+    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws
+        -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output
+    {
+        let route = try RouteRequest.now()
+        return .undocumented(statusCode: route.send(try await console.signOutEverywhere(route.request, route.context)), .init())
     }
 }

@@ -82,20 +82,18 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
     routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
     // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml):
-    // POST /v1/operator/users/{id}/pin-unlock, DELETE /v1/operator/users/{id}, and the console's
+    // POST /v1/operator/users/{id}/pin-unlock, DELETE /v1/operator/users/{id}, the log reads GET /v1/operator/decisions,
+    // GET /v1/operator/audit and GET /v1/operator/shadow, and the console's GET /v1/operator/users/{id},
+    // GET /v1/operator/policy, POST /v1/operator/users/{id}/signout-everywhere,
     // DELETE /v1/operator/users/{id}/sessions/{sessionId} and DELETE /v1/operator/users/{id}/subscription.
-    routes.generated(GeneratedRoutes(operators: operators, console: console))
-    routes.on(.get, "/v1/operator/decisions", logs.decisions)
-    routes.on(.get, "/v1/operator/audit", logs.audit)
-    routes.on(.get, "/v1/operator/shadow", logs.shadow)
+    routes.generated(GeneratedRoutes(operators: operators, console: console, logs: logs))
 
     // The operator console's routes (the operator credential); `--console` also serves its page at /console.
+    // `GET /v1/operator/users` stays hand-written: its `q` is required, and the generated decoder, which never sees the
+    // query (`RouteRequest.pathOnly`), would refuse every request for the lack of it.
     routes.on(.get, "/v1/operator/users", console.findUsers)
-    routes.on(.get, "/v1/operator/users/{id}", console.user)
     routes.on(.post, "/v1/operator/users/{id}/explain", console.explain)
     routes.on(.post, "/v1/operator/users/{id}/decisions/{decisionId}/explain", console.explainAgain)
-    routes.on(.post, "/v1/operator/users/{id}/signout-everywhere", console.signOutEverywhere)
-    routes.on(.get, "/v1/operator/policy", console.policy)
     routes.on(.get, "/console", consolePages.index)
     routes.on(.get, "/console/console.js", consolePages.script)
     routes.on(.get, "/console/console.css", consolePages.style)

@@ -24,5 +24,343 @@ extension Components {
     package enum Schemas {
         /// - Remark: Generated from `#/components/schemas/Problem`.
         package typealias Problem = PolicyModel.ProblemDetails
+        /// - Remark: Generated from `#/components/schemas/DecisionRecordPage`.
+        package struct DecisionRecordPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/decisions`.
+            package var decisions: [Components.Schemas.DecisionRecord]
+            /// present when more records follow
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `DecisionRecordPage`.
+            ///
+            /// - Parameters:
+            ///   - decisions:
+            ///   - nextCursor: present when more records follow
+            package init(
+                decisions: [Components.Schemas.DecisionRecord],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.decisions = decisions
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case decisions
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DecisionRecord`.
+        package struct DecisionRecord: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/id`.
+            package var id: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/at`.
+            package var at: Foundation.Date
+            /// the subject's keyed pseudonym; absent for a signed-out subject and once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/subject`.
+            package var subject: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/action`.
+            package var action: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/resourceType`.
+            package var resourceType: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/resourceId`.
+            package var resourceId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/effect`.
+            @frozen package enum EffectPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case allow = "allow"
+                case deny = "deny"
+            }
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/effect`.
+            package var effect: Components.Schemas.DecisionRecord.EffectPayload
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/reason`.
+            package var reason: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/policyHash`.
+            package var policyHash: Swift.String
+            /// the deciding rule's file:line:col
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/policy`.
+            package var policy: Swift.String?
+            /// the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/request`.
+            package struct RequestPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                /// Creates a new `RequestPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                package func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/request`.
+            package var request: Components.Schemas.DecisionRecord.RequestPayload?
+            /// Creates a new `DecisionRecord`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - at:
+            ///   - subject: the subject's keyed pseudonym; absent for a signed-out subject and once erased
+            ///   - action:
+            ///   - resourceType:
+            ///   - resourceId:
+            ///   - effect:
+            ///   - reason:
+            ///   - policyHash:
+            ///   - policy: the deciding rule's file:line:col
+            ///   - request: the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            package init(
+                id: Swift.Int? = nil,
+                at: Foundation.Date,
+                subject: Swift.String? = nil,
+                action: Swift.String,
+                resourceType: Swift.String,
+                resourceId: Swift.String? = nil,
+                effect: Components.Schemas.DecisionRecord.EffectPayload,
+                reason: Swift.String,
+                policyHash: Swift.String,
+                policy: Swift.String? = nil,
+                request: Components.Schemas.DecisionRecord.RequestPayload? = nil
+            ) {
+                self.id = id
+                self.at = at
+                self.subject = subject
+                self.action = action
+                self.resourceType = resourceType
+                self.resourceId = resourceId
+                self.effect = effect
+                self.reason = reason
+                self.policyHash = policyHash
+                self.policy = policy
+                self.request = request
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case subject
+                case action
+                case resourceType
+                case resourceId
+                case effect
+                case reason
+                case policyHash
+                case policy
+                case request
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AuditEventPage`.
+        package struct AuditEventPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AuditEventPage/events`.
+            package var events: [Components.Schemas.AuditEvent]
+            /// present when more events follow
+            ///
+            /// - Remark: Generated from `#/components/schemas/AuditEventPage/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `AuditEventPage`.
+            ///
+            /// - Parameters:
+            ///   - events:
+            ///   - nextCursor: present when more events follow
+            package init(
+                events: [Components.Schemas.AuditEvent],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.events = events
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case events
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AuditEvent`.
+        package struct AuditEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/id`.
+            package var id: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/at`.
+            package var at: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/kind`.
+            package var kind: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/outcome`.
+            @frozen package enum OutcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case success = "success"
+                case failure = "failure"
+                case pending = "pending"
+            }
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/outcome`.
+            package var outcome: Components.Schemas.AuditEvent.OutcomePayload
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/method`.
+            package var method: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/reason`.
+            package var reason: Swift.String?
+            /// the user's pseudonym
+            ///
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/actor`.
+            package var actor: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/attempt`.
+            package var attempt: Swift.String?
+            /// Creates a new `AuditEvent`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - at:
+            ///   - kind:
+            ///   - outcome:
+            ///   - method:
+            ///   - reason:
+            ///   - actor: the user's pseudonym
+            ///   - attempt:
+            package init(
+                id: Swift.Int? = nil,
+                at: Foundation.Date,
+                kind: Swift.String,
+                outcome: Components.Schemas.AuditEvent.OutcomePayload,
+                method: Swift.String? = nil,
+                reason: Swift.String? = nil,
+                actor: Swift.String? = nil,
+                attempt: Swift.String? = nil
+            ) {
+                self.id = id
+                self.at = at
+                self.kind = kind
+                self.outcome = outcome
+                self.method = method
+                self.reason = reason
+                self.actor = actor
+                self.attempt = attempt
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case kind
+                case outcome
+                case method
+                case reason
+                case actor
+                case attempt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/OperatorUser`.
+        package struct OperatorUser: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/id`.
+            package var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/pseudonym`.
+            package var pseudonym: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/username`.
+            package var username: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/displayName`.
+            package var displayName: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/email`.
+            package var email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/isPrivateRelayEmail`.
+            package var isPrivateRelayEmail: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/createdAt`.
+            package var createdAt: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/matchedBy`.
+            @frozen package enum MatchedByPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case id = "id"
+                case username = "username"
+                case pseudonym = "pseudonym"
+                case decisionPseudonym = "decisionPseudonym"
+                case appleSubject = "appleSubject"
+                case originalTransactionId = "originalTransactionId"
+            }
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/matchedBy`.
+            package var matchedBy: Components.Schemas.OperatorUser.MatchedByPayload
+            /// Creates a new `OperatorUser`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - pseudonym:
+            ///   - username:
+            ///   - displayName:
+            ///   - email:
+            ///   - isPrivateRelayEmail:
+            ///   - createdAt:
+            ///   - matchedBy:
+            package init(
+                id: Swift.String,
+                pseudonym: Swift.String,
+                username: Swift.String? = nil,
+                displayName: Swift.String? = nil,
+                email: Swift.String? = nil,
+                isPrivateRelayEmail: Swift.Bool,
+                createdAt: Swift.String,
+                matchedBy: Components.Schemas.OperatorUser.MatchedByPayload
+            ) {
+                self.id = id
+                self.pseudonym = pseudonym
+                self.username = username
+                self.displayName = displayName
+                self.email = email
+                self.isPrivateRelayEmail = isPrivateRelayEmail
+                self.createdAt = createdAt
+                self.matchedBy = matchedBy
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case pseudonym
+                case username
+                case displayName
+                case email
+                case isPrivateRelayEmail
+                case createdAt
+                case matchedBy
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.pseudonym = try container.decode(
+                    Swift.String.self,
+                    forKey: .pseudonym
+                )
+                self.username = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .username
+                )
+                self.displayName = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .displayName
+                )
+                self.email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.isPrivateRelayEmail = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .isPrivateRelayEmail
+                )
+                self.createdAt = try container.decode(
+                    Swift.String.self,
+                    forKey: .createdAt
+                )
+                self.matchedBy = try container.decode(
+                    Components.Schemas.OperatorUser.MatchedByPayload.self,
+                    forKey: .matchedBy
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "pseudonym",
+                    "username",
+                    "displayName",
+                    "email",
+                    "isPrivateRelayEmail",
+                    "createdAt",
+                    "matchedBy"
+                ])
+            }
+        }
     }
 }
