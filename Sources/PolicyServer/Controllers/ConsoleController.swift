@@ -16,6 +16,7 @@ struct ConsoleController {
     static let findUsersQuery: Set<String> = ["q"]  // still hand-written (Routes.swift says why)
     static let userQuery: Set<String> = ["audit"]
     static let policyQuery: Set<String> = []
+    static let explainQuery: Set<String> = ["session"]
 
     /// `GET /v1/operator/users?q=`: users by id, username, pseudonym, Apple subject or original transaction id.
     @Sendable func findUsers(_ request: Request, _ context: ServerContext) async throws -> Response {
@@ -43,7 +44,7 @@ struct ConsoleController {
     /// body is ignored (the subject is the user's; the answer's `request` shows the one judged).
     @Sendable func explain(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["session"])
+        let query = try onlyParameters(request, Self.explainQuery)
         let body = try await readBytes(request, limit: server.settings.bodyLimit)
         let asked = try DecisionBodies.request(body.readableBytesView, limit: server.settings.bodyLimit)
         let policy = server.service.policy
@@ -56,7 +57,7 @@ struct ConsoleController {
     /// again now.
     @Sendable func explainAgain(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["session"])
+        let query = try onlyParameters(request, Self.explainQuery)
         guard let id = Int64(try context.parameters.require("decisionId")), id > 0 else {
             throw RequestError(field: "decisionId", "must be a decision record's id", kind: .wrongType)
         }
@@ -273,23 +274,25 @@ extension GeneratedRoutes {
     }
 }
 
-/// The console's user and policy reads and its sign-out, generated routes (`GeneratedRoutes`): the controller's methods answer with
-/// today's bytes and the console's headers (`RouteRequest.send`), reading the query with `onlyParameters` as before.
+/// The console's user and policy reads, explain-again and sign-out, generated routes (`GeneratedRoutes`): the
+/// controller's methods answer with today's bytes and the console's headers (`RouteRequest.answer`), reading the query
+/// with `onlyParameters` as before.
 extension GeneratedRoutes {
+    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output {
+        .undocumented(statusCode: try await RouteRequest.answer(console.explainAgain), .init())
+    }
+
     func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output {
-        let route = try RouteRequest.now()
-        return .undocumented(statusCode: route.send(try await console.user(route.request, route.context)), .init())
+        .undocumented(statusCode: try await RouteRequest.answer(console.user), .init())
     }
 
     func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output {
-        let route = try RouteRequest.now()
-        return .undocumented(statusCode: route.send(try await console.policy(route.request, route.context)), .init())
+        .undocumented(statusCode: try await RouteRequest.answer(console.policy), .init())
     }
 
     func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws
         -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output
     {
-        let route = try RouteRequest.now()
-        return .undocumented(statusCode: route.send(try await console.signOutEverywhere(route.request, route.context)), .init())
+        .undocumented(statusCode: try await RouteRequest.answer(console.signOutEverywhere), .init())
     }
 }

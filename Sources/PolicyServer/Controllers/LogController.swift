@@ -160,20 +160,17 @@ struct LogQueryParameters {
 }
 
 /// The log reads, generated routes (`GeneratedRoutes`): the controller's methods answer with today's bytes
-/// (`RouteRequest.send`), reading the query with `LogQueryParameters` as before.
+/// (`RouteRequest.answer`), reading the query with `LogQueryParameters` as before.
 extension GeneratedRoutes {
     func getOperatorDecisions(_ input: Operations.GetOperatorDecisions.Input) async throws -> Operations.GetOperatorDecisions.Output {
-        let route = try RouteRequest.now()
-        return .undocumented(statusCode: route.send(try await logs.decisions(route.request, route.context)), .init())
+        .undocumented(statusCode: try await RouteRequest.answer(logs.decisions), .init())
     }
 
     func getOperatorAudit(_ input: Operations.GetOperatorAudit.Input) async throws -> Operations.GetOperatorAudit.Output {
-        let route = try RouteRequest.now()
-        return .undocumented(statusCode: route.send(try await logs.audit(route.request, route.context)), .init())
+        .undocumented(statusCode: try await RouteRequest.answer(logs.audit), .init())
     }
 
     func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output {
-        let route = try RouteRequest.now()
-        return .undocumented(statusCode: route.send(try await logs.shadow(route.request, route.context)), .init())
+        .undocumented(statusCode: try await RouteRequest.answer(logs.shadow), .init())
     }
 }

@@ -1,6 +1,7 @@
 import Gatehouse
 import HTTPTypes
 import Hummingbird
+import PolicyServerAPI
 
 /// Signing in and out: anonymous, username and PIN, Sign in with Apple, refresh, sign-out. Every sign-in is under
 /// the per-client limit and counted by method and outcome.
@@ -75,5 +76,24 @@ struct SessionController {
             try await identity.signInWithApple(identityToken: token, rawNonce: nonce, fullName: name, device: device)
         }
         return json(GatehouseServer.tokens(tokens))
+    }
+}
+
+/// The sign-ins and sign-outs with no body, generated routes (`GeneratedRoutes`): the controller's answers as before.
+extension GeneratedRoutes {
+    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output {
+        .undocumented(statusCode: try await RouteRequest.answer(sessions.anonymous), .init())
+    }
+
+    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output {
+        .undocumented(statusCode: try await RouteRequest.answer(sessions.signOut), .init())
+    }
+
+    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output {
+        .undocumented(statusCode: try await RouteRequest.answer(sessions.signOutEverywhere), .init())
+    }
+
+    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output {
+        .undocumented(statusCode: try await RouteRequest.answer(sessions.appleNonce), .init())
     }
 }

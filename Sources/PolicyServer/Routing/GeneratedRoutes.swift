@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import OpenAPIHummingbird
 import OpenAPIRuntime
 import PolicyServerAPI
 import Synchronization
@@ -16,6 +15,11 @@ struct GeneratedRoutes: APIProtocol {
     let operators: OperatorController
     let console: ConsoleController
     let logs: LogController
+    let policy: PolicyController
+    let sessions: SessionController
+    let credentials: CredentialController
+    let account: AccountController
+    let spaces: SpaceController
 
     /// The console's generated routes ("METHOD path", as in the route table): their answers carry the console's
     /// headers (`ConsolePages.protect`: no-store above all), which the spec does not declare, so the transport adds
@@ -25,8 +29,17 @@ struct GeneratedRoutes: APIProtocol {
         "DELETE /v1/operator/users/{id}/subscription",
     ]
 
+    /// The generated routes under the write quotas (`RouteBuilder.write`): the bearer required and a write taken before
+    /// the handler runs, as their hand-written registration did.
+    static let writes: Set<String> = [
+        "DELETE /v1/auth/apple/link",
+        "GET /v1/me/export",
+        "DELETE /v1/me",
+        "POST /v1/spaces/{id}/codes",
+    ]
+
     /// The query parameters each generated route reads, as docs/openapi.yaml declares them; a route not listed reads
-    /// none. The generated decoder never sees the query (`RouteRequest.pathOnly`): the route's hand-written reader takes
+    /// none. The generated decoder never sees the query (`GeneratedRouteTransport`): the route's hand-written reader takes
     /// these and refuses any other by name, after the operator credential is checked, as before. GeneratedAnswerTests
     /// compares the table with the spec's parameters of every generated operation.
     static let queries: [String: Set<String>] = [
@@ -34,6 +47,7 @@ struct GeneratedRoutes: APIProtocol {
         "GET /v1/operator/audit": LogController.auditFilters.union(LogQueryParameters.paging),
         "GET /v1/operator/users/{id}": ConsoleController.userQuery,
         "GET /v1/operator/policy": ConsoleController.policyQuery,
+        "POST /v1/operator/users/{id}/decisions/{decisionId}/explain": ConsoleController.explainQuery,
     ]
 }
 
@@ -62,16 +76,11 @@ struct RouteRequest: Sendable {
         return current
     }
 
-    /// What the generated decoder is given: the method and the path without its query, no header and no body. The
-    /// generated decoder refuses what it cannot read (a malformed `Accept`, a query value not of its declared type) with
-    /// the runtime's errors, before the handler has checked the operator credential; the handler reads the query, the
-    /// headers and the body of the request as it came (`request`) with the hand-written readers instead, so unknown
-    /// query parameters, malformed values and their 400 details, and the order of the checks stay as they were.
-    /// Only the path parameters are the generated `input`'s.
-    static func pathOnly(_ request: Hummingbird.Request) -> Hummingbird.Request {
-        let path = request.head.path.map { $0.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "" }
-        let head = HTTPRequest(method: request.method, scheme: request.head.scheme, authority: request.head.authority, path: path)
-        return Hummingbird.Request(head: head, body: .init(buffer: ByteBuffer()))
+    /// Answers with a controller's method as it was registered by hand: its `Response` as it wrote it (`send`). The
+    /// status is for the operation's `.undocumented(statusCode:_:)`.
+    static func answer(_ handler: (Hummingbird.Request, ServerContext) async throws -> Response) async throws -> Int {
+        let route = try now()
+        return route.send(try await handler(route.request, route.context))
     }
 }
 
@@ -80,24 +89,35 @@ final class SentAnswer: Sendable {
     let answer = Mutex<Response?>(nil)
 }
 
-/// Registers the generated handlers through `RouteBuilder.on`, so a generated route has the request deadline, the place
-/// in the route table and the `Allow` list of a hand-written one, behind the same middlewares (tracing, forwarded
-/// client, problems, request shape). swift-openapi-hummingbird turns the Hummingbird request into the generated
-/// server's and its answer back; an error a handler throws reaches `ProblemMiddleware` as it was thrown, not wrapped in
-/// the runtime's `ServerError`, so a problem answer is the same whichever way the route is written.
-struct GeneratedRouteTransport: RouterMethods, ServerTransport {
-    typealias Context = ServerContext
+/// Registers the generated handlers through `RouteBuilder.on` (`RouteBuilder.write` for `GeneratedRoutes.writes`), so a
+/// generated route has the request deadline, the place in the route table, the `Allow` list and the write quota of a
+/// hand-written one, behind the same middlewares (tracing, forwarded client, problems, request shape). An error a
+/// handler throws reaches `ProblemMiddleware` as it was thrown, not wrapped in the runtime's `ServerError`, so a problem
+/// answer is the same whichever way the route is written.
+///
+/// The generated decoder is given the method, the path without its query and the path's parameters: no header, no
+/// query, no body. Otherwise it would refuse what it cannot read (a malformed `Accept`, a query value not of its declared
+/// type, an empty optional body) with the runtime's errors, before the handler has checked the credential; the handler
+/// reads the request as it came (`RouteRequest.current`) with the hand-written readers, so unknown parameters, body
+/// limits, unknown-field refusals, their 400 details and the order of the checks stay as they were.
+struct GeneratedRouteTransport: ServerTransport {
     let routes: RouteBuilder
 
-    @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
-    where Responder.Context == ServerContext {
-        let console = GeneratedRoutes.console.contains("\(method) \(path.description)")
-        routes.on(method, path.description) { request, context in
-            let route = RouteRequest(request: request, context: context)
-            return try await RouteRequest.$current.withValue(route) {
+    func register(
+        _ handler: @escaping @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?),
+        method: HTTPRequest.Method, path: String
+    ) throws {
+        let route = "\(method) \(path)"
+        let console = GeneratedRoutes.console.contains(route)
+        let register = GeneratedRoutes.writes.contains(route) ? routes.write : routes.on
+        register(method, path) { request, context in
+            let current = RouteRequest(request: request, context: context)
+            return try await RouteRequest.$current.withValue(current) {
                 do {
-                    var response = try await responder.respond(to: RouteRequest.pathOnly(request), context: context)
-                    if let sent = route.sent.answer.withLock({ $0.take() }) { response = sent }
+                    let head = HTTPRequest(method: request.method, scheme: nil, authority: nil, path: String(request.uri.path))
+                    let parameters = [String: Substring](context.parameters.map { (String($0.0), $0.1) }) { first, _ in first }
+                    let (answer, body) = try await handler(head, nil, ServerRequestMetadata(pathParameters: parameters))
+                    var response = current.sent.answer.withLock { $0.take() } ?? Response(answer, body)
                     if console { ConsolePages.protect(&response.headers) }
                     return response
                 } catch let error as ServerError {
@@ -105,13 +125,27 @@ struct GeneratedRouteTransport: RouterMethods, ServerTransport {
                 }
             }
         }
-        return self
     }
+}
 
-    /// Middlewares go on the whole router (`buildRouterAndTable`), never on the generated routes alone.
-    func add(middleware: any MiddlewareProtocol<Request, Response, ServerContext>) -> Self {
-        routes.router.add(middleware: middleware)
-        return self
+extension Response {
+    /// A generated answer (a typed one: the 204s), as swift-openapi-hummingbird writes it.
+    init(_ answer: HTTPResponse, _ body: HTTPBody?) {
+        guard let body else {
+            self.init(status: answer.status, headers: answer.headerFields, body: .init(byteBuffer: ByteBuffer()))
+            return
+        }
+        let buffers = body.map { ByteBuffer(bytes: $0) }
+        let written: ResponseBody
+        if case .known(let length) = body.length {
+            written = .init(contentLength: Int(length)) { writer in
+                for try await buffer in buffers { try await writer.write(buffer) }
+                try await writer.finish(nil)
+            }
+        } else {
+            written = .init(asyncSequence: buffers)
+        }
+        self.init(status: answer.status, headers: answer.headerFields, body: written)
     }
 }
 

@@ -21,6 +21,68 @@ package import struct Foundation.Date
 package import PolicyModel
 /// A type that performs HTTP operations defined by the OpenAPI document.
 package protocol APIProtocol: Sendable {
+    /// The active policy version and the last refused one
+    ///
+    /// - Remark: HTTP `GET /v1/policy`.
+    /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
+    func getPolicy(_ input: Operations.GetPolicy.Input) async throws -> Operations.GetPolicy.Output
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output
+    /// Anonymous sign-in
+    ///
+    /// - Remark: HTTP `POST /v1/auth/anonymous`.
+    /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
+    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output
+    /// End the bearer's session
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)`.
+    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output
+    /// End every session of the bearer's user
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
+    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output
+    /// A single-use nonce for Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
+    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output
+    /// Unlink the Apple id
+    ///
+    /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
+    func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output
+    /// The privacy settings
+    ///
+    /// - Remark: HTTP `GET /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
+    func getMePrivacy(_ input: Operations.GetMePrivacy.Input) async throws -> Operations.GetMePrivacy.Output
+    /// GDPR export of everything held on the user
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)`.
+    func getMeExport(_ input: Operations.GetMeExport.Input) async throws -> Operations.GetMeExport.Output
+    /// The signed-in user's own profile (no secret, hash or key material)
+    ///
+    /// - Remark: HTTP `GET /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
+    func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output
+    /// Delete the account and its data
+    ///
+    /// - Remark: HTTP `DELETE /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
+    func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output
+    /// A new share code (owner only)
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
+    /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
+    func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -49,6 +111,13 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/operator/shadow`.
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output
     /// End one session of the user (operator, console; audited)
     ///
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
@@ -87,6 +156,100 @@ package protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// The active policy version and the last refused one
+    ///
+    /// - Remark: HTTP `GET /v1/policy`.
+    /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
+    package func getPolicy(headers: Operations.GetPolicy.Input.Headers = .init()) async throws -> Operations.GetPolicy.Output {
+        try await getPolicy(Operations.GetPolicy.Input(headers: headers))
+    }
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    package func getBundle(headers: Operations.GetBundle.Input.Headers = .init()) async throws -> Operations.GetBundle.Output {
+        try await getBundle(Operations.GetBundle.Input(headers: headers))
+    }
+    /// Anonymous sign-in
+    ///
+    /// - Remark: HTTP `POST /v1/auth/anonymous`.
+    /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
+    package func postAuthAnonymous(headers: Operations.PostAuthAnonymous.Input.Headers = .init()) async throws -> Operations.PostAuthAnonymous.Output {
+        try await postAuthAnonymous(Operations.PostAuthAnonymous.Input(headers: headers))
+    }
+    /// End the bearer's session
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)`.
+    package func postAuthSignout(headers: Operations.PostAuthSignout.Input.Headers = .init()) async throws -> Operations.PostAuthSignout.Output {
+        try await postAuthSignout(Operations.PostAuthSignout.Input(headers: headers))
+    }
+    /// End every session of the bearer's user
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
+    package func postAuthSignoutEverywhere(headers: Operations.PostAuthSignoutEverywhere.Input.Headers = .init()) async throws -> Operations.PostAuthSignoutEverywhere.Output {
+        try await postAuthSignoutEverywhere(Operations.PostAuthSignoutEverywhere.Input(headers: headers))
+    }
+    /// A single-use nonce for Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
+    package func postAuthAppleNonce(headers: Operations.PostAuthAppleNonce.Input.Headers = .init()) async throws -> Operations.PostAuthAppleNonce.Output {
+        try await postAuthAppleNonce(Operations.PostAuthAppleNonce.Input(headers: headers))
+    }
+    /// Unlink the Apple id
+    ///
+    /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
+    package func deleteAuthAppleLink(headers: Operations.DeleteAuthAppleLink.Input.Headers = .init()) async throws -> Operations.DeleteAuthAppleLink.Output {
+        try await deleteAuthAppleLink(Operations.DeleteAuthAppleLink.Input(headers: headers))
+    }
+    /// The privacy settings
+    ///
+    /// - Remark: HTTP `GET /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
+    package func getMePrivacy(headers: Operations.GetMePrivacy.Input.Headers = .init()) async throws -> Operations.GetMePrivacy.Output {
+        try await getMePrivacy(Operations.GetMePrivacy.Input(headers: headers))
+    }
+    /// GDPR export of everything held on the user
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)`.
+    package func getMeExport(headers: Operations.GetMeExport.Input.Headers = .init()) async throws -> Operations.GetMeExport.Output {
+        try await getMeExport(Operations.GetMeExport.Input(headers: headers))
+    }
+    /// The signed-in user's own profile (no secret, hash or key material)
+    ///
+    /// - Remark: HTTP `GET /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
+    package func getMe(headers: Operations.GetMe.Input.Headers = .init()) async throws -> Operations.GetMe.Output {
+        try await getMe(Operations.GetMe.Input(headers: headers))
+    }
+    /// Delete the account and its data
+    ///
+    /// - Remark: HTTP `DELETE /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
+    package func deleteMe(headers: Operations.DeleteMe.Input.Headers = .init()) async throws -> Operations.DeleteMe.Output {
+        try await deleteMe(Operations.DeleteMe.Input(headers: headers))
+    }
+    /// A new share code (owner only)
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
+    /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
+    package func postSpacesByIdCodes(
+        path: Operations.PostSpacesByIdCodes.Input.Path,
+        headers: Operations.PostSpacesByIdCodes.Input.Headers = .init(),
+        body: Operations.PostSpacesByIdCodes.Input.Body? = nil
+    ) async throws -> Operations.PostSpacesByIdCodes.Output {
+        try await postSpacesByIdCodes(Operations.PostSpacesByIdCodes.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -140,6 +303,23 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     package func getOperatorShadow(headers: Operations.GetOperatorShadow.Input.Headers = .init()) async throws -> Operations.GetOperatorShadow.Output {
         try await getOperatorShadow(Operations.GetOperatorShadow.Input(headers: headers))
+    }
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    package func postOperatorUsersByIdDecisionsByDecisionIdExplain(
+        path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path,
+        query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query = .init(),
+        headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers = .init()
+    ) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output {
+        try await postOperatorUsersByIdDecisionsByDecisionIdExplain(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
     }
     /// End one session of the user (operator, console; audited)
     ///
