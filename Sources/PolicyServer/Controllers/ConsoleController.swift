@@ -261,7 +261,7 @@ extension GeneratedRoutes {
         -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output
     {
         let route = try RouteRequest.now()
-        try await console.endSession(userId: input.path.id, sessionId: input.path.sessionId, route.request, route.context)
+        try await ConsoleController(server: server).endSession(userId: input.path.id, sessionId: input.path.sessionId, route.request, route.context)
         return .noContent(.init())
     }
 
@@ -269,7 +269,7 @@ extension GeneratedRoutes {
         -> Operations.DeleteOperatorUsersByIdSubscription.Output
     {
         let route = try RouteRequest.now()
-        try await console.endSubscription(userId: input.path.id, route.request, route.context)
+        try await ConsoleController(server: server).endSubscription(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
 }
@@ -278,21 +278,8 @@ extension GeneratedRoutes {
 /// controller's methods answer with today's bytes and the console's headers (`RouteRequest.answer`), reading the query
 /// with `onlyParameters` as before.
 extension GeneratedRoutes {
-    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(console.explainAgain), .init())
-    }
-
-    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(console.user), .init())
-    }
-
-    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(console.policy), .init())
-    }
-
-    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws
-        -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output
-    {
-        .undocumented(statusCode: try await RouteRequest.answer(console.signOutEverywhere), .init())
-    }
+    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).explainAgain), .init()) }
+    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).user), .init()) }
+    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).policy), .init()) }
+    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).signOutEverywhere), .init()) }
 }

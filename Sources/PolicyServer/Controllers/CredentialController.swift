@@ -93,7 +93,5 @@ struct CredentialController {
 
 /// `DELETE /v1/auth/apple/link`, a generated route under the write quota (`GeneratedRoutes.writes`).
 extension GeneratedRoutes {
-    func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(credentials.unlinkApple), .init())
-    }
+    func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).unlinkApple), .init()) }
 }

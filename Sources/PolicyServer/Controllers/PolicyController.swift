@@ -88,11 +88,6 @@ extension HTTPField.Name {
 /// The policy's status and bundle, generated routes (`GeneratedRoutes`): today's bytes and headers (the bundle's ETag,
 /// its 304), the controller's as before.
 extension GeneratedRoutes {
-    func getPolicy(_ input: Operations.GetPolicy.Input) async throws -> Operations.GetPolicy.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(policy.status), .init())
-    }
-
-    func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(policy.bundle), .init())
-    }
+    func getPolicy(_ input: Operations.GetPolicy.Input) async throws -> Operations.GetPolicy.Output { .undocumented(statusCode: try await sent(PolicyController(server: server).status), .init()) }
+    func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output { .undocumented(statusCode: try await sent(PolicyController(server: server).bundle), .init()) }
 }

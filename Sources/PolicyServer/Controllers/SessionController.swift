@@ -81,19 +81,8 @@ struct SessionController {
 
 /// The sign-ins and sign-outs with no body, generated routes (`GeneratedRoutes`): the controller's answers as before.
 extension GeneratedRoutes {
-    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(sessions.anonymous), .init())
-    }
-
-    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(sessions.signOut), .init())
-    }
-
-    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(sessions.signOutEverywhere), .init())
-    }
-
-    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(sessions.appleNonce), .init())
-    }
+    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output { .undocumented(statusCode: try await sent(SessionController(server: server).anonymous), .init()) }
+    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOut), .init()) }
+    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOutEverywhere), .init()) }
+    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output { .undocumented(statusCode: try await sent(SessionController(server: server).appleNonce), .init()) }
 }

@@ -36,7 +36,5 @@ struct SpaceController {
 /// `POST /v1/spaces/{id}/codes`, a generated route under the write quota (`GeneratedRoutes.writes`); its optional body
 /// is read by the hand-written reader, as before.
 extension GeneratedRoutes {
-    func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output {
-        .undocumented(statusCode: try await RouteRequest.answer(spaces.newCode), .init())
-    }
+    func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).newCode), .init()) }
 }

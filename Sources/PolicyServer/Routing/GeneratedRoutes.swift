@@ -12,14 +12,14 @@ import Synchronization
 /// controller's file and calls the controller's method: what a route does stays in the controller and the facade. The
 /// decision routes are not here (docs/architecture.md says why).
 struct GeneratedRoutes: APIProtocol {
-    let operators: OperatorController
-    let console: ConsoleController
-    let logs: LogController
-    let policy: PolicyController
-    let sessions: SessionController
-    let credentials: CredentialController
-    let account: AccountController
-    let spaces: SpaceController
+    /// Each handler makes its controller from the server (a controller is the server and nothing else).
+    let server: GatehouseServer
+
+    /// Answers with a controller's method as it was registered by hand (`RouteRequest.answer`): the status for the
+    /// operation's `.undocumented(statusCode:_:)`, whose `Response` the transport sends as the controller wrote it.
+    func sent(_ handler: (Hummingbird.Request, ServerContext) async throws -> Response) async throws -> Int {
+        try await RouteRequest.answer(handler)
+    }
 
     /// The console's generated routes ("METHOD path", as in the route table): their answers carry the console's
     /// headers (`ConsolePages.protect`: no-store above all), which the spec does not declare, so the transport adds

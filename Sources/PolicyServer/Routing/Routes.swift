@@ -12,7 +12,6 @@ func addRoutes(to routes: RouteBuilder) {
     let purchases = PurchaseController(server: server)
     let spaces = SpaceController(server: server)
     let operators = OperatorController(server: server)
-    let logs = LogController(server: server)
     let lists = ListController(server: server)
     let console = ConsoleController(server: server)
     let consolePages = ConsolePages(enabled: server.settings.console)
@@ -75,10 +74,7 @@ func addRoutes(to routes: RouteBuilder) {
     // everywhere, the Apple nonce and DELETE /v1/auth/apple/link; GET /v1/me, /v1/me/privacy, /v1/me/export and
     // DELETE /v1/me; POST /v1/spaces/{id}/codes; the operator's pin-unlock, user deletion and log reads (decisions,
     // audit, shadow); the console's user, policy, explain-again, sign-out everywhere, session and subscription ends.
-    routes.generated(
-        GeneratedRoutes(
-            operators: operators, console: console, logs: logs, policy: policy, sessions: sessions, credentials: credentials, account: account,
-            spaces: spaces))
+    routes.generated(GeneratedRoutes(server: server))
 
     // The operator console's routes (the operator credential); `--console` also serves its page at /console.
     // `GET /v1/operator/users` stays hand-written: its `q` is required, and the generated decoder, which never sees the
