@@ -12,11 +12,16 @@ import PolicyServerAPI
 struct ConsoleController {
     let server: GatehouseServer
     var identity: IdentityService { server.service.identity }
+    /// The query parameters of the console's reads (`onlyParameters` refuses any other; `GeneratedRoutes.queries`).
+    static let findUsersQuery: Set<String> = ["q"]  // still hand-written (Routes.swift says why)
+    static let userQuery: Set<String> = ["audit"]
+    static let policyQuery: Set<String> = []
+    static let explainQuery: Set<String> = ["session"]
 
     /// `GET /v1/operator/users?q=`: users by id, username, pseudonym, Apple subject or original transaction id.
     @Sendable func findUsers(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["q"])
+        let query = try onlyParameters(request, Self.findUsersQuery)
         guard let q = query["q"] else { throw RequestError(field: "q", "is required") }
         let users = try await identity.findUsers(q, operator: credential)
         return json(.object([.init("users", .array(users.map(Self.user)))]))
@@ -25,7 +30,7 @@ struct ConsoleController {
     /// `GET /v1/operator/users/{id}?audit=N`: the user's page.
     @Sendable func user(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["audit"])
+        let query = try onlyParameters(request, Self.userQuery)
         var limit = 50
         if let text = query["audit"] {
             guard let n = Int(text) else { throw RequestError(field: "audit", "must be a whole number", kind: .wrongType) }
@@ -39,7 +44,7 @@ struct ConsoleController {
     /// body is ignored (the subject is the user's; the answer's `request` shows the one judged).
     @Sendable func explain(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["session"])
+        let query = try onlyParameters(request, Self.explainQuery)
         let body = try await readBytes(request, limit: server.settings.bodyLimit)
         let asked = try DecisionBodies.request(body.readableBytesView, limit: server.settings.bodyLimit)
         let policy = server.service.policy
@@ -52,7 +57,7 @@ struct ConsoleController {
     /// again now.
     @Sendable func explainAgain(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try onlyParameters(request, ["session"])
+        let query = try onlyParameters(request, Self.explainQuery)
         guard let id = Int64(try context.parameters.require("decisionId")), id > 0 else {
             throw RequestError(field: "decisionId", "must be a decision record's id", kind: .wrongType)
         }
@@ -90,7 +95,7 @@ struct ConsoleController {
     /// the decision log's newest records, and the shadow candidate's summary when there is one.
     @Sendable func policy(_ request: Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        _ = try onlyParameters(request, [])
+        _ = try onlyParameters(request, Self.policyQuery)
         await server.service.flushDecisionRecords()
         guard case .object(var fields) = server.policyStatus() else { return json(server.policyStatus()) }
         let policy = server.service.policy
@@ -256,7 +261,7 @@ extension GeneratedRoutes {
         -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output
     {
         let route = try RouteRequest.now()
-        try await console.endSession(userId: input.path.id, sessionId: input.path.sessionId, route.request, route.context)
+        try await ConsoleController(server: server).endSession(userId: input.path.id, sessionId: input.path.sessionId, route.request, route.context)
         return .noContent(.init())
     }
 
@@ -264,7 +269,17 @@ extension GeneratedRoutes {
         -> Operations.DeleteOperatorUsersByIdSubscription.Output
     {
         let route = try RouteRequest.now()
-        try await console.endSubscription(userId: input.path.id, route.request, route.context)
+        try await ConsoleController(server: server).endSubscription(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
+}
+
+/// The console's user and policy reads, explain-again and sign-out, generated routes (`GeneratedRoutes`): the
+/// controller's methods answer with today's bytes and the console's headers (`RouteRequest.answer`), reading the query
+/// with `onlyParameters` as before.
+extension GeneratedRoutes {
+    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).explainAgain), .init()) }
+    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).user), .init()) }
+    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).policy), .init()) }
+    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).signOutEverywhere), .init()) }
 }

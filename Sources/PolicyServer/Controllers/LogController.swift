@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PolicyModel
+import PolicyServerAPI
 
 /// The operator's reads of the logs: `GET /v1/operator/decisions` (decision records with their inputs) and
 /// `GET /v1/operator/audit` (security events), newest first, filtered, a page at a time behind an opaque cursor; JSON
@@ -12,11 +13,14 @@ import PolicyModel
 struct LogController {
     let server: GatehouseServer
     var identity: IdentityService { server.service.identity }
+    /// The filters of each read (with `cursor` and `limit`, `LogQueryParameters.paging`, its query: `GeneratedRoutes.queries`).
+    static let decisionFilters: Set<String> = ["from", "to", "user", "action", "resourceType", "decision", "reason"]
+    static let auditFilters: Set<String> = ["from", "to", "user", "kind", "outcome", "reason"]
 
     /// `?from&to&user&action&resourceType&decision&reason&cursor&limit`.
     @Sendable func decisions(_ request: Hummingbird.Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try LogQueryParameters(request.uri.queryParameters, allowed: ["from", "to", "user", "action", "resourceType", "decision", "reason"])
+        let query = try LogQueryParameters(request.uri.queryParameters, allowed: Self.decisionFilters)
         // What is queued is written first, so a read right after a decision finds it.
         await server.service.flushDecisionRecords()
         let page = try await identity.decisionRecords(query.filter, cursor: query.cursor, limit: query.limit, operator: credential)
@@ -26,7 +30,7 @@ struct LogController {
     /// `?from&to&user&kind&outcome&reason&cursor&limit`.
     @Sendable func audit(_ request: Hummingbird.Request, _ context: ServerContext) async throws -> Response {
         let credential = try server.requireOperator(request, context)
-        let query = try LogQueryParameters(request.uri.queryParameters, allowed: ["from", "to", "user", "kind", "outcome", "reason"])
+        let query = try LogQueryParameters(request.uri.queryParameters, allowed: Self.auditFilters)
         let page = try await identity.auditEvents(query.filter, cursor: query.cursor, limit: query.limit, operator: credential)
         return answer(page.rows.map(Self.event), next: page.next, key: "events", request)
     }
@@ -123,9 +127,11 @@ struct LogQueryParameters {
     var filter = LogFilter()
     var cursor: String?
     var limit = 100
+    /// The parameters of every log read beside its filters.
+    static let paging: Set<String> = ["cursor", "limit"]
 
     init(_ parameters: Hummingbird.Parameters, allowed: Set<String>) throws(RequestError) {
-        let known = allowed.union(["cursor", "limit"])
+        let known = allowed.union(Self.paging)
         for (key, value) in parameters {
             let name = String(key)
             guard known.contains(name) else {
@@ -151,4 +157,12 @@ struct LogQueryParameters {
             }
         }
     }
+}
+
+/// The log reads, generated routes (`GeneratedRoutes`): the controller's methods answer with today's bytes
+/// (`RouteRequest.answer`), reading the query with `LogQueryParameters` as before.
+extension GeneratedRoutes {
+    func getOperatorDecisions(_ input: Operations.GetOperatorDecisions.Input) async throws -> Operations.GetOperatorDecisions.Output { .undocumented(statusCode: try await sent(LogController(server: server).decisions), .init()) }
+    func getOperatorAudit(_ input: Operations.GetOperatorAudit.Input) async throws -> Operations.GetOperatorAudit.Output { .undocumented(statusCode: try await sent(LogController(server: server).audit), .init()) }
+    func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output { .undocumented(statusCode: try await sent(LogController(server: server).shadow), .init()) }
 }

@@ -103,13 +103,13 @@ extension GeneratedRoutes {
         -> Operations.PostOperatorUsersByIdPinUnlock.Output
     {
         let route = try RouteRequest.now()
-        try await operators.unlockPIN(userId: input.path.id, route.request, route.context)
+        try await OperatorController(server: server).unlockPIN(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
 
     func deleteOperatorUsersById(_ input: Operations.DeleteOperatorUsersById.Input) async throws -> Operations.DeleteOperatorUsersById.Output {
         let route = try RouteRequest.now()
-        try await operators.deleteUser(userId: input.path.id, route.request, route.context)
+        try await OperatorController(server: server).deleteUser(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
 }

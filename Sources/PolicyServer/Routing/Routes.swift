@@ -12,7 +12,6 @@ func addRoutes(to routes: RouteBuilder) {
     let purchases = PurchaseController(server: server)
     let spaces = SpaceController(server: server)
     let operators = OperatorController(server: server)
-    let logs = LogController(server: server)
     let lists = ListController(server: server)
     let console = ConsoleController(server: server)
     let consolePages = ConsolePages(enabled: server.settings.console)
@@ -21,8 +20,6 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.get, "/healthz", health.healthz)
     routes.on(.get, "/readyz", health.readyz)
     routes.on(.get, "/metrics", health.metrics)
-    routes.on(.get, "/v1/policy", policy.status)
-    routes.on(.get, "/v1/bundle", policy.bundle)
     routes.on(.get, "/v1/bundle/events", policy.bundleEvents)
     routes.on(.get, "/playground", policy.playground)
 
@@ -37,13 +34,9 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.get, "/v1/resources", lists.resources)
 
     // Signing in and out.
-    routes.on(.post, "/v1/auth/anonymous", sessions.anonymous)
     routes.on(.post, "/v1/auth/refresh", sessions.refresh)
-    routes.on(.post, "/v1/auth/signout", sessions.signOut)
-    routes.on(.post, "/v1/auth/signout-everywhere", sessions.signOutEverywhere)
     routes.on(.post, "/v1/auth/pin/register", sessions.registerPIN)
     routes.on(.post, "/v1/auth/pin/signin", sessions.signInPIN)
-    routes.on(.post, "/v1/auth/apple/nonce", sessions.appleNonce)
     routes.on(.post, "/v1/auth/apple", sessions.signInApple)
 
     // The account's credentials: PIN, Apple id, device keys.
@@ -51,19 +44,14 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/auth/pin/change", credentials.changePIN)
     routes.on(.post, "/v1/auth/pin/verify", credentials.verifyPIN)
     routes.on(.post, "/v1/auth/apple/link", credentials.linkApple)
-    routes.write(.delete, "/v1/auth/apple/link", credentials.unlinkApple)
     routes.on(.post, "/v1/auth/apple/notifications", credentials.appleNotification)
     routes.on(.post, "/v1/auth/device/enroll", credentials.enrollDevice)
     routes.on(.post, "/v1/auth/device/challenge", credentials.deviceChallenge)
     routes.on(.post, "/v1/auth/device/verify", credentials.verifyDevice)
 
     // The signed-in account.
-    routes.on(.get, "/v1/me", account.profile)
     routes.write(.put, "/v1/me/username", account.setUsername)
-    routes.on(.get, "/v1/me/privacy", account.privacy)
     routes.write(.put, "/v1/me/privacy", account.setPrivacy)
-    routes.write(.get, "/v1/me/export", account.export)
-    routes.write(.delete, "/v1/me", account.delete)
 
     // App Store purchases.
     routes.write(.post, "/v1/me/purchases", purchases.purchase)
@@ -71,7 +59,6 @@ func addRoutes(to routes: RouteBuilder) {
 
     // Shared spaces.
     routes.write(.post, "/v1/spaces", spaces.create)
-    routes.write(.post, "/v1/spaces/{id}/codes", spaces.newCode)
     routes.write(.post, "/v1/spaces/join", spaces.join)
 
     // The operator's routes (the operator credential).
@@ -81,21 +68,19 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/operator/users/{id}/legacy-pin", operators.importLegacyPIN)
     routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
     routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
-    // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml):
-    // POST /v1/operator/users/{id}/pin-unlock, DELETE /v1/operator/users/{id}, and the console's
-    // DELETE /v1/operator/users/{id}/sessions/{sessionId} and DELETE /v1/operator/users/{id}/subscription.
-    routes.generated(GeneratedRoutes(operators: operators, console: console))
-    routes.on(.get, "/v1/operator/decisions", logs.decisions)
-    routes.on(.get, "/v1/operator/audit", logs.audit)
-    routes.on(.get, "/v1/operator/shadow", logs.shadow)
+    // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml lists
+    // them): the routes of this list with no request body, no required query parameter and an answer of today's bytes
+    // (docs/architecture.md "Generated routes"): GET /v1/policy and /v1/bundle; the anonymous sign-in, sign-out, sign-out
+    // everywhere, the Apple nonce and DELETE /v1/auth/apple/link; GET /v1/me, /v1/me/privacy, /v1/me/export and
+    // DELETE /v1/me; POST /v1/spaces/{id}/codes; the operator's pin-unlock, user deletion and log reads (decisions,
+    // audit, shadow); the console's user, policy, explain-again, sign-out everywhere, session and subscription ends.
+    routes.generated(GeneratedRoutes(server: server))
 
     // The operator console's routes (the operator credential); `--console` also serves its page at /console.
+    // `GET /v1/operator/users` stays hand-written: its `q` is required, and the generated decoder, which never sees the
+    // query (`RouteRequest.pathOnly`), would refuse every request for the lack of it.
     routes.on(.get, "/v1/operator/users", console.findUsers)
-    routes.on(.get, "/v1/operator/users/{id}", console.user)
     routes.on(.post, "/v1/operator/users/{id}/explain", console.explain)
-    routes.on(.post, "/v1/operator/users/{id}/decisions/{decisionId}/explain", console.explainAgain)
-    routes.on(.post, "/v1/operator/users/{id}/signout-everywhere", console.signOutEverywhere)
-    routes.on(.get, "/v1/operator/policy", console.policy)
     routes.on(.get, "/console", consolePages.index)
     routes.on(.get, "/console/console.js", consolePages.script)
     routes.on(.get, "/console/console.css", consolePages.style)

@@ -21,5 +21,10 @@ package import struct Foundation.Date
 package import PolicyModel
 extension Components {
     /// Types generated from the `#/components/parameters` section of the OpenAPI document.
-    package enum Parameters {}
+    package enum Parameters {
+        /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+        ///
+        /// - Remark: Generated from `#/components/parameters/GatehouseDevice`.
+        package typealias GatehouseDevice = Swift.String
+    }
 }

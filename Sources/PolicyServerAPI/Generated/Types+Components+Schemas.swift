@@ -24,5 +24,1221 @@ extension Components {
     package enum Schemas {
         /// - Remark: Generated from `#/components/schemas/Problem`.
         package typealias Problem = PolicyModel.ProblemDetails
+        /// - Remark: Generated from `#/components/schemas/DecisionRecordPage`.
+        package struct DecisionRecordPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/decisions`.
+            package var decisions: [Components.Schemas.DecisionRecord]
+            /// present when more records follow
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `DecisionRecordPage`.
+            ///
+            /// - Parameters:
+            ///   - decisions:
+            ///   - nextCursor: present when more records follow
+            package init(
+                decisions: [Components.Schemas.DecisionRecord],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.decisions = decisions
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case decisions
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DecisionRecord`.
+        package struct DecisionRecord: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/id`.
+            package var id: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/at`.
+            package var at: Foundation.Date
+            /// the subject's keyed pseudonym; absent for a signed-out subject and once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/subject`.
+            package var subject: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/action`.
+            package var action: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/resourceType`.
+            package var resourceType: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/resourceId`.
+            package var resourceId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/effect`.
+            @frozen package enum EffectPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case allow = "allow"
+                case deny = "deny"
+            }
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/effect`.
+            package var effect: Components.Schemas.DecisionRecord.EffectPayload
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/reason`.
+            package var reason: Swift.String
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/policyHash`.
+            package var policyHash: Swift.String
+            /// the deciding rule's file:line:col
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/policy`.
+            package var policy: Swift.String?
+            /// the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/request`.
+            package struct RequestPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                /// Creates a new `RequestPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                package func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            ///
+            /// - Remark: Generated from `#/components/schemas/DecisionRecord/request`.
+            package var request: Components.Schemas.DecisionRecord.RequestPayload?
+            /// Creates a new `DecisionRecord`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - at:
+            ///   - subject: the subject's keyed pseudonym; absent for a signed-out subject and once erased
+            ///   - action:
+            ///   - resourceType:
+            ///   - resourceId:
+            ///   - effect:
+            ///   - reason:
+            ///   - policyHash:
+            ///   - policy: the deciding rule's file:line:col
+            ///   - request: the request as decided (the decision contract's request, user ids pseudonymised); absent once erased
+            package init(
+                id: Swift.Int? = nil,
+                at: Foundation.Date,
+                subject: Swift.String? = nil,
+                action: Swift.String,
+                resourceType: Swift.String,
+                resourceId: Swift.String? = nil,
+                effect: Components.Schemas.DecisionRecord.EffectPayload,
+                reason: Swift.String,
+                policyHash: Swift.String,
+                policy: Swift.String? = nil,
+                request: Components.Schemas.DecisionRecord.RequestPayload? = nil
+            ) {
+                self.id = id
+                self.at = at
+                self.subject = subject
+                self.action = action
+                self.resourceType = resourceType
+                self.resourceId = resourceId
+                self.effect = effect
+                self.reason = reason
+                self.policyHash = policyHash
+                self.policy = policy
+                self.request = request
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case subject
+                case action
+                case resourceType
+                case resourceId
+                case effect
+                case reason
+                case policyHash
+                case policy
+                case request
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AuditEventPage`.
+        package struct AuditEventPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AuditEventPage/events`.
+            package var events: [Components.Schemas.AuditEvent]
+            /// present when more events follow
+            ///
+            /// - Remark: Generated from `#/components/schemas/AuditEventPage/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `AuditEventPage`.
+            ///
+            /// - Parameters:
+            ///   - events:
+            ///   - nextCursor: present when more events follow
+            package init(
+                events: [Components.Schemas.AuditEvent],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.events = events
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case events
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AuditEvent`.
+        package struct AuditEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/id`.
+            package var id: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/at`.
+            package var at: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/kind`.
+            package var kind: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/outcome`.
+            @frozen package enum OutcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case success = "success"
+                case failure = "failure"
+                case pending = "pending"
+            }
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/outcome`.
+            package var outcome: Components.Schemas.AuditEvent.OutcomePayload
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/method`.
+            package var method: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/reason`.
+            package var reason: Swift.String?
+            /// the user's pseudonym
+            ///
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/actor`.
+            package var actor: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AuditEvent/attempt`.
+            package var attempt: Swift.String?
+            /// Creates a new `AuditEvent`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - at:
+            ///   - kind:
+            ///   - outcome:
+            ///   - method:
+            ///   - reason:
+            ///   - actor: the user's pseudonym
+            ///   - attempt:
+            package init(
+                id: Swift.Int? = nil,
+                at: Foundation.Date,
+                kind: Swift.String,
+                outcome: Components.Schemas.AuditEvent.OutcomePayload,
+                method: Swift.String? = nil,
+                reason: Swift.String? = nil,
+                actor: Swift.String? = nil,
+                attempt: Swift.String? = nil
+            ) {
+                self.id = id
+                self.at = at
+                self.kind = kind
+                self.outcome = outcome
+                self.method = method
+                self.reason = reason
+                self.actor = actor
+                self.attempt = attempt
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case kind
+                case outcome
+                case method
+                case reason
+                case actor
+                case attempt
+            }
+        }
+        /// null for an optional field means absent
+        ///
+        /// - Remark: Generated from `#/components/schemas/Subject`.
+        package struct Subject: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Subject/id`.
+            package var id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Subject/tier`.
+            package var tier: Swift.String?
+            /// RFC 3339 (days 29-31 are accepted by the server too; the pattern keeps generated examples valid)
+            ///
+            /// - Remark: Generated from `#/components/schemas/Subject/subscriptionExpiry`.
+            package var subscriptionExpiry: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Subject/roles`.
+            package var roles: [Swift.String]?
+            /// - Remark: Generated from `#/components/schemas/Subject/auth`.
+            package struct AuthPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Subject/auth/method`.
+                package var method: Swift.String
+                /// RFC 3339 (days 29-31 are accepted by the server too; the pattern keeps generated examples valid)
+                ///
+                /// - Remark: Generated from `#/components/schemas/Subject/auth/verifiedAt`.
+                package var verifiedAt: Swift.String?
+                /// Creates a new `AuthPayload`.
+                ///
+                /// - Parameters:
+                ///   - method:
+                ///   - verifiedAt: RFC 3339 (days 29-31 are accepted by the server too; the pattern keeps generated examples valid)
+                package init(
+                    method: Swift.String,
+                    verifiedAt: Swift.String? = nil
+                ) {
+                    self.method = method
+                    self.verifiedAt = verifiedAt
+                }
+                package enum CodingKeys: String, CodingKey {
+                    case method
+                    case verifiedAt
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.method = try container.decode(
+                        Swift.String.self,
+                        forKey: .method
+                    )
+                    self.verifiedAt = try container.decodeIfPresent(
+                        Swift.String.self,
+                        forKey: .verifiedAt
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "method",
+                        "verifiedAt"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Subject/auth`.
+            package var auth: Components.Schemas.Subject.AuthPayload?
+            /// - Remark: Generated from `#/components/schemas/Subject/attributes`.
+            package var attributes: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `Subject`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - tier:
+            ///   - subscriptionExpiry: RFC 3339 (days 29-31 are accepted by the server too; the pattern keeps generated examples valid)
+            ///   - roles:
+            ///   - auth:
+            ///   - attributes:
+            package init(
+                id: Swift.String? = nil,
+                tier: Swift.String? = nil,
+                subscriptionExpiry: Swift.String? = nil,
+                roles: [Swift.String]? = nil,
+                auth: Components.Schemas.Subject.AuthPayload? = nil,
+                attributes: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self.id = id
+                self.tier = tier
+                self.subscriptionExpiry = subscriptionExpiry
+                self.roles = roles
+                self.auth = auth
+                self.attributes = attributes
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case tier
+                case subscriptionExpiry
+                case roles
+                case auth
+                case attributes
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.tier = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .tier
+                )
+                self.subscriptionExpiry = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .subscriptionExpiry
+                )
+                self.roles = try container.decodeIfPresent(
+                    [Swift.String].self,
+                    forKey: .roles
+                )
+                self.auth = try container.decodeIfPresent(
+                    Components.Schemas.Subject.AuthPayload.self,
+                    forKey: .auth
+                )
+                self.attributes = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .attributes
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "tier",
+                    "subscriptionExpiry",
+                    "roles",
+                    "auth",
+                    "attributes"
+                ])
+            }
+        }
+        /// null for an optional field means absent
+        ///
+        /// - Remark: Generated from `#/components/schemas/Resource`.
+        package struct Resource: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Resource/type`.
+            package var _type: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Resource/id`.
+            package var id: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Resource/ownerId`.
+            package var ownerId: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Resource/members`.
+            package struct MembersPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                package var additionalProperties: [String: Swift.String]
+                /// Creates a new `MembersPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                package init(additionalProperties: [String: Swift.String] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                package func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Resource/members`.
+            package var members: Components.Schemas.Resource.MembersPayload?
+            /// - Remark: Generated from `#/components/schemas/Resource/usage`.
+            package struct UsagePayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                package var additionalProperties: [String: Swift.Int]
+                /// Creates a new `UsagePayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                package init(additionalProperties: [String: Swift.Int] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                package func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Resource/usage`.
+            package var usage: Components.Schemas.Resource.UsagePayload?
+            /// - Remark: Generated from `#/components/schemas/Resource/attributes`.
+            package var attributes: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `Resource`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - id:
+            ///   - ownerId:
+            ///   - members:
+            ///   - usage:
+            ///   - attributes:
+            package init(
+                _type: Swift.String,
+                id: Swift.String? = nil,
+                ownerId: Swift.String? = nil,
+                members: Components.Schemas.Resource.MembersPayload? = nil,
+                usage: Components.Schemas.Resource.UsagePayload? = nil,
+                attributes: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self._type = _type
+                self.id = id
+                self.ownerId = ownerId
+                self.members = members
+                self.usage = usage
+                self.attributes = attributes
+            }
+            package enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case id
+                case ownerId
+                case members
+                case usage
+                case attributes
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Swift.String.self,
+                    forKey: ._type
+                )
+                self.id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.ownerId = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .ownerId
+                )
+                self.members = try container.decodeIfPresent(
+                    Components.Schemas.Resource.MembersPayload.self,
+                    forKey: .members
+                )
+                self.usage = try container.decodeIfPresent(
+                    Components.Schemas.Resource.UsagePayload.self,
+                    forKey: .usage
+                )
+                self.attributes = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .attributes
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "id",
+                    "ownerId",
+                    "members",
+                    "usage",
+                    "attributes"
+                ])
+            }
+        }
+        /// null for an optional field means absent
+        ///
+        /// - Remark: Generated from `#/components/schemas/Context`.
+        package struct Context: Codable, Hashable, Sendable {
+            /// RFC 3339 (days 29-31 are accepted by the server too; the pattern keeps generated examples valid)
+            ///
+            /// - Remark: Generated from `#/components/schemas/Context/now`.
+            package var now: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Context/attributes`.
+            package var attributes: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `Context`.
+            ///
+            /// - Parameters:
+            ///   - now: RFC 3339 (days 29-31 are accepted by the server too; the pattern keeps generated examples valid)
+            ///   - attributes:
+            package init(
+                now: Swift.String? = nil,
+                attributes: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self.now = now
+                self.attributes = attributes
+            }
+            package enum CodingKeys: String, CodingKey {
+                case now
+                case attributes
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.now = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .now
+                )
+                self.attributes = try container.decodeIfPresent(
+                    OpenAPIRuntime.OpenAPIObjectContainer.self,
+                    forKey: .attributes
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "now",
+                    "attributes"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Request`.
+        package struct Request: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Request/subject`.
+            package var subject: Components.Schemas.Subject?
+            /// - Remark: Generated from `#/components/schemas/Request/action`.
+            package var action: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Request/resource`.
+            package var resource: Components.Schemas.Resource
+            /// - Remark: Generated from `#/components/schemas/Request/context`.
+            package var context: Components.Schemas.Context?
+            /// Creates a new `Request`.
+            ///
+            /// - Parameters:
+            ///   - subject:
+            ///   - action:
+            ///   - resource:
+            ///   - context:
+            package init(
+                subject: Components.Schemas.Subject? = nil,
+                action: Swift.String,
+                resource: Components.Schemas.Resource,
+                context: Components.Schemas.Context? = nil
+            ) {
+                self.subject = subject
+                self.action = action
+                self.resource = resource
+                self.context = context
+            }
+            package enum CodingKeys: String, CodingKey {
+                case subject
+                case action
+                case resource
+                case context
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.subject = try container.decodeIfPresent(
+                    Components.Schemas.Subject.self,
+                    forKey: .subject
+                )
+                self.action = try container.decode(
+                    Swift.String.self,
+                    forKey: .action
+                )
+                self.resource = try container.decode(
+                    Components.Schemas.Resource.self,
+                    forKey: .resource
+                )
+                self.context = try container.decodeIfPresent(
+                    Components.Schemas.Context.self,
+                    forKey: .context
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "subject",
+                    "action",
+                    "resource",
+                    "context"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Decision`.
+        package struct Decision: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Decision/decision`.
+            @frozen package enum DecisionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case allow = "allow"
+                case deny = "deny"
+            }
+            /// - Remark: Generated from `#/components/schemas/Decision/decision`.
+            package var decision: Components.Schemas.Decision.DecisionPayload
+            /// - Remark: Generated from `#/components/schemas/Decision/reason`.
+            @frozen package enum ReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case allowed = "allowed"
+                case defaultDeny = "default_deny"
+                case deniedByRule = "denied_by_rule"
+                case unauthenticated = "unauthenticated"
+                case stepUpRequired = "step_up_required"
+                case roleRequired = "role_required"
+                case notMember = "not_member"
+                case accessDenied = "access_denied"
+                case ownerOnly = "owner_only"
+                case requiresUpgrade = "requires_upgrade"
+                case limitExceeded = "limit_exceeded"
+                case consentRequired = "consent_required"
+            }
+            /// - Remark: Generated from `#/components/schemas/Decision/reason`.
+            package var reason: Components.Schemas.Decision.ReasonPayload
+            /// - Remark: Generated from `#/components/schemas/Decision/message`.
+            package var message: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Decision/limit`.
+            package var limit: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/Decision/used`.
+            package var used: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/Decision/remaining`.
+            package var remaining: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/Decision/upgradeTo`.
+            package var upgradeTo: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Decision/policy`.
+            package var policy: Swift.String?
+            /// Creates a new `Decision`.
+            ///
+            /// - Parameters:
+            ///   - decision:
+            ///   - reason:
+            ///   - message:
+            ///   - limit:
+            ///   - used:
+            ///   - remaining:
+            ///   - upgradeTo:
+            ///   - policy:
+            package init(
+                decision: Components.Schemas.Decision.DecisionPayload,
+                reason: Components.Schemas.Decision.ReasonPayload,
+                message: Swift.String? = nil,
+                limit: Swift.Int? = nil,
+                used: Swift.Int? = nil,
+                remaining: Swift.Int? = nil,
+                upgradeTo: Swift.String? = nil,
+                policy: Swift.String? = nil
+            ) {
+                self.decision = decision
+                self.reason = reason
+                self.message = message
+                self.limit = limit
+                self.used = used
+                self.remaining = remaining
+                self.upgradeTo = upgradeTo
+                self.policy = policy
+            }
+            package enum CodingKeys: String, CodingKey {
+                case decision
+                case reason
+                case message
+                case limit
+                case used
+                case remaining
+                case upgradeTo
+                case policy
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Explanation`.
+        package struct Explanation: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Explanation/value1`.
+            package var value1: Components.Schemas.Decision
+            /// - Remark: Generated from `#/components/schemas/Explanation/value2`.
+            package struct Value2Payload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Explanation/value2/trace`.
+                package var trace: [OpenAPIRuntime.OpenAPIObjectContainer]
+                /// Creates a new `Value2Payload`.
+                ///
+                /// - Parameters:
+                ///   - trace:
+                package init(trace: [OpenAPIRuntime.OpenAPIObjectContainer]) {
+                    self.trace = trace
+                }
+                package enum CodingKeys: String, CodingKey {
+                    case trace
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Explanation/value2`.
+            package var value2: Components.Schemas.Explanation.Value2Payload
+            /// Creates a new `Explanation`.
+            ///
+            /// - Parameters:
+            ///   - value1:
+            ///   - value2:
+            package init(
+                value1: Components.Schemas.Decision,
+                value2: Components.Schemas.Explanation.Value2Payload
+            ) {
+                self.value1 = value1
+                self.value2 = value2
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                self.value1 = try .init(from: decoder)
+                self.value2 = try .init(from: decoder)
+            }
+            package func encode(to encoder: any Swift.Encoder) throws {
+                try self.value1.encode(to: encoder)
+                try self.value2.encode(to: encoder)
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/OperatorUser`.
+        package struct OperatorUser: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/id`.
+            package var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/pseudonym`.
+            package var pseudonym: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/username`.
+            package var username: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/displayName`.
+            package var displayName: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/email`.
+            package var email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/isPrivateRelayEmail`.
+            package var isPrivateRelayEmail: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/createdAt`.
+            package var createdAt: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/matchedBy`.
+            @frozen package enum MatchedByPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case id = "id"
+                case username = "username"
+                case pseudonym = "pseudonym"
+                case decisionPseudonym = "decisionPseudonym"
+                case appleSubject = "appleSubject"
+                case originalTransactionId = "originalTransactionId"
+            }
+            /// - Remark: Generated from `#/components/schemas/OperatorUser/matchedBy`.
+            package var matchedBy: Components.Schemas.OperatorUser.MatchedByPayload
+            /// Creates a new `OperatorUser`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - pseudonym:
+            ///   - username:
+            ///   - displayName:
+            ///   - email:
+            ///   - isPrivateRelayEmail:
+            ///   - createdAt:
+            ///   - matchedBy:
+            package init(
+                id: Swift.String,
+                pseudonym: Swift.String,
+                username: Swift.String? = nil,
+                displayName: Swift.String? = nil,
+                email: Swift.String? = nil,
+                isPrivateRelayEmail: Swift.Bool,
+                createdAt: Swift.String,
+                matchedBy: Components.Schemas.OperatorUser.MatchedByPayload
+            ) {
+                self.id = id
+                self.pseudonym = pseudonym
+                self.username = username
+                self.displayName = displayName
+                self.email = email
+                self.isPrivateRelayEmail = isPrivateRelayEmail
+                self.createdAt = createdAt
+                self.matchedBy = matchedBy
+            }
+            package enum CodingKeys: String, CodingKey {
+                case id
+                case pseudonym
+                case username
+                case displayName
+                case email
+                case isPrivateRelayEmail
+                case createdAt
+                case matchedBy
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.pseudonym = try container.decode(
+                    Swift.String.self,
+                    forKey: .pseudonym
+                )
+                self.username = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .username
+                )
+                self.displayName = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .displayName
+                )
+                self.email = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .email
+                )
+                self.isPrivateRelayEmail = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .isPrivateRelayEmail
+                )
+                self.createdAt = try container.decode(
+                    Swift.String.self,
+                    forKey: .createdAt
+                )
+                self.matchedBy = try container.decode(
+                    Components.Schemas.OperatorUser.MatchedByPayload.self,
+                    forKey: .matchedBy
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "pseudonym",
+                    "username",
+                    "displayName",
+                    "email",
+                    "isPrivateRelayEmail",
+                    "createdAt",
+                    "matchedBy"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/OperatorExplanation`.
+        package struct OperatorExplanation: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/explanation`.
+            package var explanation: Components.Schemas.Explanation
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/request`.
+            package var request: Components.Schemas.Request
+            /// The session the subject came from; null when the user has no live session (the decision is then unauthenticated).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/session`.
+            package var session: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded`.
+            package struct RecordedPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded/id`.
+                package var id: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded/effect`.
+                package var effect: Swift.String
+                /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded/reason`.
+                package var reason: Swift.String
+                /// Creates a new `RecordedPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - effect:
+                ///   - reason:
+                package init(
+                    id: Swift.Int,
+                    effect: Swift.String,
+                    reason: Swift.String
+                ) {
+                    self.id = id
+                    self.effect = effect
+                    self.reason = reason
+                }
+                package enum CodingKeys: String, CodingKey {
+                    case id
+                    case effect
+                    case reason
+                }
+                package init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.id = try container.decode(
+                        Swift.Int.self,
+                        forKey: .id
+                    )
+                    self.effect = try container.decode(
+                        Swift.String.self,
+                        forKey: .effect
+                    )
+                    self.reason = try container.decode(
+                        Swift.String.self,
+                        forKey: .reason
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "id",
+                        "effect",
+                        "reason"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/OperatorExplanation/recorded`.
+            package var recorded: Components.Schemas.OperatorExplanation.RecordedPayload?
+            /// Creates a new `OperatorExplanation`.
+            ///
+            /// - Parameters:
+            ///   - explanation:
+            ///   - request:
+            ///   - session: The session the subject came from; null when the user has no live session (the decision is then unauthenticated).
+            ///   - recorded:
+            package init(
+                explanation: Components.Schemas.Explanation,
+                request: Components.Schemas.Request,
+                session: Swift.String? = nil,
+                recorded: Components.Schemas.OperatorExplanation.RecordedPayload? = nil
+            ) {
+                self.explanation = explanation
+                self.request = request
+                self.session = session
+                self.recorded = recorded
+            }
+            package enum CodingKeys: String, CodingKey {
+                case explanation
+                case request
+                case session
+                case recorded
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.explanation = try container.decode(
+                    Components.Schemas.Explanation.self,
+                    forKey: .explanation
+                )
+                self.request = try container.decode(
+                    Components.Schemas.Request.self,
+                    forKey: .request
+                )
+                self.session = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .session
+                )
+                self.recorded = try container.decodeIfPresent(
+                    Components.Schemas.OperatorExplanation.RecordedPayload.self,
+                    forKey: .recorded
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "explanation",
+                    "request",
+                    "session",
+                    "recorded"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/TokenPair`.
+        package struct TokenPair: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TokenPair/accessToken`.
+            package var accessToken: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TokenPair/accessExpiresAt`.
+            package var accessExpiresAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/TokenPair/refreshToken`.
+            package var refreshToken: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TokenPair/userId`.
+            package var userId: Swift.String
+            /// Creates a new `TokenPair`.
+            ///
+            /// - Parameters:
+            ///   - accessToken:
+            ///   - accessExpiresAt:
+            ///   - refreshToken:
+            ///   - userId:
+            package init(
+                accessToken: Swift.String,
+                accessExpiresAt: Foundation.Date,
+                refreshToken: Swift.String,
+                userId: Swift.String
+            ) {
+                self.accessToken = accessToken
+                self.accessExpiresAt = accessExpiresAt
+                self.refreshToken = refreshToken
+                self.userId = userId
+            }
+            package enum CodingKeys: String, CodingKey {
+                case accessToken
+                case accessExpiresAt
+                case refreshToken
+                case userId
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.accessToken = try container.decode(
+                    Swift.String.self,
+                    forKey: .accessToken
+                )
+                self.accessExpiresAt = try container.decode(
+                    Foundation.Date.self,
+                    forKey: .accessExpiresAt
+                )
+                self.refreshToken = try container.decode(
+                    Swift.String.self,
+                    forKey: .refreshToken
+                )
+                self.userId = try container.decode(
+                    Swift.String.self,
+                    forKey: .userId
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "accessToken",
+                    "accessExpiresAt",
+                    "refreshToken",
+                    "userId"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Profile`.
+        package struct Profile: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Profile/userId`.
+            package var userId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Profile/username`.
+            package var username: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Profile/displayName`.
+            package var displayName: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Profile/email`.
+            package var email: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Profile/isPrivateRelayEmail`.
+            package var isPrivateRelayEmail: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Profile/appleUserIds`.
+            package var appleUserIds: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/Profile/hasPIN`.
+            package var hasPIN: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Profile/deviceIds`.
+            package var deviceIds: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/Profile/appRoles`.
+            package var appRoles: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/Profile/tier`.
+            package var tier: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Profile/subscriptionExpiresAt`.
+            package var subscriptionExpiresAt: Foundation.Date?
+            /// the UUID to pass to StoreKit as Product.PurchaseOption.appAccountToken
+            ///
+            /// - Remark: Generated from `#/components/schemas/Profile/appAccountToken`.
+            package var appAccountToken: Swift.String
+            /// Creates a new `Profile`.
+            ///
+            /// - Parameters:
+            ///   - userId:
+            ///   - username:
+            ///   - displayName:
+            ///   - email:
+            ///   - isPrivateRelayEmail:
+            ///   - appleUserIds:
+            ///   - hasPIN:
+            ///   - deviceIds:
+            ///   - appRoles:
+            ///   - tier:
+            ///   - subscriptionExpiresAt:
+            ///   - appAccountToken: the UUID to pass to StoreKit as Product.PurchaseOption.appAccountToken
+            package init(
+                userId: Swift.String,
+                username: Swift.String? = nil,
+                displayName: Swift.String? = nil,
+                email: Swift.String? = nil,
+                isPrivateRelayEmail: Swift.Bool,
+                appleUserIds: [Swift.String],
+                hasPIN: Swift.Bool,
+                deviceIds: [Swift.String],
+                appRoles: [Swift.String],
+                tier: Swift.String? = nil,
+                subscriptionExpiresAt: Foundation.Date? = nil,
+                appAccountToken: Swift.String
+            ) {
+                self.userId = userId
+                self.username = username
+                self.displayName = displayName
+                self.email = email
+                self.isPrivateRelayEmail = isPrivateRelayEmail
+                self.appleUserIds = appleUserIds
+                self.hasPIN = hasPIN
+                self.deviceIds = deviceIds
+                self.appRoles = appRoles
+                self.tier = tier
+                self.subscriptionExpiresAt = subscriptionExpiresAt
+                self.appAccountToken = appAccountToken
+            }
+            package enum CodingKeys: String, CodingKey {
+                case userId
+                case username
+                case displayName
+                case email
+                case isPrivateRelayEmail
+                case appleUserIds
+                case hasPIN
+                case deviceIds
+                case appRoles
+                case tier
+                case subscriptionExpiresAt
+                case appAccountToken
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Privacy`.
+        package struct Privacy: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Privacy/analytics`.
+            package var analytics: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Privacy/crashReporting`.
+            package var crashReporting: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Privacy/aiSuggestions`.
+            package var aiSuggestions: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Privacy/dataSharing`.
+            @frozen package enum DataSharingPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case none = "none"
+                case minimal = "minimal"
+                case standard = "standard"
+            }
+            /// - Remark: Generated from `#/components/schemas/Privacy/dataSharing`.
+            package var dataSharing: Components.Schemas.Privacy.DataSharingPayload
+            /// Creates a new `Privacy`.
+            ///
+            /// - Parameters:
+            ///   - analytics:
+            ///   - crashReporting:
+            ///   - aiSuggestions:
+            ///   - dataSharing:
+            package init(
+                analytics: Swift.Bool,
+                crashReporting: Swift.Bool,
+                aiSuggestions: Swift.Bool,
+                dataSharing: Components.Schemas.Privacy.DataSharingPayload
+            ) {
+                self.analytics = analytics
+                self.crashReporting = crashReporting
+                self.aiSuggestions = aiSuggestions
+                self.dataSharing = dataSharing
+            }
+            package enum CodingKeys: String, CodingKey {
+                case analytics
+                case crashReporting
+                case aiSuggestions
+                case dataSharing
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.analytics = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .analytics
+                )
+                self.crashReporting = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .crashReporting
+                )
+                self.aiSuggestions = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .aiSuggestions
+                )
+                self.dataSharing = try container.decode(
+                    Components.Schemas.Privacy.DataSharingPayload.self,
+                    forKey: .dataSharing
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "analytics",
+                    "crashReporting",
+                    "aiSuggestions",
+                    "dataSharing"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PolicyStatus`.
+        package struct PolicyStatus: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PolicyStatus/active`.
+            package struct ActivePayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/PolicyStatus/active/hash`.
+                package var hash: Swift.String
+                /// - Remark: Generated from `#/components/schemas/PolicyStatus/active/name`.
+                package var name: Swift.String
+                /// - Remark: Generated from `#/components/schemas/PolicyStatus/active/loadedAt`.
+                package var loadedAt: Swift.String
+                /// - Remark: Generated from `#/components/schemas/PolicyStatus/active/files`.
+                package var files: [Swift.String]
+                /// Creates a new `ActivePayload`.
+                ///
+                /// - Parameters:
+                ///   - hash:
+                ///   - name:
+                ///   - loadedAt:
+                ///   - files:
+                package init(
+                    hash: Swift.String,
+                    name: Swift.String,
+                    loadedAt: Swift.String,
+                    files: [Swift.String]
+                ) {
+                    self.hash = hash
+                    self.name = name
+                    self.loadedAt = loadedAt
+                    self.files = files
+                }
+                package enum CodingKeys: String, CodingKey {
+                    case hash
+                    case name
+                    case loadedAt
+                    case files
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/PolicyStatus/active`.
+            package var active: Components.Schemas.PolicyStatus.ActivePayload
+            /// - Remark: Generated from `#/components/schemas/PolicyStatus/strictReload`.
+            package var strictReload: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/PolicyStatus/lastRefused`.
+            package struct LastRefusedPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/PolicyStatus/lastRefused/at`.
+                package var at: Swift.String?
+                /// - Remark: Generated from `#/components/schemas/PolicyStatus/lastRefused/diagnostics`.
+                package var diagnostics: [Swift.String]?
+                /// Creates a new `LastRefusedPayload`.
+                ///
+                /// - Parameters:
+                ///   - at:
+                ///   - diagnostics:
+                package init(
+                    at: Swift.String? = nil,
+                    diagnostics: [Swift.String]? = nil
+                ) {
+                    self.at = at
+                    self.diagnostics = diagnostics
+                }
+                package enum CodingKeys: String, CodingKey {
+                    case at
+                    case diagnostics
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/PolicyStatus/lastRefused`.
+            package var lastRefused: Components.Schemas.PolicyStatus.LastRefusedPayload?
+            /// Creates a new `PolicyStatus`.
+            ///
+            /// - Parameters:
+            ///   - active:
+            ///   - strictReload:
+            ///   - lastRefused:
+            package init(
+                active: Components.Schemas.PolicyStatus.ActivePayload,
+                strictReload: Swift.Bool,
+                lastRefused: Components.Schemas.PolicyStatus.LastRefusedPayload? = nil
+            ) {
+                self.active = active
+                self.strictReload = strictReload
+                self.lastRefused = lastRefused
+            }
+            package enum CodingKeys: String, CodingKey {
+                case active
+                case strictReload
+                case lastRefused
+            }
+        }
     }
 }

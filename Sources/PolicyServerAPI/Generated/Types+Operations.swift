@@ -21,6 +21,3090 @@ package import struct Foundation.Date
 package import PolicyModel
 /// API operations, with input and output types, generated from `#/paths` in the OpenAPI document.
 package enum Operations {
+    /// The active policy version and the last refused one
+    ///
+    /// - Remark: HTTP `GET /v1/policy`.
+    /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
+    package enum GetPolicy {
+        package static let id: Swift.String = "getPolicy"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/policy/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetPolicy.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetPolicy.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetPolicy.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetPolicy.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/policy/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/policy/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.PolicyStatus)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.PolicyStatus {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetPolicy.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetPolicy.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// status
+            ///
+            /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetPolicy.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetPolicy.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    package enum GetBundle {
+        package static let id: Swift.String = "getBundle"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/bundle/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/header/If-None-Match`.
+                package var ifNoneMatch: Swift.String?
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetBundle.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - ifNoneMatch:
+                ///   - accept:
+                package init(
+                    ifNoneMatch: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetBundle.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.ifNoneMatch = ifNoneMatch
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetBundle.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetBundle.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers`.
+                package struct Headers: Sendable, Hashable {
+                    /// strong validator (SHA-256 of the bytes, quoted)
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers/ETag`.
+                    package var eTag: Swift.String?
+                    /// no-cache (revalidate each time; unchanged answers 304)
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers/Cache-Control`.
+                    package var cacheControl: Swift.String?
+                    /// the policy version hash of the bundled set
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/headers/Gatehouse-Policy`.
+                    package var gatehousePolicy: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: strong validator (SHA-256 of the bytes, quoted)
+                    ///   - cacheControl: no-cache (revalidate each time; unchanged answers 304)
+                    ///   - gatehousePolicy: the policy version hash of the bundled set
+                    package init(
+                        eTag: Swift.String? = nil,
+                        cacheControl: Swift.String? = nil,
+                        gatehousePolicy: Swift.String? = nil
+                    ) {
+                        self.eTag = eTag
+                        self.cacheControl = cacheControl
+                        self.gatehousePolicy = gatehousePolicy
+                    }
+                }
+                /// Received HTTP response headers
+                package var headers: Operations.GetBundle.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/200/content/application\/vnd.gatehouse.bundle`.
+                    case applicationVnd_gatehouse_bundle(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationVnd_gatehouse_bundle`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationVnd_gatehouse_bundle`.
+                    /// - SeeAlso: `.applicationVnd_gatehouse_bundle`.
+                    package var applicationVnd_gatehouse_bundle: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationVnd_gatehouse_bundle(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetBundle.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                package init(
+                    headers: Operations.GetBundle.Output.Ok.Headers = .init(),
+                    body: Operations.GetBundle.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// the bundle file
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetBundle.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetBundle.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotModified: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/304/headers`.
+                package struct Headers: Sendable, Hashable {
+                    /// strong validator of the current bundle
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/304/headers/ETag`.
+                    package var eTag: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: strong validator of the current bundle
+                    package init(eTag: Swift.String? = nil) {
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                package var headers: Operations.GetBundle.Output.NotModified.Headers
+                /// Creates a new `NotModified`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                package init(headers: Operations.GetBundle.Output.NotModified.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// not modified (If-None-Match named the current ETag)
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            case notModified(Operations.GetBundle.Output.NotModified)
+            /// The associated value of the enum case if `self` is `.notModified`.
+            ///
+            /// - Throws: An error if `self` is not `.notModified`.
+            /// - SeeAlso: `.notModified`.
+            package var notModified: Operations.GetBundle.Output.NotModified {
+                get throws {
+                    switch self {
+                    case let .notModified(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notModified",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetBundle.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetBundle.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server has no bundle signing key)
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetBundle.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetBundle.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/503/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/bundle/GET/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetBundle.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetBundle.Output.ServiceUnavailable.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_ready: the bundle is not built yet)
+            ///
+            /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.GetBundle.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            package var serviceUnavailable: Operations.GetBundle.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationVnd_gatehouse_bundle
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/vnd.gatehouse.bundle":
+                    self = .applicationVnd_gatehouse_bundle
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationVnd_gatehouse_bundle:
+                    return "application/vnd.gatehouse.bundle"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationVnd_gatehouse_bundle,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Anonymous sign-in
+    ///
+    /// - Remark: HTTP `POST /v1/auth/anonymous`.
+    /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
+    package enum PostAuthAnonymous {
+        package static let id: Swift.String = "postAuthAnonymous"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                /// What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/header/Gatehouse-Device`.
+                package var gatehouseDevice: Components.Parameters.GatehouseDevice?
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAnonymous.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - gatehouseDevice: What the client calls its device (GatehouseClient sends the hardware model identifier, such as `iPhone15,2`): 1 to 64 printable ASCII characters, not starting with `enrolled device `; anything else is `invalid_input` naming `Gatehouse-Device`. Taken as sent (not percent-decoded). Kept on the session with the User-Agent's product for the operator console, shown as what the client said, never used for a decision.
+                ///   - accept:
+                package init(
+                    gatehouseDevice: Components.Parameters.GatehouseDevice? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAnonymous.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.gatehouseDevice = gatehouseDevice
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostAuthAnonymous.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.PostAuthAnonymous.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/201/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.TokenPair)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.TokenPair {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAnonymous.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAnonymous.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// a new session
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.PostAuthAnonymous.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            package var created: Operations.PostAuthAnonymous.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAnonymous.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAnonymous.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input naming Gatehouse-Device)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostAuthAnonymous.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostAuthAnonymous.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAnonymous.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAnonymous.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostAuthAnonymous.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostAuthAnonymous.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/anonymous/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAnonymous.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAnonymous.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostAuthAnonymous.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostAuthAnonymous.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// End the bearer's session
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)`.
+    package enum PostAuthSignout {
+        package static let id: Swift.String = "postAuthSignout"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/signout/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthSignout.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthSignout.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostAuthSignout.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.PostAuthSignout.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                package init() {}
+            }
+            /// signed out
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.PostAuthSignout.Output.NoContent)
+            /// signed out
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            package static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            package var noContent: Operations.PostAuthSignout.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/signout/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/signout/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthSignout.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthSignout.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostAuthSignout.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostAuthSignout.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/signout/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/signout/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthSignout.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthSignout.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostAuthSignout.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostAuthSignout.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// End every session of the bearer's user
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
+    package enum PostAuthSignoutEverywhere {
+        package static let id: Swift.String = "postAuthSignoutEverywhere"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/signout-everywhere/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthSignoutEverywhere.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthSignoutEverywhere.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostAuthSignoutEverywhere.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.PostAuthSignoutEverywhere.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                package init() {}
+            }
+            /// signed out
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.PostAuthSignoutEverywhere.Output.NoContent)
+            /// signed out
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            package static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            package var noContent: Operations.PostAuthSignoutEverywhere.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/signout-everywhere/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/signout-everywhere/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthSignoutEverywhere.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthSignoutEverywhere.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostAuthSignoutEverywhere.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostAuthSignoutEverywhere.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/signout-everywhere/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/signout-everywhere/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthSignoutEverywhere.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthSignoutEverywhere.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostAuthSignoutEverywhere.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostAuthSignoutEverywhere.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// A single-use nonce for Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
+    package enum PostAuthAppleNonce {
+        package static let id: Swift.String = "postAuthAppleNonce"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAppleNonce.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostAuthAppleNonce.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostAuthAppleNonce.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.PostAuthAppleNonce.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/201/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/201/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/201/content/json/nonce`.
+                        package var nonce: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - nonce:
+                        package init(nonce: Swift.String) {
+                            self.nonce = nonce
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case nonce
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.nonce = try container.decode(
+                                Swift.String.self,
+                                forKey: .nonce
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "nonce"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/201/content/application\/json`.
+                    case json(Operations.PostAuthAppleNonce.Output.Created.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.PostAuthAppleNonce.Output.Created.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAppleNonce.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAppleNonce.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// the raw nonce
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.PostAuthAppleNonce.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            package var created: Operations.PostAuthAppleNonce.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAppleNonce.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAppleNonce.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostAuthAppleNonce.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostAuthAppleNonce.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/nonce/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostAuthAppleNonce.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostAuthAppleNonce.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostAuthAppleNonce.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostAuthAppleNonce.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Unlink the Apple id
+    ///
+    /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
+    package enum DeleteAuthAppleLink {
+        package static let id: Swift.String = "deleteAuthAppleLink"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteAuthAppleLink.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteAuthAppleLink.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.DeleteAuthAppleLink.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.DeleteAuthAppleLink.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                package init() {}
+            }
+            /// unlinked
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteAuthAppleLink.Output.NoContent)
+            /// unlinked
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            package static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            package var noContent: Operations.DeleteAuthAppleLink.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteAuthAppleLink.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteAuthAppleLink.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.DeleteAuthAppleLink.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.DeleteAuthAppleLink.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Forbidden: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/403/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/403/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteAuthAppleLink.Output.Forbidden.Body
+                /// Creates a new `Forbidden`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteAuthAppleLink.Output.Forbidden.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Operations.DeleteAuthAppleLink.Output.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            package var forbidden: Operations.DeleteAuthAppleLink.Output.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteAuthAppleLink.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteAuthAppleLink.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.DeleteAuthAppleLink.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.DeleteAuthAppleLink.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Conflict: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/409/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/409/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteAuthAppleLink.Output.Conflict.Body
+                /// Creates a new `Conflict`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteAuthAppleLink.Output.Conflict.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Operations.DeleteAuthAppleLink.Output.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            package var conflict: Operations.DeleteAuthAppleLink.Output.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/auth/apple/link/DELETE/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteAuthAppleLink.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteAuthAppleLink.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: past the per-account or per-client write quota; Retry-After says when)
+            ///
+            /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.DeleteAuthAppleLink.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.DeleteAuthAppleLink.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The privacy settings
+    ///
+    /// - Remark: HTTP `GET /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
+    package enum GetMePrivacy {
+        package static let id: Swift.String = "getMePrivacy"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/privacy/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMePrivacy.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMePrivacy.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetMePrivacy.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetMePrivacy.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/privacy/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/privacy/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Privacy)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.Privacy {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMePrivacy.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMePrivacy.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// settings
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetMePrivacy.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetMePrivacy.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/privacy/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/privacy/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMePrivacy.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMePrivacy.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetMePrivacy.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetMePrivacy.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// GDPR export of everything held on the user
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)`.
+    package enum GetMeExport {
+        package static let id: Swift.String = "getMeExport"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/export/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMeExport.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMeExport.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetMeExport.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetMeExport.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/200/content/application\/json`.
+                    case json(OpenAPIRuntime.OpenAPIObjectContainer)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: OpenAPIRuntime.OpenAPIObjectContainer {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMeExport.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMeExport.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the export
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetMeExport.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetMeExport.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMeExport.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMeExport.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetMeExport.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetMeExport.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Forbidden: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/403/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/403/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMeExport.Output.Forbidden.Body
+                /// Creates a new `Forbidden`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMeExport.Output.Forbidden.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Operations.GetMeExport.Output.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            package var forbidden: Operations.GetMeExport.Output.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/export/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMeExport.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMeExport.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: past the per-account or per-client write quota; Retry-After says when)
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetMeExport.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetMeExport.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The signed-in user's own profile (no secret, hash or key material)
+    ///
+    /// - Remark: HTTP `GET /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
+    package enum GetMe {
+        package static let id: Swift.String = "getMe"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMe.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMe.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetMe.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetMe.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Profile)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.Profile {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMe.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMe.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the profile
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/get(getMe)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetMe.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetMe.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetMe.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetMe.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/get(getMe)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetMe.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetMe.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Delete the account and its data
+    ///
+    /// - Remark: HTTP `DELETE /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
+    package enum DeleteMe {
+        package static let id: Swift.String = "deleteMe"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/DELETE/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteMe.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeleteMe.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.DeleteMe.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.DeleteMe.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct NoContent: Sendable, Hashable {
+                /// Creates a new `NoContent`.
+                package init() {}
+            }
+            /// deleted
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeleteMe.Output.NoContent)
+            /// deleted
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            package static var noContent: Self {
+                .noContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            package var noContent: Operations.DeleteMe.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteMe.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteMe.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.DeleteMe.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.DeleteMe.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Forbidden: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/403/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/403/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteMe.Output.Forbidden.Body
+                /// Creates a new `Forbidden`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteMe.Output.Forbidden.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Operations.DeleteMe.Output.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            package var forbidden: Operations.DeleteMe.Output.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/DELETE/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.DeleteMe.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.DeleteMe.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: past the per-account or per-client write quota; Retry-After says when)
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.DeleteMe.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.DeleteMe.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// A new share code (owner only)
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
+    /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
+    package enum PostSpacesByIdCodes {
+        package static let id: Swift.String = "postSpacesByIdCodes"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.PostSpacesByIdCodes.Input.Path
+            /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostSpacesByIdCodes.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostSpacesByIdCodes.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostSpacesByIdCodes.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/requestBody`.
+            @frozen package enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/requestBody/json`.
+                package struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/requestBody/json/role`.
+                    package var role: Swift.String?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - role:
+                    package init(role: Swift.String? = nil) {
+                        self.role = role
+                    }
+                    package enum CodingKeys: String, CodingKey {
+                        case role
+                    }
+                    package init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.role = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .role
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "role"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/requestBody/content/application\/json`.
+                case json(Operations.PostSpacesByIdCodes.Input.Body.JsonPayload)
+            }
+            package var body: Operations.PostSpacesByIdCodes.Input.Body?
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            package init(
+                path: Operations.PostSpacesByIdCodes.Input.Path,
+                headers: Operations.PostSpacesByIdCodes.Input.Headers = .init(),
+                body: Operations.PostSpacesByIdCodes.Input.Body? = nil
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/201/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/201/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/201/content/json/shareCode`.
+                        package var shareCode: Swift.String
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - shareCode:
+                        package init(shareCode: Swift.String) {
+                            self.shareCode = shareCode
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case shareCode
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.shareCode = try container.decode(
+                                Swift.String.self,
+                                forKey: .shareCode
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "shareCode"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/201/content/application\/json`.
+                    case json(Operations.PostSpacesByIdCodes.Output.Created.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.PostSpacesByIdCodes.Output.Created.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// the code
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.PostSpacesByIdCodes.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            package var created: Operations.PostSpacesByIdCodes.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostSpacesByIdCodes.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostSpacesByIdCodes.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostSpacesByIdCodes.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostSpacesByIdCodes.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Forbidden: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/403/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/403/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.Forbidden.Body
+                /// Creates a new `Forbidden`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.Forbidden.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Operations.PostSpacesByIdCodes.Output.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            package var forbidden: Operations.PostSpacesByIdCodes.Output.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.PostSpacesByIdCodes.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.PostSpacesByIdCodes.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct ContentTooLarge: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/413/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/413/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.ContentTooLarge.Body
+                /// Creates a new `ContentTooLarge`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.ContentTooLarge.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Operations.PostSpacesByIdCodes.Output.ContentTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            package var contentTooLarge: Operations.PostSpacesByIdCodes.Output.ContentTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostSpacesByIdCodes.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostSpacesByIdCodes.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/spaces/{id}/codes/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostSpacesByIdCodes.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostSpacesByIdCodes.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: past the per-account or per-client write quota; Retry-After says when)
+            ///
+            /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostSpacesByIdCodes.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostSpacesByIdCodes.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -283,6 +3367,1653 @@ package enum Operations {
             }
             package static var allCases: [Self] {
                 [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Decision records with their inputs, newest first, a page at a time (operator)
+    ///
+    /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/decisions`.
+    /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)`.
+    package enum GetOperatorDecisions {
+        package static let id: Swift.String = "getOperatorDecisions"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// rows at or after this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/from`.
+                package var from: Foundation.Date?
+                /// rows before this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/to`.
+                package var to: Foundation.Date?
+                /// rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/user`.
+                package var user: Swift.String?
+                /// records of this action
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/action`.
+                package var action: Swift.String?
+                /// records of this resource type
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/resourceType`.
+                package var resourceType: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/decision`.
+                @frozen package enum DecisionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case allow = "allow"
+                    case deny = "deny"
+                }
+                /// records with this effect
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/decision`.
+                package var decision: Operations.GetOperatorDecisions.Input.Query.DecisionPayload?
+                /// records with this reason
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/reason`.
+                package var reason: Swift.String?
+                /// a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/cursor`.
+                package var cursor: Swift.String?
+                /// rows per page, 1 to 1000 (default 100)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/query/limit`.
+                package var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from: rows at or after this RFC 3339 time
+                ///   - to: rows before this RFC 3339 time
+                ///   - user: rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///   - action: records of this action
+                ///   - resourceType: records of this resource type
+                ///   - decision: records with this effect
+                ///   - reason: records with this reason
+                ///   - cursor: a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///   - limit: rows per page, 1 to 1000 (default 100)
+                package init(
+                    from: Foundation.Date? = nil,
+                    to: Foundation.Date? = nil,
+                    user: Swift.String? = nil,
+                    action: Swift.String? = nil,
+                    resourceType: Swift.String? = nil,
+                    decision: Operations.GetOperatorDecisions.Input.Query.DecisionPayload? = nil,
+                    reason: Swift.String? = nil,
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.user = user
+                    self.action = action
+                    self.resourceType = resourceType
+                    self.decision = decision
+                    self.reason = reason
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            package var query: Operations.GetOperatorDecisions.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorDecisions.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorDecisions.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorDecisions.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            package init(
+                query: Operations.GetOperatorDecisions.Input.Query = .init(),
+                headers: Operations.GetOperatorDecisions.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.DecisionRecordPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.DecisionRecordPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    package var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// one page of records
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorDecisions.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorDecisions.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_request: an unknown parameter or a malformed time; invalid_input: cursor, limit or decision, naming it in field)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorDecisions.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorDecisions.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorDecisions.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorDecisions.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/decisions/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorDecisions.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorDecisions.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorDecisions.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorDecisions.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationXNdjson
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationXNdjson,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Security events, newest first, a page at a time (operator)
+    ///
+    /// The audit log: kinds and outcomes of sign-ins, verifications, lockouts, revocations, exports and deletions, the actor by pseudonym; never a secret. With `Accept: application/x-ndjson` one event per line and the next page's cursor in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/audit`.
+    /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)`.
+    package enum GetOperatorAudit {
+        package static let id: Swift.String = "getOperatorAudit"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// rows at or after this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/from`.
+                package var from: Foundation.Date?
+                /// rows before this RFC 3339 time
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/to`.
+                package var to: Foundation.Date?
+                /// rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/user`.
+                package var user: Swift.String?
+                /// events of this kind (sign_in, pin_lockout, ...)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/kind`.
+                package var kind: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/outcome`.
+                @frozen package enum OutcomePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case success = "success"
+                    case failure = "failure"
+                    case pending = "pending"
+                }
+                /// events with this outcome
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/outcome`.
+                package var outcome: Operations.GetOperatorAudit.Input.Query.OutcomePayload?
+                /// events with this reason
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/reason`.
+                package var reason: Swift.String?
+                /// a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/cursor`.
+                package var cursor: Swift.String?
+                /// rows per page, 1 to 1000 (default 100)
+                ///
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/query/limit`.
+                package var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - from: rows at or after this RFC 3339 time
+                ///   - to: rows before this RFC 3339 time
+                ///   - user: rows about this user id (decision records by the subject's keyed pseudonym, audit events by the actor)
+                ///   - kind: events of this kind (sign_in, pin_lockout, ...)
+                ///   - outcome: events with this outcome
+                ///   - reason: events with this reason
+                ///   - cursor: a previous page's nextCursor, or the Gatehouse-Next-Cursor header of an NDJSON page (opaque)
+                ///   - limit: rows per page, 1 to 1000 (default 100)
+                package init(
+                    from: Foundation.Date? = nil,
+                    to: Foundation.Date? = nil,
+                    user: Swift.String? = nil,
+                    kind: Swift.String? = nil,
+                    outcome: Operations.GetOperatorAudit.Input.Query.OutcomePayload? = nil,
+                    reason: Swift.String? = nil,
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.from = from
+                    self.to = to
+                    self.user = user
+                    self.kind = kind
+                    self.outcome = outcome
+                    self.reason = reason
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            package var query: Operations.GetOperatorAudit.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/audit/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorAudit.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorAudit.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorAudit.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            package init(
+                query: Operations.GetOperatorAudit.Input.Query = .init(),
+                headers: Operations.GetOperatorAudit.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AuditEventPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.AuditEventPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/200/content/application\/x-ndjson`.
+                    case applicationXNdjson(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.applicationXNdjson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationXNdjson`.
+                    /// - SeeAlso: `.applicationXNdjson`.
+                    package var applicationXNdjson: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .applicationXNdjson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/x-ndjson",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// one page of events
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorAudit.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorAudit.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_request: an unknown parameter or a malformed time; invalid_input: cursor, limit or decision, naming it in field)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorAudit.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorAudit.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorAudit.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorAudit.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/audit/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorAudit.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorAudit.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorAudit.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorAudit.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationXNdjson
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/x-ndjson":
+                    self = .applicationXNdjson
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationXNdjson:
+                    return "application/x-ndjson"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationXNdjson,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// What the shadow candidate (--shadow DIR) would answer differently, so far (operator)
+    ///
+    /// The candidate's content hash (or the diagnostics of a candidate that does not compile, which is not decided), how many live decisions it decided after their answers, how many it would answer for another reason, those disagreements by action and live and shadow reason, and the newest examples with user ids pseudonymised.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/shadow`.
+    /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
+    package enum GetOperatorShadow {
+        package static let id: Swift.String = "getOperatorShadow"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorShadow.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorShadow.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorShadow.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetOperatorShadow.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/directory`.
+                        package var directory: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/candidate`.
+                        package var candidate: Swift.String?
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/live`.
+                        package var live: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/refused`.
+                        package var refused: [Swift.String]?
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/decisions`.
+                        package var decisions: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/disagreements`.
+                        package var disagreements: Swift.Int
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/dropped`.
+                        package var dropped: Swift.Int?
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/ByActionPayload`.
+                        package struct ByActionPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `ByActionPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/byAction`.
+                        package typealias ByActionPayload = [Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/byAction`.
+                        package var byAction: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/SamplesPayload`.
+                        package struct SamplesPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `SamplesPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/samples`.
+                        package typealias SamplesPayload = [Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/json/samples`.
+                        package var samples: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayload
+                        /// A container of undocumented properties.
+                        package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - directory:
+                        ///   - candidate:
+                        ///   - live:
+                        ///   - refused:
+                        ///   - decisions:
+                        ///   - disagreements:
+                        ///   - dropped:
+                        ///   - byAction:
+                        ///   - samples:
+                        ///   - additionalProperties: A container of undocumented properties.
+                        package init(
+                            directory: Swift.String,
+                            candidate: Swift.String? = nil,
+                            live: Swift.String,
+                            refused: [Swift.String]? = nil,
+                            decisions: Swift.Int,
+                            disagreements: Swift.Int,
+                            dropped: Swift.Int? = nil,
+                            byAction: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayload,
+                            samples: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayload,
+                            additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()
+                        ) {
+                            self.directory = directory
+                            self.candidate = candidate
+                            self.live = live
+                            self.refused = refused
+                            self.decisions = decisions
+                            self.disagreements = disagreements
+                            self.dropped = dropped
+                            self.byAction = byAction
+                            self.samples = samples
+                            self.additionalProperties = additionalProperties
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case directory
+                            case candidate
+                            case live
+                            case refused
+                            case decisions
+                            case disagreements
+                            case dropped
+                            case byAction
+                            case samples
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.directory = try container.decode(
+                                Swift.String.self,
+                                forKey: .directory
+                            )
+                            self.candidate = try container.decodeIfPresent(
+                                Swift.String.self,
+                                forKey: .candidate
+                            )
+                            self.live = try container.decode(
+                                Swift.String.self,
+                                forKey: .live
+                            )
+                            self.refused = try container.decodeIfPresent(
+                                [Swift.String].self,
+                                forKey: .refused
+                            )
+                            self.decisions = try container.decode(
+                                Swift.Int.self,
+                                forKey: .decisions
+                            )
+                            self.disagreements = try container.decode(
+                                Swift.Int.self,
+                                forKey: .disagreements
+                            )
+                            self.dropped = try container.decodeIfPresent(
+                                Swift.Int.self,
+                                forKey: .dropped
+                            )
+                            self.byAction = try container.decode(
+                                Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.ByActionPayload.self,
+                                forKey: .byAction
+                            )
+                            self.samples = try container.decode(
+                                Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload.SamplesPayload.self,
+                                forKey: .samples
+                            )
+                            additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
+                                "directory",
+                                "candidate",
+                                "live",
+                                "refused",
+                                "decisions",
+                                "disagreements",
+                                "dropped",
+                                "byAction",
+                                "samples"
+                            ])
+                        }
+                        package func encode(to encoder: any Swift.Encoder) throws {
+                            var container = encoder.container(keyedBy: CodingKeys.self)
+                            try container.encode(
+                                self.directory,
+                                forKey: .directory
+                            )
+                            try container.encodeIfPresent(
+                                self.candidate,
+                                forKey: .candidate
+                            )
+                            try container.encode(
+                                self.live,
+                                forKey: .live
+                            )
+                            try container.encodeIfPresent(
+                                self.refused,
+                                forKey: .refused
+                            )
+                            try container.encode(
+                                self.decisions,
+                                forKey: .decisions
+                            )
+                            try container.encode(
+                                self.disagreements,
+                                forKey: .disagreements
+                            )
+                            try container.encodeIfPresent(
+                                self.dropped,
+                                forKey: .dropped
+                            )
+                            try container.encode(
+                                self.byAction,
+                                forKey: .byAction
+                            )
+                            try container.encode(
+                                self.samples,
+                                forKey: .samples
+                            )
+                            try encoder.encodeAdditionalProperties(additionalProperties)
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorShadow.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the summary
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorShadow.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorShadow.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorShadow.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorShadow.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: the server runs without --shadow)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetOperatorShadow.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetOperatorShadow.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/shadow/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorShadow.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorShadow.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorShadow.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorShadow.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    package enum PostOperatorUsersByIdDecisionsByDecisionIdExplain {
+        package static let id: Swift.String = "postOperatorUsersByIdDecisionsByDecisionIdExplain"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/path/id`.
+                package var id: Swift.String
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/path/decisionId`.
+                package var decisionId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - decisionId:
+                package init(
+                    id: Swift.String,
+                    decisionId: Swift.String
+                ) {
+                    self.id = id
+                    self.decisionId = decisionId
+                }
+            }
+            package var path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/query`.
+            package struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/query/session`.
+                package var session: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - session:
+                package init(session: Swift.String? = nil) {
+                    self.session = session
+                }
+            }
+            package var query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            package init(
+                path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path,
+                query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query = .init(),
+                headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.OperatorExplanation)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.OperatorExplanation {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the explanation now, and the recorded effect and reason
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/decisions/{decisionId}/explain/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
                     .applicationProblemJson
                 ]
             }
@@ -555,6 +5286,893 @@ package enum Operations {
             }
             package static var allCases: [Self] {
                 [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// End every session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)`.
+    package enum PostOperatorUsersByIdSignoutEverywhere {
+        package static let id: Swift.String = "postOperatorUsersByIdSignoutEverywhere"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdSignoutEverywhere.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostOperatorUsersByIdSignoutEverywhere.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            package init(
+                path: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Path,
+                headers: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content/json/ended`.
+                        package var ended: Swift.Int
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - ended:
+                        package init(ended: Swift.Int) {
+                            self.ended = ended
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case ended
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.ended = try container.decode(
+                                Swift.Int.self,
+                                forKey: .ended
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "ended"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/200/content/application\/json`.
+                    case json(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// how many sessions were ended
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/signout-everywhere/POST/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.PostOperatorUsersByIdSignoutEverywhere.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The policy page of the console (operator)
+    ///
+    /// What GET /v1/policy says (the active version, the last refused reload with its diagnostics), the app roles and product ids the set declares, the bundle revision (with --bundle-key), the decision-log mode, the newest 1,000 decision records counted by action, effect and reason, and the shadow candidate's totals (with --shadow).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/policy`.
+    /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)`.
+    package enum GetOperatorPolicy {
+        package static let id: Swift.String = "getOperatorPolicy"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/policy/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorPolicy.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorPolicy.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorPolicy.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            package init(headers: Operations.GetOperatorPolicy.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/active`.
+                        package struct ActivePayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `ActivePayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/active`.
+                        package var active: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ActivePayload
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/lastRefused`.
+                        package struct LastRefusedPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `LastRefusedPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/lastRefused`.
+                        package var lastRefused: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.LastRefusedPayload?
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/declaredRoles`.
+                        package var declaredRoles: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/products`.
+                        package struct ProductsPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: [String: Swift.String]
+                            /// Creates a new `ProductsPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: [String: Swift.String] = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/products`.
+                        package var products: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ProductsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/bundle`.
+                        package struct BundlePayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `BundlePayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/bundle`.
+                        package var bundle: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.BundlePayload?
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/decisionLog`.
+                        package var decisionLog: Swift.String
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/decisions`.
+                        package struct DecisionsPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `DecisionsPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/decisions`.
+                        package var decisions: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.DecisionsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/shadow`.
+                        package struct ShadowPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `ShadowPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/json/shadow`.
+                        package var shadow: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ShadowPayload?
+                        /// A container of undocumented properties.
+                        package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - active:
+                        ///   - lastRefused:
+                        ///   - declaredRoles:
+                        ///   - products:
+                        ///   - bundle:
+                        ///   - decisionLog:
+                        ///   - decisions:
+                        ///   - shadow:
+                        ///   - additionalProperties: A container of undocumented properties.
+                        package init(
+                            active: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ActivePayload,
+                            lastRefused: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.LastRefusedPayload? = nil,
+                            declaredRoles: [Swift.String],
+                            products: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ProductsPayload,
+                            bundle: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.BundlePayload? = nil,
+                            decisionLog: Swift.String,
+                            decisions: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.DecisionsPayload,
+                            shadow: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ShadowPayload? = nil,
+                            additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()
+                        ) {
+                            self.active = active
+                            self.lastRefused = lastRefused
+                            self.declaredRoles = declaredRoles
+                            self.products = products
+                            self.bundle = bundle
+                            self.decisionLog = decisionLog
+                            self.decisions = decisions
+                            self.shadow = shadow
+                            self.additionalProperties = additionalProperties
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case active
+                            case lastRefused
+                            case declaredRoles
+                            case products
+                            case bundle
+                            case decisionLog
+                            case decisions
+                            case shadow
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.active = try container.decode(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ActivePayload.self,
+                                forKey: .active
+                            )
+                            self.lastRefused = try container.decodeIfPresent(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.LastRefusedPayload.self,
+                                forKey: .lastRefused
+                            )
+                            self.declaredRoles = try container.decode(
+                                [Swift.String].self,
+                                forKey: .declaredRoles
+                            )
+                            self.products = try container.decode(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ProductsPayload.self,
+                                forKey: .products
+                            )
+                            self.bundle = try container.decodeIfPresent(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.BundlePayload.self,
+                                forKey: .bundle
+                            )
+                            self.decisionLog = try container.decode(
+                                Swift.String.self,
+                                forKey: .decisionLog
+                            )
+                            self.decisions = try container.decode(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.DecisionsPayload.self,
+                                forKey: .decisions
+                            )
+                            self.shadow = try container.decodeIfPresent(
+                                Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload.ShadowPayload.self,
+                                forKey: .shadow
+                            )
+                            additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
+                                "active",
+                                "lastRefused",
+                                "declaredRoles",
+                                "products",
+                                "bundle",
+                                "decisionLog",
+                                "decisions",
+                                "shadow"
+                            ])
+                        }
+                        package func encode(to encoder: any Swift.Encoder) throws {
+                            var container = encoder.container(keyedBy: CodingKeys.self)
+                            try container.encode(
+                                self.active,
+                                forKey: .active
+                            )
+                            try container.encodeIfPresent(
+                                self.lastRefused,
+                                forKey: .lastRefused
+                            )
+                            try container.encode(
+                                self.declaredRoles,
+                                forKey: .declaredRoles
+                            )
+                            try container.encode(
+                                self.products,
+                                forKey: .products
+                            )
+                            try container.encodeIfPresent(
+                                self.bundle,
+                                forKey: .bundle
+                            )
+                            try container.encode(
+                                self.decisionLog,
+                                forKey: .decisionLog
+                            )
+                            try container.encode(
+                                self.decisions,
+                                forKey: .decisions
+                            )
+                            try container.encodeIfPresent(
+                                self.shadow,
+                                forKey: .shadow
+                            )
+                            try encoder.encodeAdditionalProperties(additionalProperties)
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorPolicy.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the policy page's data
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorPolicy.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorPolicy.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorPolicy.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorPolicy.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorPolicy.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorPolicy.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/policy/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorPolicy.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorPolicy.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorPolicy.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorPolicy.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
                     .applicationProblemJson
                 ]
             }
@@ -922,6 +6540,854 @@ package enum Operations {
             }
             package static var allCases: [Self] {
                 [
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The user's page (operator, console)
+    ///
+    /// The account, its tier and where it came from (purchase, operator, expired, none), App Store transactions, app roles (and the roles the set declares), spaces with members, sessions (live first; never a token), credential kinds (never a secret), privacy settings, and the newest `audit` audit events (default 50), operator actions naming the operator (`method` `operator:` and a digest prefix).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)`.
+    package enum GetOperatorUsersById {
+        package static let id: Swift.String = "getOperatorUsersById"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/path`.
+            package struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/path/id`.
+                package var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                package init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            package var path: Operations.GetOperatorUsersById.Input.Path
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/query/audit`.
+                package var audit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - audit:
+                package init(audit: Swift.Int? = nil) {
+                    self.audit = audit
+                }
+            }
+            package var query: Operations.GetOperatorUsersById.Input.Query
+            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorUsersById.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetOperatorUsersById.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetOperatorUsersById.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            package init(
+                path: Operations.GetOperatorUsersById.Input.Path,
+                query: Operations.GetOperatorUsersById.Input.Query = .init(),
+                headers: Operations.GetOperatorUsersById.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json`.
+                    package struct JsonPayload: Codable, Hashable, Sendable {
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/user`.
+                        package var user: Components.Schemas.OperatorUser
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier`.
+                        package struct TierPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/tier`.
+                            package var tier: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/source`.
+                            @frozen package enum SourcePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                                case purchase = "purchase"
+                                case _operator = "operator"
+                                case expired = "expired"
+                                case none = "none"
+                            }
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/source`.
+                            package var source: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.SourcePayload
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/productId`.
+                            package var productId: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/expiresAt`.
+                            package var expiresAt: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/originalTransactionId`.
+                            package var originalTransactionId: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier/updatedAt`.
+                            package var updatedAt: Swift.String?
+                            /// Creates a new `TierPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - tier:
+                            ///   - source:
+                            ///   - productId:
+                            ///   - expiresAt:
+                            ///   - originalTransactionId:
+                            ///   - updatedAt:
+                            package init(
+                                tier: Swift.String? = nil,
+                                source: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.SourcePayload,
+                                productId: Swift.String? = nil,
+                                expiresAt: Swift.String? = nil,
+                                originalTransactionId: Swift.String? = nil,
+                                updatedAt: Swift.String? = nil
+                            ) {
+                                self.tier = tier
+                                self.source = source
+                                self.productId = productId
+                                self.expiresAt = expiresAt
+                                self.originalTransactionId = originalTransactionId
+                                self.updatedAt = updatedAt
+                            }
+                            package enum CodingKeys: String, CodingKey {
+                                case tier
+                                case source
+                                case productId
+                                case expiresAt
+                                case originalTransactionId
+                                case updatedAt
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                let container = try decoder.container(keyedBy: CodingKeys.self)
+                                self.tier = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .tier
+                                )
+                                self.source = try container.decode(
+                                    Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.SourcePayload.self,
+                                    forKey: .source
+                                )
+                                self.productId = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .productId
+                                )
+                                self.expiresAt = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .expiresAt
+                                )
+                                self.originalTransactionId = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .originalTransactionId
+                                )
+                                self.updatedAt = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .updatedAt
+                                )
+                                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                    "tier",
+                                    "source",
+                                    "productId",
+                                    "expiresAt",
+                                    "originalTransactionId",
+                                    "updatedAt"
+                                ])
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/tier`.
+                        package var tier: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/TransactionsPayload`.
+                        package struct TransactionsPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `TransactionsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/transactions`.
+                        package typealias TransactionsPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/transactions`.
+                        package var transactions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/roles`.
+                        package var roles: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/declaredRoles`.
+                        package var declaredRoles: [Swift.String]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SpacesPayload`.
+                        package struct SpacesPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `SpacesPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/spaces`.
+                        package typealias SpacesPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/spaces`.
+                        package var spaces: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload`.
+                        package struct SessionsPayloadPayload: Codable, Hashable, Sendable {
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/id`.
+                            package var id: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/method`.
+                            package var method: Swift.String
+                            /// What the sign-in said about its device: the declared `Gatehouse-Device` and the User-Agent's product (`iPhone15,2 · ResearchApp/1`), with `enrolled device ID` first once a device key verified the session; null for a session that said nothing or began before it was kept (the console shows "unknown"). What the client said, never trusted.
+                            ///
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/device`.
+                            package var device: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/live`.
+                            package var live: Swift.Bool
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/createdAt`.
+                            package var createdAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/lastSeenAt`.
+                            package var lastSeenAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/verifiedAt`.
+                            package var verifiedAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/expiresAt`.
+                            package var expiresAt: Swift.String
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/revokedAt`.
+                            package var revokedAt: Swift.String?
+                            /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/SessionsPayload/revokedReason`.
+                            package var revokedReason: Swift.String?
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `SessionsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - id:
+                            ///   - method:
+                            ///   - device: What the sign-in said about its device: the declared `Gatehouse-Device` and the User-Agent's product (`iPhone15,2 · ResearchApp/1`), with `enrolled device ID` first once a device key verified the session; null for a session that said nothing or began before it was kept (the console shows "unknown"). What the client said, never trusted.
+                            ///   - live:
+                            ///   - createdAt:
+                            ///   - lastSeenAt:
+                            ///   - verifiedAt:
+                            ///   - expiresAt:
+                            ///   - revokedAt:
+                            ///   - revokedReason:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(
+                                id: Swift.String,
+                                method: Swift.String,
+                                device: Swift.String? = nil,
+                                live: Swift.Bool,
+                                createdAt: Swift.String,
+                                lastSeenAt: Swift.String,
+                                verifiedAt: Swift.String,
+                                expiresAt: Swift.String,
+                                revokedAt: Swift.String? = nil,
+                                revokedReason: Swift.String? = nil,
+                                additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()
+                            ) {
+                                self.id = id
+                                self.method = method
+                                self.device = device
+                                self.live = live
+                                self.createdAt = createdAt
+                                self.lastSeenAt = lastSeenAt
+                                self.verifiedAt = verifiedAt
+                                self.expiresAt = expiresAt
+                                self.revokedAt = revokedAt
+                                self.revokedReason = revokedReason
+                                self.additionalProperties = additionalProperties
+                            }
+                            package enum CodingKeys: String, CodingKey {
+                                case id
+                                case method
+                                case device
+                                case live
+                                case createdAt
+                                case lastSeenAt
+                                case verifiedAt
+                                case expiresAt
+                                case revokedAt
+                                case revokedReason
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                let container = try decoder.container(keyedBy: CodingKeys.self)
+                                self.id = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .id
+                                )
+                                self.method = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .method
+                                )
+                                self.device = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .device
+                                )
+                                self.live = try container.decode(
+                                    Swift.Bool.self,
+                                    forKey: .live
+                                )
+                                self.createdAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .createdAt
+                                )
+                                self.lastSeenAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .lastSeenAt
+                                )
+                                self.verifiedAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .verifiedAt
+                                )
+                                self.expiresAt = try container.decode(
+                                    Swift.String.self,
+                                    forKey: .expiresAt
+                                )
+                                self.revokedAt = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .revokedAt
+                                )
+                                self.revokedReason = try container.decodeIfPresent(
+                                    Swift.String.self,
+                                    forKey: .revokedReason
+                                )
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [
+                                    "id",
+                                    "method",
+                                    "device",
+                                    "live",
+                                    "createdAt",
+                                    "lastSeenAt",
+                                    "verifiedAt",
+                                    "expiresAt",
+                                    "revokedAt",
+                                    "revokedReason"
+                                ])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                var container = encoder.container(keyedBy: CodingKeys.self)
+                                try container.encode(
+                                    self.id,
+                                    forKey: .id
+                                )
+                                try container.encode(
+                                    self.method,
+                                    forKey: .method
+                                )
+                                try container.encodeIfPresent(
+                                    self.device,
+                                    forKey: .device
+                                )
+                                try container.encode(
+                                    self.live,
+                                    forKey: .live
+                                )
+                                try container.encode(
+                                    self.createdAt,
+                                    forKey: .createdAt
+                                )
+                                try container.encode(
+                                    self.lastSeenAt,
+                                    forKey: .lastSeenAt
+                                )
+                                try container.encode(
+                                    self.verifiedAt,
+                                    forKey: .verifiedAt
+                                )
+                                try container.encode(
+                                    self.expiresAt,
+                                    forKey: .expiresAt
+                                )
+                                try container.encodeIfPresent(
+                                    self.revokedAt,
+                                    forKey: .revokedAt
+                                )
+                                try container.encodeIfPresent(
+                                    self.revokedReason,
+                                    forKey: .revokedReason
+                                )
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/sessions`.
+                        package typealias SessionsPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/sessions`.
+                        package var sessions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/CredentialsPayload`.
+                        package struct CredentialsPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `CredentialsPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/credentials`.
+                        package typealias CredentialsPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/credentials`.
+                        package var credentials: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/privacy`.
+                        package struct PrivacyPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `PrivacyPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/privacy`.
+                        package var privacy: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.PrivacyPayload
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/AuditPayload`.
+                        package struct AuditPayloadPayload: Codable, Hashable, Sendable {
+                            /// A container of undocumented properties.
+                            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+                            /// Creates a new `AuditPayloadPayload`.
+                            ///
+                            /// - Parameters:
+                            ///   - additionalProperties: A container of undocumented properties.
+                            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                                self.additionalProperties = additionalProperties
+                            }
+                            package init(from decoder: any Swift.Decoder) throws {
+                                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                            }
+                            package func encode(to encoder: any Swift.Encoder) throws {
+                                try encoder.encodeAdditionalProperties(additionalProperties)
+                            }
+                        }
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/audit`.
+                        package typealias AuditPayload = [Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayloadPayload]
+                        /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/json/audit`.
+                        package var audit: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayload
+                        /// Creates a new `JsonPayload`.
+                        ///
+                        /// - Parameters:
+                        ///   - user:
+                        ///   - tier:
+                        ///   - transactions:
+                        ///   - roles:
+                        ///   - declaredRoles:
+                        ///   - spaces:
+                        ///   - sessions:
+                        ///   - credentials:
+                        ///   - privacy:
+                        ///   - audit:
+                        package init(
+                            user: Components.Schemas.OperatorUser,
+                            tier: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload,
+                            transactions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayload,
+                            roles: [Swift.String],
+                            declaredRoles: [Swift.String],
+                            spaces: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayload,
+                            sessions: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayload,
+                            credentials: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayload,
+                            privacy: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.PrivacyPayload,
+                            audit: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayload
+                        ) {
+                            self.user = user
+                            self.tier = tier
+                            self.transactions = transactions
+                            self.roles = roles
+                            self.declaredRoles = declaredRoles
+                            self.spaces = spaces
+                            self.sessions = sessions
+                            self.credentials = credentials
+                            self.privacy = privacy
+                            self.audit = audit
+                        }
+                        package enum CodingKeys: String, CodingKey {
+                            case user
+                            case tier
+                            case transactions
+                            case roles
+                            case declaredRoles
+                            case spaces
+                            case sessions
+                            case credentials
+                            case privacy
+                            case audit
+                        }
+                        package init(from decoder: any Swift.Decoder) throws {
+                            let container = try decoder.container(keyedBy: CodingKeys.self)
+                            self.user = try container.decode(
+                                Components.Schemas.OperatorUser.self,
+                                forKey: .user
+                            )
+                            self.tier = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TierPayload.self,
+                                forKey: .tier
+                            )
+                            self.transactions = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.TransactionsPayload.self,
+                                forKey: .transactions
+                            )
+                            self.roles = try container.decode(
+                                [Swift.String].self,
+                                forKey: .roles
+                            )
+                            self.declaredRoles = try container.decode(
+                                [Swift.String].self,
+                                forKey: .declaredRoles
+                            )
+                            self.spaces = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SpacesPayload.self,
+                                forKey: .spaces
+                            )
+                            self.sessions = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.SessionsPayload.self,
+                                forKey: .sessions
+                            )
+                            self.credentials = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.CredentialsPayload.self,
+                                forKey: .credentials
+                            )
+                            self.privacy = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.PrivacyPayload.self,
+                                forKey: .privacy
+                            )
+                            self.audit = try container.decode(
+                                Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload.AuditPayload.self,
+                                forKey: .audit
+                            )
+                            try decoder.ensureNoAdditionalProperties(knownKeys: [
+                                "user",
+                                "tier",
+                                "transactions",
+                                "roles",
+                                "declaredRoles",
+                                "spaces",
+                                "sessions",
+                                "credentials",
+                                "privacy",
+                                "audit"
+                            ])
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/200/content/application\/json`.
+                    case json(Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Operations.GetOperatorUsersById.Output.Ok.Body.JsonPayload {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// the user's page
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetOperatorUsersById.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetOperatorUsersById.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_input or unknown_field, naming the field or parameter)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetOperatorUsersById.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetOperatorUsersById.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (operator_credential_required: no operator credential, or a wrong one)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetOperatorUsersById.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetOperatorUsersById.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/404/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_found: no such user, session or decision record)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetOperatorUsersById.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            package var notFound: Operations.GetOperatorUsersById.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct TooManyRequests: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/429/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/operator/users/{id}/GET/responses/429/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetOperatorUsersById.Output.TooManyRequests.Body
+                /// Creates a new `TooManyRequests`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetOperatorUsersById.Output.TooManyRequests.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (throttled: too many failed operator credentials from this client)
+            ///
+            /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Operations.GetOperatorUsersById.Output.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            package var tooManyRequests: Operations.GetOperatorUsersById.Output.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
                     .applicationProblemJson
                 ]
             }

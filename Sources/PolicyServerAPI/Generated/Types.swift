@@ -21,6 +21,68 @@ package import struct Foundation.Date
 package import PolicyModel
 /// A type that performs HTTP operations defined by the OpenAPI document.
 package protocol APIProtocol: Sendable {
+    /// The active policy version and the last refused one
+    ///
+    /// - Remark: HTTP `GET /v1/policy`.
+    /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
+    func getPolicy(_ input: Operations.GetPolicy.Input) async throws -> Operations.GetPolicy.Output
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output
+    /// Anonymous sign-in
+    ///
+    /// - Remark: HTTP `POST /v1/auth/anonymous`.
+    /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
+    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output
+    /// End the bearer's session
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)`.
+    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output
+    /// End every session of the bearer's user
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
+    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output
+    /// A single-use nonce for Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
+    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output
+    /// Unlink the Apple id
+    ///
+    /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
+    func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output
+    /// The privacy settings
+    ///
+    /// - Remark: HTTP `GET /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
+    func getMePrivacy(_ input: Operations.GetMePrivacy.Input) async throws -> Operations.GetMePrivacy.Output
+    /// GDPR export of everything held on the user
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)`.
+    func getMeExport(_ input: Operations.GetMeExport.Input) async throws -> Operations.GetMeExport.Output
+    /// The signed-in user's own profile (no secret, hash or key material)
+    ///
+    /// - Remark: HTTP `GET /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
+    func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output
+    /// Delete the account and its data
+    ///
+    /// - Remark: HTTP `DELETE /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
+    func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output
+    /// A new share code (owner only)
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
+    /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
+    func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -28,16 +90,63 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
     func deleteOperatorUsersByIdSubscription(_ input: Operations.DeleteOperatorUsersByIdSubscription.Input) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output
+    /// Decision records with their inputs, newest first, a page at a time (operator)
+    ///
+    /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/decisions`.
+    /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)`.
+    func getOperatorDecisions(_ input: Operations.GetOperatorDecisions.Input) async throws -> Operations.GetOperatorDecisions.Output
+    /// Security events, newest first, a page at a time (operator)
+    ///
+    /// The audit log: kinds and outcomes of sign-ins, verifications, lockouts, revocations, exports and deletions, the actor by pseudonym; never a secret. With `Accept: application/x-ndjson` one event per line and the next page's cursor in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/audit`.
+    /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)`.
+    func getOperatorAudit(_ input: Operations.GetOperatorAudit.Input) async throws -> Operations.GetOperatorAudit.Output
+    /// What the shadow candidate (--shadow DIR) would answer differently, so far (operator)
+    ///
+    /// The candidate's content hash (or the diagnostics of a candidate that does not compile, which is not decided), how many live decisions it decided after their answers, how many it would answer for another reason, those disagreements by action and live and shadow reason, and the newest examples with user ids pseudonymised.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/shadow`.
+    /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
+    func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output
     /// End one session of the user (operator, console; audited)
     ///
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}/sessions/{sessionId}`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/sessions/{sessionId}/delete(deleteOperatorUsersByIdSessionsBySessionId)`.
     func deleteOperatorUsersByIdSessionsBySessionId(_ input: Operations.DeleteOperatorUsersByIdSessionsBySessionId.Input) async throws -> Operations.DeleteOperatorUsersByIdSessionsBySessionId.Output
+    /// End every session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)`.
+    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output
+    /// The policy page of the console (operator)
+    ///
+    /// What GET /v1/policy says (the active version, the last refused reload with its diagnostics), the app roles and product ids the set declares, the bundle revision (with --bundle-key), the decision-log mode, the newest 1,000 decision records counted by action, effect and reason, and the shadow candidate's totals (with --shadow).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/policy`.
+    /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)`.
+    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/pin-unlock/post(postOperatorUsersByIdPinUnlock)`.
     func postOperatorUsersByIdPinUnlock(_ input: Operations.PostOperatorUsersByIdPinUnlock.Input) async throws -> Operations.PostOperatorUsersByIdPinUnlock.Output
+    /// The user's page (operator, console)
+    ///
+    /// The account, its tier and where it came from (purchase, operator, expired, none), App Store transactions, app roles (and the roles the set declares), spaces with members, sessions (live first; never a token), credential kinds (never a secret), privacy settings, and the newest `audit` audit events (default 50), operator actions naming the operator (`method` `operator:` and a digest prefix).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)`.
+    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output
     /// Delete a user (operator)
     ///
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}`.
@@ -47,6 +156,100 @@ package protocol APIProtocol: Sendable {
 
 /// Convenience overloads for operation inputs.
 extension APIProtocol {
+    /// The active policy version and the last refused one
+    ///
+    /// - Remark: HTTP `GET /v1/policy`.
+    /// - Remark: Generated from `#/paths//v1/policy/get(getPolicy)`.
+    package func getPolicy(headers: Operations.GetPolicy.Input.Headers = .init()) async throws -> Operations.GetPolicy.Output {
+        try await getPolicy(Operations.GetPolicy.Input(headers: headers))
+    }
+    /// The active policy version as a signed bundle (docs/bundles.md), for apps that decide offline
+    ///
+    /// Built at each successful reload when the server has a bundle signing key (--bundle-key), never from a refused version. Revalidate with If-None-Match: the same bundle answers 304.
+    ///
+    /// - Remark: HTTP `GET /v1/bundle`.
+    /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
+    package func getBundle(headers: Operations.GetBundle.Input.Headers = .init()) async throws -> Operations.GetBundle.Output {
+        try await getBundle(Operations.GetBundle.Input(headers: headers))
+    }
+    /// Anonymous sign-in
+    ///
+    /// - Remark: HTTP `POST /v1/auth/anonymous`.
+    /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
+    package func postAuthAnonymous(headers: Operations.PostAuthAnonymous.Input.Headers = .init()) async throws -> Operations.PostAuthAnonymous.Output {
+        try await postAuthAnonymous(Operations.PostAuthAnonymous.Input(headers: headers))
+    }
+    /// End the bearer's session
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout/post(postAuthSignout)`.
+    package func postAuthSignout(headers: Operations.PostAuthSignout.Input.Headers = .init()) async throws -> Operations.PostAuthSignout.Output {
+        try await postAuthSignout(Operations.PostAuthSignout.Input(headers: headers))
+    }
+    /// End every session of the bearer's user
+    ///
+    /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
+    package func postAuthSignoutEverywhere(headers: Operations.PostAuthSignoutEverywhere.Input.Headers = .init()) async throws -> Operations.PostAuthSignoutEverywhere.Output {
+        try await postAuthSignoutEverywhere(Operations.PostAuthSignoutEverywhere.Input(headers: headers))
+    }
+    /// A single-use nonce for Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
+    package func postAuthAppleNonce(headers: Operations.PostAuthAppleNonce.Input.Headers = .init()) async throws -> Operations.PostAuthAppleNonce.Output {
+        try await postAuthAppleNonce(Operations.PostAuthAppleNonce.Input(headers: headers))
+    }
+    /// Unlink the Apple id
+    ///
+    /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
+    package func deleteAuthAppleLink(headers: Operations.DeleteAuthAppleLink.Input.Headers = .init()) async throws -> Operations.DeleteAuthAppleLink.Output {
+        try await deleteAuthAppleLink(Operations.DeleteAuthAppleLink.Input(headers: headers))
+    }
+    /// The privacy settings
+    ///
+    /// - Remark: HTTP `GET /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
+    package func getMePrivacy(headers: Operations.GetMePrivacy.Input.Headers = .init()) async throws -> Operations.GetMePrivacy.Output {
+        try await getMePrivacy(Operations.GetMePrivacy.Input(headers: headers))
+    }
+    /// GDPR export of everything held on the user
+    ///
+    /// - Remark: HTTP `GET /v1/me/export`.
+    /// - Remark: Generated from `#/paths//v1/me/export/get(getMeExport)`.
+    package func getMeExport(headers: Operations.GetMeExport.Input.Headers = .init()) async throws -> Operations.GetMeExport.Output {
+        try await getMeExport(Operations.GetMeExport.Input(headers: headers))
+    }
+    /// The signed-in user's own profile (no secret, hash or key material)
+    ///
+    /// - Remark: HTTP `GET /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/get(getMe)`.
+    package func getMe(headers: Operations.GetMe.Input.Headers = .init()) async throws -> Operations.GetMe.Output {
+        try await getMe(Operations.GetMe.Input(headers: headers))
+    }
+    /// Delete the account and its data
+    ///
+    /// - Remark: HTTP `DELETE /v1/me`.
+    /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
+    package func deleteMe(headers: Operations.DeleteMe.Input.Headers = .init()) async throws -> Operations.DeleteMe.Output {
+        try await deleteMe(Operations.DeleteMe.Input(headers: headers))
+    }
+    /// A new share code (owner only)
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
+    /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
+    package func postSpacesByIdCodes(
+        path: Operations.PostSpacesByIdCodes.Input.Path,
+        headers: Operations.PostSpacesByIdCodes.Input.Headers = .init(),
+        body: Operations.PostSpacesByIdCodes.Input.Body? = nil
+    ) async throws -> Operations.PostSpacesByIdCodes.Output {
+        try await postSpacesByIdCodes(Operations.PostSpacesByIdCodes.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -59,6 +262,62 @@ extension APIProtocol {
     ) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output {
         try await deleteOperatorUsersByIdSubscription(Operations.DeleteOperatorUsersByIdSubscription.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// Decision records with their inputs, newest first, a page at a time (operator)
+    ///
+    /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/decisions`.
+    /// - Remark: Generated from `#/paths//v1/operator/decisions/get(getOperatorDecisions)`.
+    package func getOperatorDecisions(
+        query: Operations.GetOperatorDecisions.Input.Query = .init(),
+        headers: Operations.GetOperatorDecisions.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorDecisions.Output {
+        try await getOperatorDecisions(Operations.GetOperatorDecisions.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Security events, newest first, a page at a time (operator)
+    ///
+    /// The audit log: kinds and outcomes of sign-ins, verifications, lockouts, revocations, exports and deletions, the actor by pseudonym; never a secret. With `Accept: application/x-ndjson` one event per line and the next page's cursor in `Gatehouse-Next-Cursor`.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/audit`.
+    /// - Remark: Generated from `#/paths//v1/operator/audit/get(getOperatorAudit)`.
+    package func getOperatorAudit(
+        query: Operations.GetOperatorAudit.Input.Query = .init(),
+        headers: Operations.GetOperatorAudit.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorAudit.Output {
+        try await getOperatorAudit(Operations.GetOperatorAudit.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// What the shadow candidate (--shadow DIR) would answer differently, so far (operator)
+    ///
+    /// The candidate's content hash (or the diagnostics of a candidate that does not compile, which is not decided), how many live decisions it decided after their answers, how many it would answer for another reason, those disagreements by action and live and shadow reason, and the newest examples with user ids pseudonymised.
+    ///
+    /// - Remark: HTTP `GET /v1/operator/shadow`.
+    /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
+    package func getOperatorShadow(headers: Operations.GetOperatorShadow.Input.Headers = .init()) async throws -> Operations.GetOperatorShadow.Output {
+        try await getOperatorShadow(Operations.GetOperatorShadow.Input(headers: headers))
+    }
+    /// Explain one of the user's recorded decisions again now (operator, console)
+    ///
+    /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/decisions/{decisionId}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/decisions/{decisionId}/explain/post(postOperatorUsersByIdDecisionsByDecisionIdExplain)`.
+    package func postOperatorUsersByIdDecisionsByDecisionIdExplain(
+        path: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Path,
+        query: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Query = .init(),
+        headers: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input.Headers = .init()
+    ) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output {
+        try await postOperatorUsersByIdDecisionsByDecisionIdExplain(Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input(
+            path: path,
+            query: query,
             headers: headers
         ))
     }
@@ -75,6 +334,28 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// End every session of the user (operator, console; audited)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/signout-everywhere`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/signout-everywhere/post(postOperatorUsersByIdSignoutEverywhere)`.
+    package func postOperatorUsersByIdSignoutEverywhere(
+        path: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Path,
+        headers: Operations.PostOperatorUsersByIdSignoutEverywhere.Input.Headers = .init()
+    ) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output {
+        try await postOperatorUsersByIdSignoutEverywhere(Operations.PostOperatorUsersByIdSignoutEverywhere.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The policy page of the console (operator)
+    ///
+    /// What GET /v1/policy says (the active version, the last refused reload with its diagnostics), the app roles and product ids the set declares, the bundle revision (with --bundle-key), the decision-log mode, the newest 1,000 decision records counted by action, effect and reason, and the shadow candidate's totals (with --shadow).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/policy`.
+    /// - Remark: Generated from `#/paths//v1/operator/policy/get(getOperatorPolicy)`.
+    package func getOperatorPolicy(headers: Operations.GetOperatorPolicy.Input.Headers = .init()) async throws -> Operations.GetOperatorPolicy.Output {
+        try await getOperatorPolicy(Operations.GetOperatorPolicy.Input(headers: headers))
+    }
     /// Lift a PIN lockout (operator)
     ///
     /// - Remark: HTTP `POST /v1/operator/users/{id}/pin-unlock`.
@@ -85,6 +366,23 @@ extension APIProtocol {
     ) async throws -> Operations.PostOperatorUsersByIdPinUnlock.Output {
         try await postOperatorUsersByIdPinUnlock(Operations.PostOperatorUsersByIdPinUnlock.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// The user's page (operator, console)
+    ///
+    /// The account, its tier and where it came from (purchase, operator, expired, none), App Store transactions, app roles (and the roles the set declares), spaces with members, sessions (live first; never a token), credential kinds (never a secret), privacy settings, and the newest `audit` audit events (default 50), operator actions naming the operator (`method` `operator:` and a digest prefix).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/get(getOperatorUsersById)`.
+    package func getOperatorUsersById(
+        path: Operations.GetOperatorUsersById.Input.Path,
+        query: Operations.GetOperatorUsersById.Input.Query = .init(),
+        headers: Operations.GetOperatorUsersById.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorUsersById.Output {
+        try await getOperatorUsersById(Operations.GetOperatorUsersById.Input(
+            path: path,
+            query: query,
             headers: headers
         ))
     }
