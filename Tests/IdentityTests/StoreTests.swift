@@ -189,7 +189,9 @@ import GatehouseTestSupport
 
     /// A user's memberships are indexed once, by `membership(userId, resourceId, role)` (v13): the narrower
     /// `membership_userId` (v3) was its prefix and is dropped (v15). Every statement that finds memberships by user
-    /// (the export, the erasure's cascade, the resource lists) searches the wider index; none scans the table.
+    /// (the export, the erasure's cascade, the resource lists) searches a wider index; none scans the table. On
+    /// PostgreSQL, an empty table's planner may take v22's `membership(userId, resourceType, ...)` instead: either
+    /// starts at the user.
     @Test(arguments: StoreKind.testable) func membershipsByUserUseTheWiderIndexAlone(store: StoreKind) async throws {
         let h = try await Harness(store)
         let byUser = #"SELECT * FROM "membership" WHERE "userId" = 'u1'"#
@@ -224,7 +226,11 @@ import GatehouseTestSupport
                 try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
                 return plans
             }
-            for plan in plans { #expect(plan.contains(#"on "membership_userId_resourceId""#) && !plan.contains("Seq Scan"), "\(plan)") }
+            for plan in plans {
+                #expect(
+                    (plan.contains(#"on "membership_userId_resourceId""#) || plan.contains(#"on "membership_userId_resourceType""#)) && !plan.contains("Seq Scan"),
+                    "\(plan)")
+            }
         }
     }
 
