@@ -38,10 +38,11 @@ def query(after, variant):
         plan1 = '("listed"."resourceOwnerId" = ? OR "listed"."role" IS NOT NULL)'
         plan2 = ('("resource"."ownerId" = ? OR (SELECT "m"."role" FROM "membership" "m" WHERE "m"."resourceId" = "resource"."id"'
                  ' AND "m"."userId" = ?) IS NOT NULL)')
-        return ('SELECT "id" FROM (SELECT "listed"."resourceId" AS "id" FROM "membership" AS "listed"'
-                ' WHERE "listed"."userId" = ? AND "listed"."resourceType" = ?' + a1 + ' AND ' + plan1 + ' ORDER BY "listed"."resourceId" LIMIT ?) AS "arm0"'
-                ' UNION SELECT "id" FROM (SELECT "resource"."id" FROM "resource" WHERE "resource"."ownerId" = ? AND "resource"."type" = ?' + a2 +
-                ' AND ' + plan2 + ' ORDER BY "resource"."id" LIMIT ?) AS "arm1" ORDER BY "id" LIMIT ?')
+        # SQLite's form: the arms bare in the union, merged in index order as far as the outer LIMIT reads them.
+        return ('SELECT "listed"."resourceId" AS "id" FROM "membership" AS "listed"'
+                ' WHERE "listed"."userId" = ? AND "listed"."resourceType" = ?' + a1 + ' AND ' + plan1 +
+                ' UNION SELECT "resource"."id" FROM "resource" WHERE "resource"."ownerId" = ?' + a2 + ' AND "resource"."type" = ?'
+                ' AND ' + plan2 + ' ORDER BY "id" LIMIT ?')
     a1 = ' AND "listed"."resourceId" > ? AND "resource"."id" > ?' if after else ''
     a2 = ' AND "resource"."id" > ?' if after else ''
     plan1 = '("resource"."ownerId" = ? OR "listed"."role" IS NOT NULL)'
@@ -59,8 +60,8 @@ def run(path, me, what, variant='v21'):
     limit, ids, after = int(what), [], None
     while True:
         if variant == 'v22':
-            b = ([me, 'project'] + ([after] if after else []) + [me, limit + 1, me, 'project'] + ([after] if after else [])
-                 + [me, me, limit + 1, limit + 1])
+            b = ([me, 'project'] + ([after] if after else []) + [me, me] + ([after] if after else [])
+                 + ['project', me, me, limit + 1])
         elif after:
             b = [me, after, after, 'project', me, limit + 1, me, after, 'project', me, me, limit + 1, limit + 1]
         else:

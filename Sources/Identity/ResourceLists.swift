@@ -67,7 +67,8 @@ extension IdentityService {
     /// from those rows through their indexes, one arm per source, each in id order and cut at `limit + 1`, the whole
     /// plan kept as a filter in each arm:
     /// `SELECT "id" FROM (members arm ORDER BY "resourceId" LIMIT n) UNION SELECT "id" FROM (owner arm ...) ORDER BY "id"
-    /// LIMIT n`, or the one arm alone when there is one source. Otherwise, the generic form walks the type in id order:
+    /// LIMIT n` (SQLite: `members arm UNION owner arm ORDER BY "id" LIMIT n`), or the one arm alone when there is one
+    /// source. Otherwise, the generic form walks the type in id order:
     /// `SELECT "id" FROM "resource" WHERE "type" = ? [AND "id" > ?] AND (plan) ORDER BY "id" LIMIT limit + 1`.
     /// Both answer the same ids: an arm only leaves out rows the plan does not allow.
     package static func listQuery(type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders) throws -> SQLWhere {
@@ -78,11 +79,16 @@ extension IdentityService {
                 try arm(sources[0], type: type, plan: plan, after: after, limit: limit, placeholders: placeholders, into: &query)
                 return query
             }
+            // SQLite (`?` placeholders) merges the arms of `UNION ... ORDER BY` as co-routines, each read in its index's
+            // order and only as far as the outer LIMIT takes it, so its arms are written bare: cut and wrapped in a
+            // subquery, each arm's rows were sorted again in a temporary b-tree (2x the instructions of every page).
+            // PostgreSQL appends the arms and sorts, so there each arm is cut at `limit + 1` in its own subquery.
+            let bare = placeholders == .questionMarks
             for (index, source) in sources.enumerated() {
                 if index > 0 { query.sql += " UNION " }
-                query.sql += #"SELECT "id" FROM ("#
-                try arm(source, type: type, plan: plan, after: after, limit: limit, placeholders: placeholders, into: &query)
-                query.sql += #") AS "arm\#(index)""#
+                if !bare { query.sql += #"SELECT "id" FROM ("# }
+                try arm(source, type: type, plan: plan, after: after, limit: bare ? nil : limit, placeholders: placeholders, into: &query)
+                if !bare { query.sql += #") AS "arm\#(index)""# }
             }
             query.sql += #" ORDER BY "id" LIMIT "# + placeholders.mark(after: query.bindings.count)
             query.bindings.append(.int(limit + 1))
@@ -156,12 +162,12 @@ extension IdentityService {
     }
 
     /// One arm of a narrowed list: the source's rows of `type` after `after`, the plan as a filter, in id order, at most
-    /// `limit + 1`. A membership arm walks one range of `membership(userId, resourceType, resourceId, role,
-    /// resourceOwnerId)` (v22) in order, reading the type, the owner and the user's role from the membership row itself
-    /// (no join to `resource`, no second probe of `membership`); an owner arm walks `resource(ownerId, id)` (v13), so
-    /// neither sorts more than a page.
+    /// `limit + 1` (nil: unbounded and unordered here, for a union whose `ORDER BY` and LIMIT bound it). A membership
+    /// arm walks one range of `membership(userId, resourceType, resourceId, role, resourceOwnerId)` (v22) in order,
+    /// reading the type, the owner and the user's role from the membership row itself (no join to `resource`, no second
+    /// probe of `membership`); an owner arm walks `resource(ownerId, id)` (v13), so neither sorts more than a page.
     private static func arm(
-        _ source: ListSource, type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders, into query: inout SQLWhere
+        _ source: ListSource, type: String, plan: ResourcePlan, after: String?, limit: Int?, placeholders: SQLPlaceholders, into query: inout SQLWhere
     ) throws {
         func bind(_ value: SQLValue) -> String {
             query.bindings.append(value)
@@ -188,7 +194,7 @@ extension IdentityService {
             order = #""resource"."id""#
         }
         try appendPlan(plan, columns: columns, placeholders: placeholders, into: &query)
-        query.sql += " ORDER BY \(order) LIMIT " + bind(.int(limit + 1))
+        if let limit { query.sql += " ORDER BY \(order) LIMIT " + bind(.int(limit + 1)) }
     }
 
     /// ` AND (plan)`, its placeholders numbered after the query's bindings so far.

@@ -254,6 +254,8 @@ import GatehouseTestSupport
             }
             #expect(plans[0] == ["SEARCH listed USING COVERING INDEX membership_userId_resourceType (userId=? AND resourceType=? AND resourceId>?)"], "\(plans[0])")
             #expect(plans[1].contains { $0.contains("SEARCH listed USING COVERING INDEX membership_userId_resourceType (userId=? AND resourceType=? AND resourceId>?)") }, "\(plans[1])")
+            // The two arms merged in their indexes' order: no arm's rows sorted again.
+            #expect(plans[1].first == "MERGE (UNION)" && !plans[1].contains { $0.contains("TEMP B-TREE") }, "\(plans[1])")
         case .postgres:
             let pg = try #require(h.postgres)
             let indexes = try await pg.client.query(
