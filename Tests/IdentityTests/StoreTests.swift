@@ -262,6 +262,23 @@ import GatehouseTestSupport
                 "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'membership'", logger: TestPostgres.quietLogger
             ).collect().map { try $0.decode(String.self) }
             #expect(indexes.contains("membership_userId_resourceType"), "\(indexes)")
+            // An empty table is read whole whatever its indexes: ask for the plan a large one would get.
+            let binds = query.bindings.reduce(into: PostgresBindings()) { binds, value in
+                switch value {
+                case .text(let s): binds.append(s)
+                case .int(let i): binds.append(i)
+                case .double(let d): binds.append(d)
+                case .bool(let b): binds.append(b)
+                }
+            }
+            let plan = try await pg.withConnection { connection in
+                try await connection.query("BEGIN", logger: TestPostgres.quietLogger)
+                try await connection.query("SET LOCAL enable_seqscan = off", logger: TestPostgres.quietLogger)
+                let lines = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: binds), logger: TestPostgres.quietLogger).collect()
+                try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
+                return try lines.map { try $0.decode(String.self) }.joined(separator: "\n")
+            }
+            #expect(plan.contains(#"using "membership_userId_resourceType""#) && !plan.contains(#"on "resource""#), "\(plan)")
         }
     }
 
