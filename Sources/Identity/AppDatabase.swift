@@ -450,28 +450,23 @@ package enum Schema {
         // one index (`membership(userId, resourceType, resourceId, role, resourceOwnerId)`) with no join. Triggers keep
         // the copies exact: a new or moved membership reads its resource's, and a resource's type or owner change
         // rewrites its memberships' (a resource's delete takes its memberships with it, v3's cascade). The existing rows
-        // are filled here. A write that sets the copies to anything else is put right by the same triggers.
+        // are filled here. A write that sets the copies to anything else is put right by the same triggers; a write that
+        // names the right ones (a new space's owner row) costs the triggers one lookup and no second write of the row.
         ("v22-membership-resource-facts", """
             ALTER TABLE membership ADD COLUMN resourceType TEXT;     -- resource.type of resourceId, kept by triggers
             ALTER TABLE membership ADD COLUMN resourceOwnerId TEXT;  -- resource.ownerId of resourceId, kept by triggers
-            UPDATE membership SET
-                resourceType = (SELECT type FROM resource WHERE resource.id = membership.resourceId),
-                resourceOwnerId = (SELECT ownerId FROM resource WHERE resource.id = membership.resourceId);
+            UPDATE membership SET (resourceType, resourceOwnerId) = (SELECT type, ownerId FROM resource WHERE resource.id = membership.resourceId);
             CREATE TRIGGER membership_resourceFacts_insert AFTER INSERT ON membership
+                WHEN (NEW.resourceType, NEW.resourceOwnerId) IS NOT (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
                 BEGIN
-                    UPDATE membership SET
-                        resourceType = (SELECT type FROM resource WHERE id = NEW.resourceId),
-                        resourceOwnerId = (SELECT ownerId FROM resource WHERE id = NEW.resourceId)
-                    WHERE resourceId = NEW.resourceId AND userId = NEW.userId;
+                    UPDATE membership SET (resourceType, resourceOwnerId) = (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
+                    WHERE rowid = NEW.rowid;
                 END;
             CREATE TRIGGER membership_resourceFacts_update AFTER UPDATE OF resourceId, resourceType, resourceOwnerId ON membership
-                WHEN NEW.resourceType IS NOT (SELECT type FROM resource WHERE id = NEW.resourceId)
-                    OR NEW.resourceOwnerId IS NOT (SELECT ownerId FROM resource WHERE id = NEW.resourceId)
+                WHEN (NEW.resourceType, NEW.resourceOwnerId) IS NOT (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
                 BEGIN
-                    UPDATE membership SET
-                        resourceType = (SELECT type FROM resource WHERE id = NEW.resourceId),
-                        resourceOwnerId = (SELECT ownerId FROM resource WHERE id = NEW.resourceId)
-                    WHERE resourceId = NEW.resourceId AND userId = NEW.userId;
+                    UPDATE membership SET (resourceType, resourceOwnerId) = (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
+                    WHERE rowid = NEW.rowid;
                 END;
             CREATE TRIGGER resource_membershipFacts_update AFTER UPDATE OF id, type, ownerId ON resource
                 BEGIN
