@@ -447,5 +447,33 @@ package enum Schema {
         ("v21-resource-list-cover", """
             CREATE INDEX resource_id_type_ownerId ON resource(id, type, ownerId);
             """),
+        // Issue 41: a membership row carries its resource's type and owner, so a list's membership arm is one range of
+        // one index (`membership(userId, resourceType, resourceId, role, resourceOwnerId)`) with no join. Triggers keep
+        // the copies exact: a new or moved membership reads its resource's, and a resource's type or owner change
+        // rewrites its memberships' (a resource's delete takes its memberships with it, v3's cascade). The existing rows
+        // are filled here. A write that sets the copies to anything else is put right by the same triggers; a write that
+        // names the right ones (a new space's owner row) costs the triggers one lookup and no second write of the row.
+        ("v22-membership-resource-facts", """
+            ALTER TABLE membership ADD COLUMN resourceType TEXT;     -- resource.type of resourceId, kept by triggers
+            ALTER TABLE membership ADD COLUMN resourceOwnerId TEXT;  -- resource.ownerId of resourceId, kept by triggers
+            UPDATE membership SET (resourceType, resourceOwnerId) = (SELECT type, ownerId FROM resource WHERE resource.id = membership.resourceId);
+            CREATE TRIGGER membership_resourceFacts_insert AFTER INSERT ON membership
+                WHEN (NEW.resourceType, NEW.resourceOwnerId) IS NOT (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
+                BEGIN
+                    UPDATE membership SET (resourceType, resourceOwnerId) = (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
+                    WHERE rowid = NEW.rowid;
+                END;
+            CREATE TRIGGER membership_resourceFacts_update AFTER UPDATE OF resourceId, resourceType, resourceOwnerId ON membership
+                WHEN (NEW.resourceType, NEW.resourceOwnerId) IS NOT (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
+                BEGIN
+                    UPDATE membership SET (resourceType, resourceOwnerId) = (SELECT type, ownerId FROM resource WHERE id = NEW.resourceId)
+                    WHERE rowid = NEW.rowid;
+                END;
+            CREATE TRIGGER resource_membershipFacts_update AFTER UPDATE OF id, type, ownerId ON resource
+                BEGIN
+                    UPDATE membership SET resourceType = NEW.type, resourceOwnerId = NEW.ownerId WHERE resourceId = NEW.id;
+                END;
+            CREATE INDEX membership_userId_resourceType ON membership(userId, resourceType, resourceId, role, resourceOwnerId);
+            """),
     ]
 }

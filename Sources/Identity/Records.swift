@@ -219,6 +219,10 @@ package struct MembershipRow: StoredRow, Hashable {
     package var userId: String
     package var role: String
     package var joinedAt: Date
+    /// The resource's type and owner, copied by the store's triggers (v22) for the lists: whatever a write says here,
+    /// the stored row holds the resource's.
+    package var resourceType: String? = nil
+    package var resourceOwnerId: String? = nil
 }
 
 package struct ShareCodeRow: StoredRow, Hashable {

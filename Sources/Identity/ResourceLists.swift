@@ -24,12 +24,21 @@ extension IdentityService {
     /// (`resourceFacts`): the owner column; the member's role and the member count from `membership` (the owner's
     /// own row says `owner`); usage from `usageCounter`, no row counting as 0; and no attributes, which the store does
     /// not keep, so a condition reading one sees it absent, as `decide` does for a request without it.
-    package static let planColumns = PlanColumns(
-        id: #""resource"."id""#, ownerId: #""resource"."ownerId""#,
-        memberRole: #"(SELECT "m"."role" FROM "membership" "m" WHERE "m"."resourceId" = "resource"."id" AND "m"."userId" = ?)"#,
-        usageCounter: #"(SELECT "u"."value" FROM "usageCounter" "u" WHERE "u"."resourceId" = "resource"."id" AND "u"."name" = ?)"#,
-        memberCount: #"(SELECT COUNT(*) FROM "membership" "c" WHERE "c"."resourceId" = "resource"."id")"#,
-        unmappedAttributesAreAbsent: true)
+    package static let planColumns = planColumns(id: #""resource"."id""#, ownerId: #""resource"."ownerId""#)
+
+    /// `planColumns` for a row whose resource id and owner are the columns `id` and `ownerId` (a membership row's own
+    /// copies, v22, in a list's membership arm).
+    static func planColumns(id: String, ownerId: String) -> PlanColumns {
+        PlanColumns(
+            id: id, ownerId: ownerId,
+            memberRole: #"(SELECT "m"."role" FROM "membership" "m" WHERE "m"."resourceId" = \#(id) AND "m"."userId" = ?)"#,
+            usageCounter: #"(SELECT "u"."value" FROM "usageCounter" "u" WHERE "u"."resourceId" = \#(id) AND "u"."name" = ?)"#,
+            memberCount: #"(SELECT COUNT(*) FROM "membership" "c" WHERE "c"."resourceId" = \#(id))"#,
+            unmappedAttributesAreAbsent: true)
+    }
+
+    /// A membership arm's columns: the listed membership row's copies of its resource's id and owner (v22).
+    static let listedColumns = planColumns(id: #""listed"."resourceId""#, ownerId: #""listed"."resourceOwnerId""#)
 
     /// The ids of the stored resources of `type` that `plan` allows, in id order, after `after` (nil: from the
     /// first), at most `limit` of them: one query on the store (the plan as its `WHERE`), reading `limit + 1` rows
@@ -58,17 +67,28 @@ extension IdentityService {
     /// from those rows through their indexes, one arm per source, each in id order and cut at `limit + 1`, the whole
     /// plan kept as a filter in each arm:
     /// `SELECT "id" FROM (members arm ORDER BY "resourceId" LIMIT n) UNION SELECT "id" FROM (owner arm ...) ORDER BY "id"
-    /// LIMIT n`. Otherwise, the generic form walks the type in id order:
+    /// LIMIT n` (SQLite: `members arm UNION owner arm ORDER BY "id" LIMIT n`), or the one arm alone when there is one
+    /// source. Otherwise, the generic form walks the type in id order:
     /// `SELECT "id" FROM "resource" WHERE "type" = ? [AND "id" > ?] AND (plan) ORDER BY "id" LIMIT limit + 1`.
     /// Both answer the same ids: an arm only leaves out rows the plan does not allow.
     package static func listQuery(type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders) throws -> SQLWhere {
         if case .conditional(let expression) = plan, let sources = narrowing(expression), !sources.isEmpty {
             var query = SQLWhere(sql: "", bindings: [])
+            // One source: its arm is the list (in id order, cut at `limit + 1`), with no union to merge.
+            if sources.count == 1 {
+                try arm(sources[0], type: type, plan: plan, after: after, limit: limit, placeholders: placeholders, into: &query)
+                return query
+            }
+            // SQLite (`?` placeholders) merges the arms of `UNION ... ORDER BY` as co-routines, each read in its index's
+            // order and only as far as the outer LIMIT takes it, so its arms are written bare: cut and wrapped in a
+            // subquery, each arm's rows were sorted again in a temporary b-tree (2x the instructions of every page).
+            // PostgreSQL appends the arms and sorts, so there each arm is cut at `limit + 1` in its own subquery.
+            let bare = placeholders == .questionMarks
             for (index, source) in sources.enumerated() {
                 if index > 0 { query.sql += " UNION " }
-                query.sql += #"SELECT "id" FROM ("#
-                try arm(source, type: type, plan: plan, after: after, limit: limit, placeholders: placeholders, into: &query)
-                query.sql += #") AS "arm\#(index)""#
+                if !bare { query.sql += #"SELECT "id" FROM ("# }
+                try arm(source, type: type, plan: plan, after: after, limit: bare ? nil : limit, placeholders: placeholders, into: &query)
+                if !bare { query.sql += #") AS "arm\#(index)""# }
             }
             query.sql += #" ORDER BY "id" LIMIT "# + placeholders.mark(after: query.bindings.count)
             query.bindings.append(.int(limit + 1))
@@ -142,41 +162,39 @@ extension IdentityService {
     }
 
     /// One arm of a narrowed list: the source's rows of `type` after `after`, the plan as a filter, in id order, at most
-    /// `limit + 1`. A membership arm walks `membership(userId, resourceId, role)` (v13) in order and reads the user's
-    /// role from the row it joined instead of probing `membership` again; an owner arm walks `resource(ownerId, id)`
-    /// (v13), so neither sorts more than a page.
+    /// `limit + 1` (nil: unbounded and unordered here, for a union whose `ORDER BY` and LIMIT bound it). A membership
+    /// arm walks one range of `membership(userId, resourceType, resourceId, role, resourceOwnerId)` (v22) in order,
+    /// reading the type, the owner and the user's role from the membership row itself (no join to `resource`, no second
+    /// probe of `membership`); an owner arm walks `resource(ownerId, id)` (v13), so neither sorts more than a page.
     private static func arm(
-        _ source: ListSource, type: String, plan: ResourcePlan, after: String?, limit: Int, placeholders: SQLPlaceholders, into query: inout SQLWhere
+        _ source: ListSource, type: String, plan: ResourcePlan, after: String?, limit: Int?, placeholders: SQLPlaceholders, into query: inout SQLWhere
     ) throws {
         func bind(_ value: SQLValue) -> String {
             query.bindings.append(value)
             return placeholders.mark(after: query.bindings.count - 1)
         }
-        var columns = planColumns
+        var columns: PlanColumns
         let order: String
         switch source {
         case .member(let user, let roles):
-            query.sql += #"SELECT "resource"."id" FROM "membership" AS "listed" JOIN "resource" ON "resource"."id" = "listed"."resourceId""#
-            query.sql += #" WHERE "listed"."userId" = "# + bind(.text(user))
+            query.sql += #"SELECT "listed"."resourceId" AS "id" FROM "membership" AS "listed" WHERE "listed"."userId" = "# + bind(.text(user))
+            query.sql += #" AND "listed"."resourceType" = "# + bind(.text(type))
             if let roles {
                 query.sql += #" AND "listed"."role" IN ("# + roles.map { bind(.text($0)) }.joined(separator: ", ") + ")"
             }
-            if let after {
-                // The same bound on both sides of the join: PostgreSQL's merge join then starts `resource`'s key at the
-                // cursor instead of walking it from the first id on every page (SQLite's plan is unchanged).
-                query.sql += #" AND "listed"."resourceId" > "# + bind(.text(after))
-                query.sql += #" AND "resource"."id" > "# + bind(.text(after))
-            }
+            if let after { query.sql += #" AND "listed"."resourceId" > "# + bind(.text(after)) }
+            columns = listedColumns
             columns.knownMemberRoles[user] = #""listed"."role""#
             order = #""listed"."resourceId""#
         case .owner(let user):
             query.sql += #"SELECT "resource"."id" FROM "resource" WHERE "resource"."ownerId" = "# + bind(.text(user))
             if let after { query.sql += #" AND "resource"."id" > "# + bind(.text(after)) }
+            query.sql += #" AND "resource"."type" = "# + bind(.text(type))
+            columns = planColumns
             order = #""resource"."id""#
         }
-        query.sql += #" AND "resource"."type" = "# + bind(.text(type))
         try appendPlan(plan, columns: columns, placeholders: placeholders, into: &query)
-        query.sql += " ORDER BY \(order) LIMIT " + bind(.int(limit + 1))
+        if let limit { query.sql += " ORDER BY \(order) LIMIT " + bind(.int(limit + 1)) }
     }
 
     /// ` AND (plan)`, its placeholders numbered after the query's bindings so far.

@@ -82,7 +82,8 @@ extension IdentityService {
             let s = try await self.liveSession(tx, accessToken, at: t)
             let id = self.newId()
             try await tx.insert(ResourceRow(id: id, type: type, name: name, ownerId: s.userId, createdAt: t))
-            try await tx.insert(MembershipRow(resourceId: id, userId: s.userId, role: "owner", joinedAt: t))
+            // The resource's type and owner named as v22's triggers would set them: they check, and need not rewrite the row.
+            try await tx.insert(MembershipRow(resourceId: id, userId: s.userId, role: "owner", joinedAt: t, resourceType: type, resourceOwnerId: s.userId))
             let code = try await self.insertShareCode(tx, resourceId: id, role: inviteRole, by: s.userId, at: t)
             try await self.audit(tx, .spaceCreated, outcome: .success, user: try await self.user(tx, s.userId), at: t)
             return NewSpace(resourceId: id, shareCode: code)

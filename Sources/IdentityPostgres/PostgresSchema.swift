@@ -572,5 +572,42 @@ package enum PostgresSchema {
                 #"CREATE INDEX "resource_id_type_ownerId" ON "resource"("id") INCLUDE ("type", "ownerId")"#,
             ]
         ),
+        (
+            // As in SQLite: a membership row carries its resource's type and owner, kept exact by triggers (a membership
+            // written reads its resource's, whatever the write said; a resource's type or owner change rewrites its
+            // memberships'), the existing rows filled here; a list's membership arm is one range of one index.
+            "v22-membership-resource-facts",
+            [
+                #"ALTER TABLE "membership" ADD COLUMN "resourceType" TEXT, ADD COLUMN "resourceOwnerId" TEXT"#,
+                """
+                UPDATE "membership" SET "resourceType" = "r"."type", "resourceOwnerId" = "r"."ownerId"
+                FROM "resource" "r" WHERE "r"."id" = "membership"."resourceId"
+                """,
+                """
+                CREATE OR REPLACE FUNCTION "membership_resourceFacts"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+                BEGIN
+                    SELECT "type", "ownerId" INTO NEW."resourceType", NEW."resourceOwnerId" FROM "resource" WHERE "id" = NEW."resourceId";
+                    RETURN NEW;
+                END $$
+                """,
+                """
+                CREATE TRIGGER "membership_resourceFacts" BEFORE INSERT OR UPDATE OF "resourceId", "resourceType", "resourceOwnerId"
+                ON "membership" FOR EACH ROW EXECUTE FUNCTION "membership_resourceFacts"()
+                """,
+                """
+                CREATE OR REPLACE FUNCTION "resource_membershipFacts"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+                BEGIN
+                    UPDATE "membership" SET "resourceType" = NEW."type", "resourceOwnerId" = NEW."ownerId" WHERE "resourceId" = NEW."id";
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE TRIGGER "resource_membershipFacts" AFTER UPDATE OF "id", "type", "ownerId" ON "resource" FOR EACH ROW
+                WHEN (OLD."type" IS DISTINCT FROM NEW."type" OR OLD."ownerId" IS DISTINCT FROM NEW."ownerId" OR OLD."id" IS DISTINCT FROM NEW."id")
+                EXECUTE FUNCTION "resource_membershipFacts"()
+                """,
+                #"CREATE INDEX "membership_userId_resourceType" ON "membership"("userId", "resourceType", "resourceId") INCLUDE ("role", "resourceOwnerId")"#,
+            ]
+        ),
     ]
 }

@@ -62,8 +62,9 @@ import Testing
         #expect(IdentityService.narrowing(.ownerIsSubject(subject: "u1", field: OwnerFieldName(.attribute("lead")))) == nil)
     }
 
-    /// The shipped sets' list of projects starts from the user's memberships through `membership(userId, resourceId,
-    /// role)` and its owned resources through `resource(ownerId)`: SQLite walks no resource of the type.
+    /// The shipped sets' list of projects starts from the user's memberships of the type through `membership(userId,
+    /// resourceType, resourceId, ...)` (v22) and its owned resources through `resource(ownerId)`: SQLite walks no
+    /// resource of the type.
     @Test func theNarrowedListUsesTheIndexesOnSQLite() async throws {
         let (world, database) = try Self.worldAndDatabase()
         let gate = world.gate
@@ -74,7 +75,7 @@ import Testing
             let details = try await database.pool.read { db in
                 try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: StatementArguments(query.bindings)).map { $0["detail"] as String }
             }
-            #expect(details.contains { $0.contains("membership_userId_resourceId") }, "plan \(plan.text): \(details)")
+            #expect(details.contains { $0.contains("membership_userId_resourceType") }, "plan \(plan.text): \(details)")
             // `resource(ownerId, id)`: the owned rows come in id order, a page at a time, not all sorted for every page.
             #expect(details.contains { $0.contains("resource_ownerId_id") }, "plan \(plan.text): \(details)")
             #expect(!details.contains { $0.hasPrefix("SCAN resource") || $0.contains("sqlite_autoindex_resource_1 (id>?)") }, "\(details)")

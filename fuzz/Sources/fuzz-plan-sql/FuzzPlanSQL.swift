@@ -73,7 +73,10 @@ enum World {
         try! queue.write { db in
             try db.execute(sql: """
                 CREATE TABLE resource (id TEXT PRIMARY KEY, type TEXT NOT NULL, ownerId TEXT);
-                CREATE TABLE membership (resourceId TEXT NOT NULL, userId TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (resourceId, userId));
+                CREATE TABLE membership (
+                    resourceId TEXT NOT NULL, userId TEXT NOT NULL, role TEXT NOT NULL,
+                    resourceType TEXT, resourceOwnerId TEXT,  -- the resource's, as v22's triggers keep them in the store
+                    PRIMARY KEY (resourceId, userId));
                 CREATE TABLE usageCounter (resourceId TEXT NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL, PRIMARY KEY (resourceId, name));
                 """)
         }
@@ -86,7 +89,9 @@ enum World {
             for r in resources {
                 try db.execute(sql: "INSERT INTO resource (id, type, ownerId) VALUES (?, ?, ?)", arguments: [r.id, r.type, r.ownerId])
                 for (user, role) in r.members {
-                    try db.execute(sql: "INSERT INTO membership (resourceId, userId, role) VALUES (?, ?, ?)", arguments: [r.id, user, role])
+                    try db.execute(
+                        sql: "INSERT INTO membership (resourceId, userId, role, resourceType, resourceOwnerId) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [r.id, user, role, r.type, r.ownerId])
                 }
                 for (name, value) in r.usage {
                     try db.execute(sql: "INSERT INTO usageCounter (resourceId, name, value) VALUES (?, ?, ?)", arguments: [r.id, name, value])
