@@ -26,6 +26,29 @@ def stripped_copy(binary, tmp):
     return out
 
 
+# valgrind 3.19 writes into the signal mask sigsuspend is given; libdispatch's main thread (the CLI ends in
+# dispatchMain) passes one in read-only memory, and valgrind dies with SIGSEGV. A preloaded sigsuspend hands the
+# kernel a writable copy instead (as scripts/callgrind-per-request.sh does).
+SIGSUSPEND_SHIM = r"""
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscall(SYS_rt_sigsuspend, &copy, 8); }
+"""
+
+
+def shim(tmp):
+    """Builds the sigsuspend shim in `tmp` and returns the environment that preloads it."""
+    source, library = os.path.join(tmp, "sigsuspend.c"), os.path.join(tmp, "sigsuspend.so")
+    with open(source, "w") as f:
+        f.write(SIGSUSPEND_SHIM)
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", library, source], check=True)
+    return {"LD_PRELOAD": library}
+
+
+PRELOAD = {}
+
+
 def write_lines(path, lines, count):
     with open(path, "w") as f:
         for i in range(count):
@@ -37,7 +60,8 @@ def callgrind_total(binary, policies, path):
         with open(path) as stdin:
             proc = subprocess.run(
                 ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", binary, "decide", "--policies", policies, "--jsonl"],
-                stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "SWIFT_DETERMINISTIC_HASHING": "1"})
+                stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, **PRELOAD, "SWIFT_DETERMINISTIC_HASHING": "1"})
     if proc.returncode != 0:
         sys.exit(proc.stderr[-2000:])
     return int(re.search(r"Collected : (\d+)", proc.stderr).group(1))
@@ -46,7 +70,7 @@ def callgrind_total(binary, policies, path):
 def allocations(binary, policies, path):
     with open(path) as stdin:
         proc = subprocess.run(["valgrind", "--tool=memcheck", "--leak-check=no", binary, "decide", "--policies", policies, "--jsonl"],
-                              stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **PRELOAD})
     return int(re.search(r"total heap usage: ([\d,]+) allocs", proc.stderr).group(1).replace(",", ""))
 
 
@@ -73,6 +97,7 @@ def main():
     what = args.what.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         binary = stripped_copy(args.policy_bin, tmp)
+        PRELOAD.update(shim(tmp))
         small, large = args.lines // 10, args.lines
         write_lines(f"{tmp}/small", lines, small)
         write_lines(f"{tmp}/large", lines, large)

@@ -130,12 +130,19 @@ package final class DecisionText: Sendable {
     @usableFromInline let message: String?
     @usableFromInline let upgradeTo: String?
     @usableFromInline let policy: SourceLocation?
+    /// The three as `DecisionWriter` writes them, rendered once (`DecisionWriter.appendText`): the message's part
+    /// up to `jsonSplit`, then the tier to upgrade to and the location; the limit figures go between the two.
+    @usableFromInline let json: [UInt8]
+    @usableFromInline let jsonSplit: Int
 
     @usableFromInline
     package init(message: String?, upgradeTo: String?, policy: SourceLocation?) {
         self.message = message
         self.upgradeTo = upgradeTo
         self.policy = policy
+        var json: [UInt8] = []
+        self.jsonSplit = DecisionWriter.appendText(message: message, upgradeTo: upgradeTo, policy: policy, to: &json)
+        self.json = json
     }
 
     /// The text of those three fields, nil when all are absent.

@@ -5,21 +5,47 @@
 /// out, strings escaped the same way.
 public enum DecisionWriter {
     /// Appends `decision` as one line of compact JSON, without the newline.
+    ///
+    /// The message, tier to upgrade to and location come pre-rendered with the decision's shared text
+    /// (`DecisionText.json`, written by `appendText` when the text was built), so a decision is a handful of copies.
     @inlinable
     public static func append(_ decision: Decision, to out: inout [UInt8]) {
         appendHead(effect: decision.effect, reason: decision.reason, to: &out)
-        if let message = decision.message {
-            append(literal: ",\"message\":", to: &out)
-            appendString(message, to: &out)
+        guard let text = decision.text else {
+            appendFigures(decision, to: &out)
+            out.append(UInt8(ascii: "}"))
+            return
         }
+        text.json.withUnsafeBufferPointer { json in
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: json[..<text.jsonSplit]))
+            appendFigures(decision, to: &out)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: json[text.jsonSplit...]))
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `,"limit":…,"used":…,"remaining":…`, those present.
+    @inlinable @inline(__always)
+    static func appendFigures(_ decision: Decision, to out: inout [UInt8]) {
+        guard decision.figures != 0 else { return }
         if let limit = decision.limit { appendIntegerField(",\"limit\":", limit, to: &out) }
         if let used = decision.used { appendIntegerField(",\"used\":", used, to: &out) }
         if let remaining = decision.remaining { appendIntegerField(",\"remaining\":", remaining, to: &out) }
-        if let upgradeTo = decision.upgradeTo {
+    }
+
+    /// A decision text's two parts as `append` writes them: `,"message":"…"` (returning where it ends), then
+    /// `,"upgradeTo":"…"` and `,"policy":"file:line:column"`, those present.
+    package static func appendText(message: String?, upgradeTo: String?, policy: SourceLocation?, to out: inout [UInt8]) -> Int {
+        if let message {
+            append(literal: ",\"message\":", to: &out)
+            appendString(message, to: &out)
+        }
+        let split = out.count
+        if let upgradeTo {
             append(literal: ",\"upgradeTo\":", to: &out)
             appendString(upgradeTo, to: &out)
         }
-        if let policy = decision.policy {
+        if let policy {
             append(literal: ",\"policy\":\"", to: &out)
             appendEscaped(policy.file, to: &out)
             out.append(UInt8(ascii: ":"))
@@ -28,7 +54,7 @@ public enum DecisionWriter {
             appendInteger(policy.column, to: &out)
             out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "}"))
+        return split
     }
 
     /// `,"key":` and the integer.
@@ -38,14 +64,31 @@ public enum DecisionWriter {
         appendInteger(value, to: &out)
     }
 
-    /// `{"decision":"…","reason":"…"`: one literal per effect, then the reason's raw value (a literal of its own:
-    /// immortal, contiguous, copied without allocation).
+    /// `{"decision":"…","reason":"…"`: one literal per effect, then one per reason (its raw value and the closing
+    /// quote), so no `String` is read.
     @usableFromInline
     static func appendHead(effect: Effect, reason: Reason, to out: inout [UInt8]) {
         append(literal: effect == .allow ? "{\"decision\":\"allow\",\"reason\":\"" : "{\"decision\":\"deny\",\"reason\":\"", to: &out)
-        var code = reason.rawValue
-        code.withUTF8 { out.append(contentsOf: $0) }
-        out.append(UInt8(ascii: "\""))
+        append(literal: quotedCode(reason), to: &out)
+    }
+
+    /// The reason's code and the closing quote (`DecisionWriterTests` checks every reason against `rawValue`).
+    @inline(__always)
+    static func quotedCode(_ reason: Reason) -> StaticString {
+        switch reason {
+        case .allowed: "allowed\""
+        case .defaultDeny: "default_deny\""
+        case .deniedByRule: "denied_by_rule\""
+        case .unauthenticated: "unauthenticated\""
+        case .stepUpRequired: "step_up_required\""
+        case .roleRequired: "role_required\""
+        case .notMember: "not_member\""
+        case .accessDenied: "access_denied\""
+        case .ownerOnly: "owner_only\""
+        case .requiresUpgrade: "requires_upgrade\""
+        case .limitExceeded: "limit_exceeded\""
+        case .consentRequired: "consent_required\""
+        }
     }
 
     /// Appends a literal's bytes.

@@ -107,23 +107,23 @@ extension Request {
         self = try RequestReader(limits: limits).read(json)
     }
 
-    /// Empties every field, keeping the storage of arrays and dictionaries.
+    /// Empties every field, keeping the storage of arrays and dictionaries (an empty one is not touched).
     mutating func reset() {
         subject.id = nil
         subject.tier = nil
         subject.subscriptionExpiry = nil
-        subject.roles.removeAll(keepingCapacity: true)
+        if !subject.roles.isEmpty { subject.roles.removeAll(keepingCapacity: true) }
         subject.auth = nil
-        subject.attributes.removeAll(keepingCapacity: true)
+        if !subject.attributes.isEmpty { subject.attributes.removeAll(keepingCapacity: true) }
         action = ""
         resource.type = ""
         resource.id = nil
         resource.ownerId = nil
-        resource.members.removeAll(keepingCapacity: true)
-        resource.usage.removeAll(keepingCapacity: true)
-        resource.attributes.removeAll(keepingCapacity: true)
+        if !resource.members.isEmpty { resource.members.removeAll(keepingCapacity: true) }
+        if !resource.usage.isEmpty { resource.usage.removeAll(keepingCapacity: true) }
+        if !resource.attributes.isEmpty { resource.attributes.removeAll(keepingCapacity: true) }
         context.now = nil
-        context.attributes.removeAll(keepingCapacity: true)
+        if !context.attributes.isEmpty { context.attributes.removeAll(keepingCapacity: true) }
     }
 }
 
@@ -176,6 +176,8 @@ struct StringToken {
     var escaped: Bool
     /// Where the opening quote is, for errors.
     var offset: Int
+    /// Whether every byte between the quotes is ASCII (no escapes, no multi-byte sequences).
+    var ascii: Bool
 }
 
 /// The parser behind `RequestReader`: a cursor over the input, reading the contract's fields by name.
@@ -613,7 +615,14 @@ struct JSONRequestParser {
         let offset = pos
         pos += 1
         let start = pos
+        // The common case: plain ASCII up to the closing quote, found eight bytes at a time.
+        let plainEnd = JSONBytes.skipPlain(base, from: pos, count: count, stopAtNonASCII: true)
+        if plainEnd < count, base[plainEnd] == UInt8(ascii: "\"") {
+            pos = plainEnd + 1
+            return StringToken(start: start, end: plainEnd, escaped: false, offset: offset, ascii: true)
+        }
         var escaped = false
+        var ascii = true
         while true {
             // ASCII without quotes, backslashes or control characters: the common case, eight bytes at a time.
             pos = JSONBytes.skipPlain(base, from: pos, count: count, stopAtNonASCII: true)
@@ -626,13 +635,14 @@ struct JSONRequestParser {
             let b = base[pos]
             if b == UInt8(ascii: "\"") {
                 pos += 1
-                return StringToken(start: start, end: pos - 1, escaped: escaped, offset: offset)
+                return StringToken(start: start, end: pos - 1, escaped: escaped, offset: offset, ascii: ascii && !escaped)
             } else if b == UInt8(ascii: "\\") {
                 escaped = true
                 try scanEscape()
             } else if b < 0x20 {
                 throw syntax("a control character (0x\(String(b, radix: 16))) must be escaped in a string")
             } else {
+                ascii = false
                 try scanMultibyte()
             }
         }
@@ -717,6 +727,7 @@ struct JSONRequestParser {
     /// The text of a scanned string.
     @inline(__always)
     mutating func makeString(_ token: StringToken) -> String {
+        if token.ascii, let small = SmallASCII.string(base + token.start, count: token.end - token.start) { return small }
         if !token.escaped {
             return String(decoding: UnsafeBufferPointer(start: base + token.start, count: token.end - token.start), as: UTF8.self)
         }

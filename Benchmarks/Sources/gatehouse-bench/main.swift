@@ -18,6 +18,7 @@ let usage = """
            gatehouse-bench --profile decide|allow|deny|prepared|explain|plan|handwritten|interned|handwritten-interned SET PASSES
            gatehouse-bench --profile scaling N PASSES
            gatehouse-bench --decide-file POLICY_DIR REQUESTS_JSONL
+           gatehouse-bench --edge-lines POLICY_DIR REQUESTS_JSONL
     """
 
 var maxRules = 100_000
@@ -26,6 +27,7 @@ var sections: Set<String> = ["shipped", "check", "facade", "scaling"]
 var compileOnly: Int?
 var profile: [String]?
 var decideFile: (String, String)?
+var edgeLines: (String, String)?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -41,6 +43,9 @@ while let argument = arguments.popFirst() {
     case "--profile": profile = [arguments.popFirst() ?? "", arguments.popFirst() ?? "", arguments.popFirst() ?? ""]
     // Times decide in process over a policy folder and a JSON Lines request file (the engine comparison uses it).
     case "--decide-file": decideFile = (arguments.popFirst() ?? "", arguments.popFirst() ?? "")
+    // Answers a JSON Lines file as `policy decide --jsonl` does (PolicyEdge's DecisionStream loop: one reused request,
+    // read, decide, write into one buffer), to /dev/null: the edge per line under callgrind without the CLI.
+    case "--edge-lines": edgeLines = (arguments.popFirst() ?? "", arguments.popFirst() ?? "")
     default:
         print(usage)
         exit(64)
@@ -181,6 +186,41 @@ if let profile {
     default: for _ in 0..<passes { for r in requests { consume(policy.decide(r)) } }
     }
     print("\(passes) passes over \(requests.count) requests")
+    exit(0)
+}
+
+/// One block of lines answered as `DecisionStream.answer` does (its loop, copied: PolicyEdge is not a product).
+@inline(never)
+func answerEdgeLines(_ input: UnsafeRawBufferPointer, policy: CompiledPolicy, reader: RequestReader, request: inout Request, into output: inout [UInt8]) {
+    guard let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    var start = 0
+    var line = 0
+    while start < input.count {
+        guard let found = memchr(base + start, 0x0A, input.count - start) else { break }
+        let newline = start + (UnsafeRawPointer(found) - UnsafeRawPointer(base + start))
+        line += 1
+        do {
+            try reader.read(UnsafeRawBufferPointer(start: base + start, count: newline - start), into: &request)
+            writeEdgeDecision(policy.decide(request), to: &output)
+        } catch {
+            DecisionWriter.appendErrorItem(error, line: line, to: &output)
+        }
+        output.append(UInt8(ascii: "\n"))
+        start = newline + 1
+    }
+}
+
+@inline(never)
+func writeEdgeDecision(_ decision: Decision, to output: inout [UInt8]) { DecisionWriter.append(decision, to: &output) }
+
+if let (directory, path) = edgeLines {
+    guard let policy = PolicyCompiler.load(directory: directory).policy else { fatalError("\(directory) does not load") }
+    let bytes = Array(FileManager.default.contents(atPath: path) ?? Data())
+    var request = Request(action: "", resource: Resource(type: ""))
+    var output: [UInt8] = []
+    output.reserveCapacity(bytes.count * 2)
+    bytes.withUnsafeBytes { answerEdgeLines($0, policy: policy, reader: RequestReader(), request: &request, into: &output) }
+    FileHandle.standardOutput.write(Data(output))
     exit(0)
 }
 

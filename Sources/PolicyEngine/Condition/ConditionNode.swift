@@ -127,6 +127,16 @@ package indirect enum ConditionNode: Sendable, Hashable {
             default: return nil
             }
         case .and(let left, let right):
+            // `has(x.attributes.a) && x.attributes.a` (a consent's usual shape): one lookup instead of two, with the
+            // junction's outcome spelled out (absent: false; present: the right side's value, an error unless a bool).
+            if case .has(.attribute(let scope, let name)) = left, case .attribute(scope, let same, let type) = right, SmallName.equal(name, same) {
+                switch Self.attribute(scope, name, input) {
+                case nil, .null?: return .bool(false)
+                case let value?:
+                    guard case .bool(let b)? = type.convert(value) else { return nil }
+                    return .bool(b)
+                }
+            }
             return Self.junction(left, right, decidedBy: false, input)
         case .or(let left, let right):
             return Self.junction(left, right, decidedBy: true, input)
