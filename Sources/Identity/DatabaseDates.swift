@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PolicyModel
 
 /// The text SQLite stores a `Date` as, `yyyy-MM-dd HH:mm:ss.SSS` in UTC: exactly what GRDB's `Date.databaseValue`
 /// writes, without its `DateFormatter` (ICU), which cost the decision-log writer about 15,000 instructions a record
@@ -27,7 +28,7 @@ enum DatabaseDate {
         let (days, msOfDay) = ms.quotientAndRemainder(dividingBy: 86_400_000)
         let day = msOfDay < 0 ? days - 1 : days
         let inDay = msOfDay < 0 ? msOfDay + 86_400_000 : msOfDay
-        let (year, month, dayOfMonth) = civil(fromDays: day)
+        let (year, month, dayOfMonth) = Timestamp.civil(fromDays: day)
         let seconds = inDay / 1000
         var bytes = [UInt8](repeating: 0, count: 23)
         func put(_ value: Int64, _ at: Int, _ width: Int) {
@@ -51,18 +52,5 @@ enum DatabaseDate {
         bytes[19] = 46  // .
         put(inDay % 1000, 20, 3)
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

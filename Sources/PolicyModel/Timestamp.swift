@@ -161,8 +161,9 @@ public enum Timestamp {
         return r < 0 ? (q - 1, r + divisor) : (q, r)
     }
 
-    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`); Identity's
+    /// `DatabaseDate` writes its dates with it too.
+    package static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

@@ -8,12 +8,8 @@ import Testing
 /// each such look dropped every cached session and resource, several times a second while every decision was recorded.
 @Suite struct SQLiteCommitProbeTests {
     @Test func theProbeTakesTheErasureCheckpointForThisProcesss() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-own-commits-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (dir, store, probe) = try Self.opened()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
-        let store = SQLiteStore(database)
-        let probe = try SQLiteCommitProbe(path: database.pool.path, ownCommits: database.ownCommits)
         #expect(!probe.changedSinceLastLook())
         try await store.write { tx in try await tx.append(Self.event(0)) }
         #expect(!probe.changedSinceLastLook())
@@ -24,12 +20,8 @@ import Testing
     /// The writer's own automatic checkpoints, with a probe looking all the time from another thread (the race that
     /// shows them): no look may say another process wrote.
     @Test(.timeLimit(.minutes(3))) func theWritersCheckpointsNeverPassForAnotherProcesss() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-own-commits-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (dir, store, probe) = try Self.opened()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
-        let store = SQLiteStore(database)
-        let probe = try SQLiteCommitProbe(path: database.pool.path, ownCommits: database.ownCommits)
         _ = probe.changedSinceLastLook()
         let looking = Looking(probe)
         looking.start()
@@ -42,6 +34,14 @@ import Testing
         let (looks, foreign) = await looking.stop()
         #expect(looks > 0)
         #expect(foreign == 0, "\(foreign) of \(looks) looks took this process's own writes for another process's")
+    }
+
+    /// A fresh database in a folder of its own (the caller removes it), its store, and a probe on the file.
+    static func opened() throws -> (folder: URL, store: SQLiteStore, probe: SQLiteCommitProbe) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-own-commits-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let database = try AppDatabase(path: dir.appendingPathComponent("identity.sqlite").path)
+        return (dir, SQLiteStore(database), try SQLiteCommitProbe(path: database.pool.path, ownCommits: database.ownCommits))
     }
 
     static func event(_ i: Int) -> AuditEventRow {
