@@ -263,10 +263,10 @@ public final class DecisionRecorder: Sendable {
                     return nil
                 }
                 if s.queue.count <= size {
-                    // The next batch's buffer is made as large as this one, so a busy queue does not grow it again.
-                    var taken = Array<DecisionRecordDraft>()
-                    taken.reserveCapacity(s.queue.count)
-                    swap(&taken, &s.queue)
+                    let taken = s.queue
+                    // The next batch's queue starts as large as this one, so a busy queue does not grow it again.
+                    s.queue = []
+                    s.queue.reserveCapacity(taken.count)
                     return taken
                 }
                 let taken = Array(s.queue.prefix(size))
