@@ -594,61 +594,101 @@ extension SQLiteTransaction: BatchInserting {
 }
 
 extension DecisionLogRow {
-    /// The decision log's batch, through one cached statement with its values bound through SQLite's C API: what a
-    /// record costs the writer when every decision is recorded. GRDB's record insert (encoding each row through
-    /// `Codable` into a container, then building its statement) was over half of the writer's instructions, and its
-    /// `execute(arguments:)` (an array of existential values, converted and bound through nested closures) still most
-    /// of the rest (docs/performance.md, "Recording decisions"). Columns and values are those of the record insert: a
-    /// date binds as the text `Date.databaseValue` writes (the record encoding's default strategy), formatted by
-    /// `DatabaseDate` without ICU. No GRDB transaction observer is installed on the store's connections, so stepping the
-    /// statement directly hides nothing from GRDB.
+    /// The decision log's batch, through cached statements with its values bound through SQLite's C API: what a record
+    /// costs the writer when every decision is recorded. GRDB's record insert (encoding each row through `Codable` into a
+    /// container, then building its statement) was over half of the writer's instructions, and its `execute(arguments:)`
+    /// (an array of existential values, converted and bound through nested closures) still most of the rest
+    /// (docs/performance.md, "Recording decisions"). Columns and values are those of the record insert: a date binds as
+    /// the text `Date.databaseValue` writes (the record encoding's default strategy), formatted by `DatabaseDate` without
+    /// ICU. No GRDB transaction observer is installed on the store's connections, so stepping the statements directly
+    /// hides nothing from GRDB.
+    ///
+    /// Rows go in statements of `rowsPerStatement` rows (then of 8, then one by one): each statement's end costs SQLite
+    /// about as much as a row (its halt, reset and the `AUTOINCREMENT` counter's update). A chunk's texts are copied once
+    /// into one buffer and bound without SQLite copying them again (a nil destructor, `SQLITE_STATIC`: the buffer outlives the step).
     static func insertAll(_ rows: [DecisionLogRow], _ db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO "decisionLog" ("id", "at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", \
-                "policyLocation", "subject", "facts") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-        let handle = statement.sqliteStatement
-        defer {
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
+        var start = rows.startIndex
+        for size in [rowsPerStatement, 8, 1] {
+            guard rows.endIndex - start >= size else { continue }
+            let statement = try db.cachedStatement(sql: insertSQL(rows: size))
+            while rows.endIndex - start >= size {
+                try insert(rows[start..<start + size], statement, db)
+                start += size
+            }
         }
+    }
+
+    /// Rows a statement inserts at most: 64 rows of 12 values are 768 parameters, far below SQLite's limit (32,766).
+    static let rowsPerStatement = 64
+
+    private static func insertSQL(rows: Int) -> String {
+        let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        return """
+            INSERT INTO "decisionLog" ("id", "at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", \
+            "policyLocation", "subject", "facts") VALUES \(repeatElement(row, count: rows).joined(separator: ", "))
+            """
+    }
+
+    /// Binds `rows` to `statement`, which inserts exactly that many, and steps it once.
+    private static func insert(_ rows: ArraySlice<DecisionLogRow>, _ statement: Statement, _ db: Database) throws {
+        let handle = statement.sqliteStatement
         func fail(_ code: CInt) -> DatabaseError {
             DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
         }
-        func bind(_ text: String?, _ index: CInt) throws {
-            let code: CInt
-            if let text {
-                code = text.utf8.withContiguousStorageIfAvailable { bytes -> CInt in
-                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, sqliteTransient) }
-                    return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), CInt(bytes.count), sqliteTransient)
-                } ?? sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
-            } else {
-                code = sqlite3_bind_null(handle, index)
-            }
-            guard code == SQLITE_OK else { throw fail(code) }
+        // The texts of every row, in column order; the second pass walks them again in the same order.
+        let dates = rows.map { DatabaseDate.text($0.at) }
+        var texts: [UInt8] = []
+        texts.reserveCapacity(rows.count * 512)
+        for (row, date) in zip(rows, dates) {
+            texts.append(contentsOf: date.utf8)
+            row.forEachText { if let text = $0 { texts.append(contentsOf: text.utf8) } }
         }
-        for row in rows {
-            let reset = sqlite3_reset(handle)
-            guard reset == SQLITE_OK else { throw fail(reset) }
-            let id = row.id.map { sqlite3_bind_int64(handle, 1, $0) } ?? sqlite3_bind_null(handle, 1)
-            guard id == SQLITE_OK else { throw fail(id) }
-            try bind(DatabaseDate.text(row.at), 2)
-            try bind(row.actor, 3)
-            try bind(row.action, 4)
-            try bind(row.resourceType, 5)
-            try bind(row.resourceId, 6)
-            try bind(row.effect, 7)
-            try bind(row.reason, 8)
-            try bind(row.policyHash, 9)
-            try bind(row.policyLocation, 10)
-            try bind(row.subject, 11)
-            try bind(row.facts, 12)
+        let reset = sqlite3_reset(handle)
+        guard reset == SQLITE_OK else { throw fail(reset) }
+        defer {
+            // The bindings point into `texts`: none may outlive it.
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        try texts.withUnsafeBufferPointer { buffer in
+            let base = UnsafeRawPointer(buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
+            var offset = 0
+            var index: CInt = 0
+            func bind(_ text: String?) throws {
+                index += 1
+                let code: CInt
+                if let text {
+                    let count = text.utf8.count
+                    code = sqlite3_bind_text(handle, index, base + offset, CInt(count), nil)
+                    offset += count
+                } else {
+                    code = sqlite3_bind_null(handle, index)
+                }
+                guard code == SQLITE_OK else { throw fail(code) }
+            }
+            for (row, date) in zip(rows, dates) {
+                index += 1
+                let id = row.id.map { sqlite3_bind_int64(handle, index, $0) } ?? sqlite3_bind_null(handle, index)
+                guard id == SQLITE_OK else { throw fail(id) }
+                try bind(date)
+                try row.forEachText(bind)
+            }
             let step = sqlite3_step(handle)
             guard step == SQLITE_DONE else { throw fail(step) }
         }
     }
 
-    /// SQLite copies a value bound with this destructor before the call returns.
-    private static let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+    /// The row's text columns after `at`, in the statement's order.
+    private func forEachText(_ body: (String?) throws -> Void) rethrows {
+        try body(actor)
+        try body(action)
+        try body(resourceType)
+        try body(resourceId)
+        try body(effect)
+        try body(reason)
+        try body(policyHash)
+        try body(policyLocation)
+        try body(subject)
+        try body(facts)
+    }
 }

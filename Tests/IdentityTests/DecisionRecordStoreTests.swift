@@ -122,4 +122,30 @@ import Crypto
         }
         #expect(Set(written.map { $0["id"] as Int64 }).count == 4)
     }
+
+    /// A batch goes in statements of many rows, then of 8, then of one: 64 + 2 × 8 + 3 rows cross every kind and every
+    /// boundary, and each row lands whole, in order, beside its neighbours' values (empty and non-ASCII text among them).
+    @Test func aLongBatchWritesEveryRowInOrder() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-decision-batch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = try AppDatabase(path: dir.appendingPathComponent("t.sqlite").path)
+        let rows = (0..<(DecisionLogRow.rowsPerStatement + 19)).map { i in
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_000 + Double(i) / 8), actor: i % 3 == 0 ? nil : "p-\(i)",
+                action: i % 5 == 0 ? "" : "view-\(i)", resourceType: "prøject", resourceId: i % 2 == 0 ? nil : "r\"\(i)",
+                effect: i % 2 == 0 ? "allow" : "deny", reason: "reason-\(i)", policyHash: String(repeating: "h", count: i),
+                policyLocation: i % 4 == 0 ? nil : "projects.yaml:\(i):5", subject: "u-\(i)", facts: #"{"i":"\#(i)","x":"é"}"#)
+        }
+        try await database.pool.write { db in try DecisionLogRow.insertAll(rows, db) }
+        let written = try await database.pool.read { db in try RowBox<DecisionLogRow>.fetchAll(db, sql: "SELECT * FROM decisionLog ORDER BY id").map(\.value) }
+        try #require(written.count == rows.count)
+        for (row, back) in zip(rows, written) {
+            var expected = row
+            expected.id = back.id
+            expected.at = back.at
+            #expect(back == expected)
+            #expect(abs(back.at.timeIntervalSince(row.at)) < 0.001)
+        }
+    }
 }
