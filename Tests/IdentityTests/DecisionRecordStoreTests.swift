@@ -3,8 +3,10 @@ import GRDB
 import PolicyModel
 import Testing
 import Crypto
+import PostgresNIO
 
 @testable import Identity
+@testable import IdentityPostgres
 
 /// Decision records in both stores (issue 37): one transaction per batch, the facts pseudonymised with the
 /// deployment's key, the operator's reads newest first behind a cursor, erasure and retention.
@@ -146,6 +148,55 @@ import Crypto
             expected.at = back.at
             #expect(back == expected)
             #expect(abs(back.at.timeIntervalSince(row.at)) < 0.001)
+        }
+    }
+}
+
+/// The decision log's user indexes (`actor`, `subject`) hold only the rows that name a user (v23): a caller-named
+/// subject that is no user of the store, a signed-out one and an erased row cost no entry, while an erasure's
+/// `actor = ?` and a read's `subject = ?` still search the index.
+@Suite(.storeScope) struct DecisionLogIndexTests {
+    @Test(arguments: StoreKind.testable) func theUserIndexesHoldOnlyRowsThatNameAUser(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        let erasure = #"UPDATE "decisionLog" SET "facts" = NULL WHERE "actor" = 'p-1'"#
+        let read = #"SELECT "id" FROM "decisionLog" WHERE "subject" = 'u-1' ORDER BY "id" DESC LIMIT 10"#
+        switch store {
+        case .sqlite:
+            let (definitions, plans) = try await h.database.pool.read { db in
+                (
+                    try String.fetchAll(
+                        db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name IN ('decisionLog_actor', 'decisionLog_subject') ORDER BY name"),
+                    try [erasure, read].map { sql in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "\n") }
+                )
+            }
+            #expect(definitions.count == 2)
+            #expect(definitions.allSatisfy { $0.contains("WHERE") && $0.contains("IS NOT NULL") }, "\(definitions)")
+            #expect(plans[0].contains("decisionLog_actor (actor=?)"), "\(plans[0])")
+            #expect(plans[1].contains("decisionLog_subject (subject=?)"), "\(plans[1])")
+        case .postgres:
+            let pg = try #require(h.postgres)
+            let definitions = try await pg.client.query(
+                """
+                SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'decisionLog'
+                AND indexname IN ('decisionLog_actor', 'decisionLog_subject') ORDER BY indexname
+                """, logger: TestPostgres.quietLogger
+            ).collect().map { try $0.decode(String.self) }
+            #expect(definitions.count == 2)
+            #expect(definitions.allSatisfy { $0.contains("WHERE") && $0.contains("IS NOT NULL") }, "\(definitions)")
+            // An empty table is read whole whatever its indexes: ask for the plan a large one would get.
+            let plans = try await pg.withConnection { connection in
+                try await connection.query("BEGIN", logger: TestPostgres.quietLogger)
+                try await connection.query("SET LOCAL enable_seqscan = off", logger: TestPostgres.quietLogger)
+                var plans: [String] = []
+                for sql in [erasure, read] {
+                    let lines = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + sql), logger: TestPostgres.quietLogger).collect()
+                    plans.append(try lines.map { try $0.decode(String.self) }.joined(separator: "\n"))
+                }
+                try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
+                return plans
+            }
+            #expect(plans[0].contains(#"using "decisionLog_actor""#) && !plans[0].contains("Seq Scan"), "\(plans[0])")
+            #expect(plans[1].contains(#"using "decisionLog_subject""#) || plans[1].contains(#"using "decisionLog_pkey""#), "\(plans[1])")
         }
     }
 }
