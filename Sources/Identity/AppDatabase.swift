@@ -475,5 +475,15 @@ package enum Schema {
                 END;
             CREATE INDEX membership_userId_resourceType ON membership(userId, resourceType, resourceId, role, resourceOwnerId);
             """),
+        // Issue 37: the decision log's user indexes hold only the rows that name a user. A caller-named subject that is
+        // no user of the store has no actor, a signed-out one neither actor nor subject, and an erased row no subject:
+        // recording them cost an index entry no read could use. An erasure's `actor = ?` and a read's `subject = ?`
+        // imply the column is not NULL, so both still search these indexes.
+        ("v23-decision-log-user-indexes", """
+            DROP INDEX decisionLog_actor;
+            CREATE INDEX decisionLog_actor ON decisionLog(actor) WHERE actor IS NOT NULL;
+            DROP INDEX decisionLog_subject;
+            CREATE INDEX decisionLog_subject ON decisionLog(subject) WHERE subject IS NOT NULL;
+            """),
     ]
 }

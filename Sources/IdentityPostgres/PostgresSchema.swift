@@ -609,5 +609,15 @@ package enum PostgresSchema {
                 #"CREATE INDEX "membership_userId_resourceType" ON "membership"("userId", "resourceType", "resourceId") INCLUDE ("role", "resourceOwnerId")"#,
             ]
         ),
+        (
+            // As in SQLite: the decision log's user indexes hold only the rows that name a user.
+            "v23-decision-log-user-indexes",
+            [
+                #"DROP INDEX "decisionLog_actor""#,
+                #"CREATE INDEX "decisionLog_actor" ON "decisionLog"("actor") WHERE "actor" IS NOT NULL"#,
+                #"DROP INDEX "decisionLog_subject""#,
+                #"CREATE INDEX "decisionLog_subject" ON "decisionLog"("subject") WHERE "subject" IS NOT NULL"#,
+            ]
+        ),
     ]
 }
