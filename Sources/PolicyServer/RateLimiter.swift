@@ -38,17 +38,10 @@ public final class RateLimiter: Sendable {
         let rate = Double(limit.requests) / limit.window
         let capacity = Double(limit.requests)
         return buckets.withLock { table -> TimeInterval? in
-            var bucket = table[client] ?? Bucket(tokens: capacity, updated: t)
-            bucket.tokens = min(capacity, bucket.tokens + max(0, t.timeIntervalSince(bucket.updated)) * rate)
-            bucket.updated = t
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
-                table[client] = bucket
-                if table.count > maxClients { Self.prune(&table, at: t, rate: rate, capacity: capacity, max: maxClients) }
-                return nil
-            }
-            table[client] = bucket
-            return ((1 - bucket.tokens) / rate).rounded(.up)
+            // One lookup: the bucket is refilled and taken from where it is stored.
+            let wait = Self.take(&table[client, default: Bucket(tokens: capacity, updated: t)], at: t, rate: rate, capacity: capacity)
+            if wait == nil, table.count > maxClients { Self.prune(&table, at: t, rate: rate, capacity: capacity, max: maxClients) }
+            return wait
         }
     }
 
@@ -62,6 +55,16 @@ public final class RateLimiter: Sendable {
             let tokens = min(capacity, bucket.tokens + max(0, t.timeIntervalSince(bucket.updated)) * rate)
             return tokens >= 1 ? nil : ((1 - tokens) / rate).rounded(.up)
         }
+    }
+
+    /// Refills `bucket` for the time since it was last touched and takes one token: nil, or the seconds until one is
+    /// there.
+    private static func take(_ bucket: inout Bucket, at t: Date, rate: Double, capacity: Double) -> TimeInterval? {
+        bucket.tokens = min(capacity, bucket.tokens + max(0, t.timeIntervalSince(bucket.updated)) * rate)
+        bucket.updated = t
+        guard bucket.tokens >= 1 else { return ((1 - bucket.tokens) / rate).rounded(.up) }
+        bucket.tokens -= 1
+        return nil
     }
 
     private static func prune(_ table: inout [String: Bucket], at t: Date, rate: Double, capacity: Double, max: Int) {
