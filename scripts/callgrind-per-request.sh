@@ -9,6 +9,7 @@
 #   TOP=25               how many functions to list that decide adds most to over healthz (0: none)
 #   KEEP=DIR             keep the callgrind dumps there (callgrind_annotate reads them)
 #   SERVE_ARGS="..."     more `policy serve` options (`--decision-log all`: what recording costs, its writer included)
+#   DATABASE=...         the store (default: a fresh SQLite file), e.g. a postgres:// URL
 #   ROUTE="METHOD PATH"  one more route, measured after the others with REQUESTS/10 requests and the operator credential
 #                        (the server gets one for the run); USER in PATH is an anonymous user's id, e.g.
 #                        ROUTE="POST /v1/operator/users/USER/pin-unlock" (a generated route, docs/architecture.md)
@@ -48,7 +49,7 @@ cc -shared -fPIC -O2 -o "$WORK/sigsuspend.so" "$WORK/sigsuspend.c"
 OPERATOR_TOKEN=callgrind-operator-credential-0001
 GATEHOUSE_OPERATOR_TOKEN="$OPERATOR_TOKEN" LD_PRELOAD="$WORK/sigsuspend.so" SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --instr-atstart=no --compress-strings=no --compress-pos=no \
   --callgrind-out-file="$WORK/cg.out" "$WORK/policy" serve --policies policies/research-crawler --trust-caller-subjects \
-  --database "$WORK/identity.sqlite" --host 127.0.0.1 --port 0 ${SERVE_ARGS:-} > "$WORK/out" 2> "$WORK/server.log" &
+  --database "${DATABASE:-$WORK/identity.sqlite}" --host 127.0.0.1 --port 0 ${SERVE_ARGS:-} > "$WORK/out" 2> "$WORK/server.log" &
 SERVER=$!
 for _ in $(seq 1 600); do grep -q '^listening on ' "$WORK/out" 2>/dev/null && break; sleep 0.1; done
 URL="$(sed -n 's/^listening on //p' "$WORK/out" | head -1)"

@@ -10,6 +10,10 @@
 #
 #   scripts/decision-log-load.sh [SECONDS_PER_RUN]   (default 10; BIN=path/to/policy to skip the release build)
 #   DATABASE=postgres://...                          the store (default: a fresh SQLite file per run)
+#   PG_OWN_CPU=1                                     with DATABASE=postgres://: PostgreSQL on the last CPU alone, the
+#                                                    server and wrk on the others, as PostgreSQL on a machine of its own
+#                                                    (every postgres process is pinned before the server connects, and
+#                                                    the backends it forks inherit the pin)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"
@@ -44,7 +48,7 @@ written() { curl -s "$1/metrics" | awk '/^gatehouse_decision_log_(written|droppe
 rate() {
   local before after out requests last now pg_before pg_after
   before="$(cpu)"; pg_before="$(pg_cpu)"
-  out="$(wrk -t1 -c16 -d"${SECS}s" -s "$1" "$2/v1/decide")"
+  out="$("${PIN[@]}" wrk -t1 -c16 -d"${SECS}s" -s "$1" "$2/v1/decide")"
   last=-1; now="$(written "$2")"
   while [ "$now" != "$last" ]; do sleep 0.5; last="$now"; now="$(written "$2")"; done
   after="$(cpu)"; pg_after="$(pg_cpu)"
@@ -52,9 +56,18 @@ rate() {
   echo "$(echo "$out" | awk '/^Requests\/sec:/ {print $2}') $(awk -v b="$before" -v a="$after" -v n="$requests" -v t="$TICKS" 'BEGIN {printf "%.1f", (a - b) / t * 1e6 / n}')" \
     "$(awk -v b="$pg_before" -v a="$pg_after" -v n="$requests" -v t="$TICKS" 'BEGIN {printf "%.1f", (a - b) / t * 1e6 / n}')"
 }
+# The CPUs the server and wrk run on: all, or all but the last with PG_OWN_CPU=1 (PostgreSQL gets the last).
+PIN=()
+if [ "${PG_OWN_CPU:-}" = 1 ]; then
+  case "${DATABASE:-}" in postgres://*|postgresql://*) ;; *) echo "PG_OWN_CPU=1 needs DATABASE=postgres://..."; exit 1 ;; esac
+  last=$(( $(nproc) - 1 ))
+  [ "$last" -ge 1 ] || { echo "PG_OWN_CPU=1 needs two CPUs or more"; exit 1 ; }
+  for pid in $(pgrep -x postgres); do taskset -a -p -c "$last" "$pid" >/dev/null; done
+  PIN=(taskset -c "0-$(( last - 1 ))")
+fi
 for mode in off all; do
   db="${DATABASE:-$WORK/identity-$mode.sqlite}"
-  "$BIN" serve --policies policies/research-crawler --database "$db" --trust-caller-subjects --sign-in-limit 1000000/60 \
+  "${PIN[@]}" "$BIN" serve --policies policies/research-crawler --database "$db" --trust-caller-subjects --sign-in-limit 1000000/60 \
     --decision-log "$mode" --decision-log-limit 1000000000/60 --host 127.0.0.1 --port 0 > "$WORK/$mode.out" 2> "$WORK/$mode.log" &
   SERVER=$!
   for _ in $(seq 1 300); do grep -q '^listening on ' "$WORK/$mode.out" 2>/dev/null && break; sleep 0.1; done

@@ -216,59 +216,40 @@ extension PostgresTransaction: BatchInserting {
 
     /// The decision log's batch in one statement whose text never changes: each column's values bound as one array and
     /// `unnest`ed, so PostgreSQL parses and plans one short statement per batch, not a `VALUES` list of up to 6,000
-    /// parameters, and the server builds no row through `Codable`. What a record costs when every decision is recorded
-    /// (docs/performance.md, "Recording decisions"). Arrays of postgres-nio take no NULL element, so the nullable
-    /// columns carry a bit each in `m` (set: NULL).
+    /// parameters, and the server builds no row through `Codable`. The arrays are written in PostgreSQL's binary form
+    /// by `PostgresTextArray` and `PostgresTimestampArray` (NULL elements included). What a record costs when every
+    /// decision is recorded (docs/performance.md, "Recording decisions").
     private func insertDecisionRecords(_ records: [DecisionLogRow]) async throws {
         guard !records.isEmpty else { return }
-        var at: [Date] = [], action: [String] = [], resourceType: [String] = [], effect: [String] = [], reason: [String] = []
-        var policyHash: [String] = [], actor: [String] = [], resourceId: [String] = [], policyLocation: [String] = []
-        var subject: [String] = [], facts: [String] = [], nulls: [Int32] = []
+        var at: [Date] = [], actor: [String?] = [], action: [String?] = [], resourceType: [String?] = []
+        var resourceId: [String?] = [], effect: [String?] = [], reason: [String?] = [], policyHash: [String?] = []
+        var policyLocation: [String?] = [], subject: [String?] = [], facts: [String?] = []
         at.reserveCapacity(records.count)
-        nulls.reserveCapacity(records.count)
         for row in records {
             at.append(row.at)
+            actor.append(row.actor)
             action.append(row.action)
             resourceType.append(row.resourceType)
+            resourceId.append(row.resourceId)
             effect.append(row.effect)
             reason.append(row.reason)
             policyHash.append(row.policyHash)
-            var mask: Int32 = 0
-            if row.actor == nil { mask |= 1 }
-            if row.resourceId == nil { mask |= 2 }
-            if row.policyLocation == nil { mask |= 4 }
-            if row.subject == nil { mask |= 8 }
-            if row.facts == nil { mask |= 16 }
-            actor.append(row.actor ?? "")
-            resourceId.append(row.resourceId ?? "")
-            policyLocation.append(row.policyLocation ?? "")
-            subject.append(row.subject ?? "")
-            facts.append(row.facts ?? "")
-            nulls.append(mask)
+            policyLocation.append(row.policyLocation)
+            subject.append(row.subject)
+            facts.append(row.facts)
         }
         var binds = PostgresBindings()
-        binds.append(at)
-        binds.append(actor)
-        binds.append(action)
-        binds.append(resourceType)
-        binds.append(resourceId)
-        binds.append(effect)
-        binds.append(reason)
-        binds.append(policyHash)
-        binds.append(policyLocation)
-        binds.append(subject)
-        binds.append(facts)
-        binds.append(nulls)
+        binds.append(PostgresTimestampArray(elements: at))
+        for column in [actor, action, resourceType, resourceId, effect, reason, policyHash, policyLocation, subject, facts] {
+            binds.append(PostgresTextArray(elements: column))
+        }
         _ = try await rows(Self.insertDecisionRecordsSQL, binds)
     }
 
     private static let insertDecisionRecordsSQL = """
         INSERT INTO "decisionLog" ("at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", \
         "policyLocation", "subject", "facts") \
-        SELECT r.at, CASE WHEN r.m & 1 = 0 THEN r.actor END, r.action, r.rt, CASE WHEN r.m & 2 = 0 THEN r.rid END, r.effect, \
-        r.reason, r.ph, CASE WHEN r.m & 4 = 0 THEN r.pl END, CASE WHEN r.m & 8 = 0 THEN r.subject END, \
-        CASE WHEN r.m & 16 = 0 THEN r.facts END \
-        FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
-        $9::text[], $10::text[], $11::text[], $12::int4[]) AS r(at, actor, action, rt, rid, effect, reason, ph, pl, subject, facts, m)
+        SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+        $8::text[], $9::text[], $10::text[], $11::text[])
         """
 }

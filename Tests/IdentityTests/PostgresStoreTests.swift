@@ -123,16 +123,19 @@ import Testing
             DecisionLogRow(
                 id: nil, at: Date(timeIntervalSince1970: 1_795_000_002.5), actor: "", action: "NULL", resourceType: "app", resourceId: "",
                 effect: "allow", reason: "allowed", policyHash: "h", policyLocation: "", subject: nil, facts: ""),
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: -1.000_001), actor: "ø", action: String(repeating: "ä", count: 300), resourceType: "app",
+                resourceId: "NULL", effect: "allow", reason: "allowed", policyHash: "", policyLocation: "{}", subject: "\"", facts: "[null]"),
         ]
         try await h.service.store.write { tx in
             for row in rows { try await tx.insert(row) }
             try await tx.insertAll(rows)
         }
         let written = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, [:]) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
-        try #require(written.count == 6)
-        for i in 0..<3 {
+        try #require(written.count == 2 * rows.count)
+        for i in rows.indices {
             var single = written[i]
-            var batch = written[i + 3]
+            var batch = written[i + rows.count]
             #expect(single.id != batch.id)
             single.id = nil
             batch.id = nil
