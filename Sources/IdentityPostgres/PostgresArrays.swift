@@ -5,7 +5,7 @@ import PostgresNIO
 /// Array parameters written straight into PostgreSQL's binary array form, for the decision log's batch
 /// (`insertDecisionRecords`). postgres-nio's `[String]` encodes each element through its generic `encodeRaw` (about 770
 /// instructions an element, callgrind; ten a record) and takes no NULL element; these write each element's length and
-/// bytes, and a NULL as the length -1.
+/// bytes, and a NULL as the length -1 (about 60 instructions an element).
 ///
 /// The form (PostgreSQL's `array_send`): dimensions (1, or 0 for an empty array), whether an element is NULL, the
 /// element type's OID; per dimension its length and lower bound (1); then per element its length in bytes (-1: NULL)
@@ -18,13 +18,26 @@ struct PostgresTextArray: PostgresNonThrowingEncodable {
 
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
         writeArrayHeader(count: elements.count, hasNull: elements.contains(nil), element: .text, into: &buffer)
-        for element in elements {
-            guard let element else {
-                buffer.writeInteger(-1, as: Int32.self)
-                continue
+        // The elements in one write of known size: ByteBuffer's checks once, not twice an element (they were about 430
+        // instructions an element).
+        let size = elements.reduce(0) { $0 + 4 + ($1?.utf8.count ?? 0) }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
+            var at = 0
+            for element in elements {
+                guard var element else {
+                    out.storeBytes(of: Int32(-1).bigEndian, toByteOffset: at, as: Int32.self)
+                    at += 4
+                    continue
+                }
+                let count = element.utf8.count
+                out.storeBytes(of: Int32(count).bigEndian, toByteOffset: at, as: Int32.self)
+                at += 4
+                element.withUTF8 { bytes in
+                    if let base = bytes.baseAddress { (out.baseAddress! + at).copyMemory(from: base, byteCount: bytes.count) }
+                }
+                at += count
             }
-            buffer.writeInteger(Int32(element.utf8.count))
-            buffer.writeString(element)
+            return at
         }
     }
 }
