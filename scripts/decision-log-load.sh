@@ -64,6 +64,9 @@ if [ "${PG_OWN_CPU:-}" = 1 ]; then
   [ "$last" -ge 1 ] || { echo "PG_OWN_CPU=1 needs two CPUs or more"; exit 1 ; }
   for pid in $(pgrep -x postgres); do taskset -a -p -c "$last" "$pid" >/dev/null; done
   PIN=(taskset -c "0-$(( last - 1 ))")
+  # Every CPU again for PostgreSQL when the script ends, however it ends.
+  trap 'kill "$SERVER" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"
+        for pid in $(pgrep -x postgres); do taskset -a -p -c "0-'"$last"'" "$pid" >/dev/null 2>&1 || true; done' EXIT
 fi
 for mode in off all; do
   db="${DATABASE:-$WORK/identity-$mode.sqlite}"
