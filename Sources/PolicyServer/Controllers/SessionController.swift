@@ -85,4 +85,8 @@ extension GeneratedRoutes {
     func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOut), .init()) }
     func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOutEverywhere), .init()) }
     func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output { .undocumented(statusCode: try await sent(SessionController(server: server).appleNonce), .init()) }
+    func postAuthRefresh(_ input: Operations.PostAuthRefresh.Input) async throws -> Operations.PostAuthRefresh.Output { .undocumented(statusCode: try await sent(SessionController(server: server).refresh), .init()) }
+    func postAuthPinRegister(_ input: Operations.PostAuthPinRegister.Input) async throws -> Operations.PostAuthPinRegister.Output { .undocumented(statusCode: try await sent(SessionController(server: server).registerPIN), .init()) }
+    func postAuthPinSignin(_ input: Operations.PostAuthPinSignin.Input) async throws -> Operations.PostAuthPinSignin.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signInPIN), .init()) }
+    func postAuthApple(_ input: Operations.PostAuthApple.Input) async throws -> Operations.PostAuthApple.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signInApple), .init()) }
 }

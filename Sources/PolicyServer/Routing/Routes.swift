@@ -6,8 +6,6 @@ func addRoutes(to routes: RouteBuilder) {
     let health = HealthController(server: server)
     let policy = PolicyController(server: server)
     let decisions = DecisionController(server: server)
-    let sessions = SessionController(server: server)
-    let credentials = CredentialController(server: server)
     let account = AccountController(server: server)
     let purchases = PurchaseController(server: server)
     let spaces = SpaceController(server: server)
@@ -32,22 +30,6 @@ func addRoutes(to routes: RouteBuilder) {
     // The inverse questions: a plan over every resource of a type, and the store's list of the bearer's resources.
     routes.on(.post, "/v1/plan", lists.plan)
     routes.on(.get, "/v1/resources", lists.resources)
-
-    // Signing in and out.
-    routes.on(.post, "/v1/auth/refresh", sessions.refresh)
-    routes.on(.post, "/v1/auth/pin/register", sessions.registerPIN)
-    routes.on(.post, "/v1/auth/pin/signin", sessions.signInPIN)
-    routes.on(.post, "/v1/auth/apple", sessions.signInApple)
-
-    // The account's credentials: PIN, Apple id, device keys.
-    routes.on(.put, "/v1/auth/pin", credentials.setPIN)
-    routes.on(.post, "/v1/auth/pin/change", credentials.changePIN)
-    routes.on(.post, "/v1/auth/pin/verify", credentials.verifyPIN)
-    routes.on(.post, "/v1/auth/apple/link", credentials.linkApple)
-    routes.on(.post, "/v1/auth/apple/notifications", credentials.appleNotification)
-    routes.on(.post, "/v1/auth/device/enroll", credentials.enrollDevice)
-    routes.on(.post, "/v1/auth/device/challenge", credentials.deviceChallenge)
-    routes.on(.post, "/v1/auth/device/verify", credentials.verifyDevice)
 
     // The signed-in account.
     routes.write(.put, "/v1/me/username", account.setUsername)

@@ -1002,6 +1002,55 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/StepUp`.
+        package struct StepUp: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StepUp/accessToken`.
+            package var accessToken: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StepUp/rotated`.
+            package var rotated: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/StepUp/method`.
+            package var method: Swift.String
+            /// Creates a new `StepUp`.
+            ///
+            /// - Parameters:
+            ///   - accessToken:
+            ///   - rotated:
+            ///   - method:
+            package init(
+                accessToken: Swift.String,
+                rotated: Swift.Bool,
+                method: Swift.String
+            ) {
+                self.accessToken = accessToken
+                self.rotated = rotated
+                self.method = method
+            }
+            package enum CodingKeys: String, CodingKey {
+                case accessToken
+                case rotated
+                case method
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.accessToken = try container.decode(
+                    Swift.String.self,
+                    forKey: .accessToken
+                )
+                self.rotated = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .rotated
+                )
+                self.method = try container.decode(
+                    Swift.String.self,
+                    forKey: .method
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "accessToken",
+                    "rotated",
+                    "method"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Profile`.
         package struct Profile: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Profile/userId`.

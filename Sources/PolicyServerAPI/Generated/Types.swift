@@ -38,6 +38,11 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/anonymous`.
     /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
     func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output
+    /// Rotate a token pair
+    ///
+    /// - Remark: HTTP `POST /v1/auth/refresh`.
+    /// - Remark: Generated from `#/paths//v1/auth/refresh/post(postAuthRefresh)`.
+    func postAuthRefresh(_ input: Operations.PostAuthRefresh.Input) async throws -> Operations.PostAuthRefresh.Output
     /// End the bearer's session
     ///
     /// - Remark: HTTP `POST /v1/auth/signout`.
@@ -48,16 +53,71 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
     /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
     func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output
+    /// Create a username + PIN account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/register`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/register/post(postAuthPinRegister)`.
+    func postAuthPinRegister(_ input: Operations.PostAuthPinRegister.Input) async throws -> Operations.PostAuthPinRegister.Output
+    /// Sign in with username and PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/signin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/signin/post(postAuthPinSignin)`.
+    func postAuthPinSignin(_ input: Operations.PostAuthPinSignin.Input) async throws -> Operations.PostAuthPinSignin.Output
+    /// Set the first PIN
+    ///
+    /// - Remark: HTTP `PUT /v1/auth/pin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/put(putAuthPin)`.
+    func putAuthPin(_ input: Operations.PutAuthPin.Input) async throws -> Operations.PutAuthPin.Output
+    /// Change the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/change`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/change/post(postAuthPinChange)`.
+    func postAuthPinChange(_ input: Operations.PostAuthPinChange.Input) async throws -> Operations.PostAuthPinChange.Output
+    /// Step up with the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/verify/post(postAuthPinVerify)`.
+    func postAuthPinVerify(_ input: Operations.PostAuthPinVerify.Input) async throws -> Operations.PostAuthPinVerify.Output
     /// A single-use nonce for Sign in with Apple
     ///
     /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
     /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
     func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output
+    /// Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/post(postAuthApple)`.
+    func postAuthApple(_ input: Operations.PostAuthApple.Input) async throws -> Operations.PostAuthApple.Output
+    /// Link an Apple id to the signed-in account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/post(postAuthAppleLink)`.
+    func postAuthAppleLink(_ input: Operations.PostAuthAppleLink.Input) async throws -> Operations.PostAuthAppleLink.Output
     /// Unlink the Apple id
     ///
     /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
     /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
     func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output
+    /// Apple's server-to-server notification (signed JWS)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/notifications`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/notifications/post(postAuthAppleNotifications)`.
+    func postAuthAppleNotifications(_ input: Operations.PostAuthAppleNotifications.Input) async throws -> Operations.PostAuthAppleNotifications.Output
+    /// Enrol a device key (P-256 public key, base64)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/enroll`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/enroll/post(postAuthDeviceEnroll)`.
+    func postAuthDeviceEnroll(_ input: Operations.PostAuthDeviceEnroll.Input) async throws -> Operations.PostAuthDeviceEnroll.Output
+    /// A single-use challenge for a device key
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/challenge`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/challenge/post(postAuthDeviceChallenge)`.
+    func postAuthDeviceChallenge(_ input: Operations.PostAuthDeviceChallenge.Input) async throws -> Operations.PostAuthDeviceChallenge.Output
+    /// Step up with a device signature
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/verify/post(postAuthDeviceVerify)`.
+    func postAuthDeviceVerify(_ input: Operations.PostAuthDeviceVerify.Input) async throws -> Operations.PostAuthDeviceVerify.Output
     /// The privacy settings
     ///
     /// - Remark: HTTP `GET /v1/me/privacy`.
@@ -179,6 +239,19 @@ extension APIProtocol {
     package func postAuthAnonymous(headers: Operations.PostAuthAnonymous.Input.Headers = .init()) async throws -> Operations.PostAuthAnonymous.Output {
         try await postAuthAnonymous(Operations.PostAuthAnonymous.Input(headers: headers))
     }
+    /// Rotate a token pair
+    ///
+    /// - Remark: HTTP `POST /v1/auth/refresh`.
+    /// - Remark: Generated from `#/paths//v1/auth/refresh/post(postAuthRefresh)`.
+    package func postAuthRefresh(
+        headers: Operations.PostAuthRefresh.Input.Headers = .init(),
+        body: Operations.PostAuthRefresh.Input.Body? = nil
+    ) async throws -> Operations.PostAuthRefresh.Output {
+        try await postAuthRefresh(Operations.PostAuthRefresh.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// End the bearer's session
     ///
     /// - Remark: HTTP `POST /v1/auth/signout`.
@@ -193,6 +266,71 @@ extension APIProtocol {
     package func postAuthSignoutEverywhere(headers: Operations.PostAuthSignoutEverywhere.Input.Headers = .init()) async throws -> Operations.PostAuthSignoutEverywhere.Output {
         try await postAuthSignoutEverywhere(Operations.PostAuthSignoutEverywhere.Input(headers: headers))
     }
+    /// Create a username + PIN account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/register`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/register/post(postAuthPinRegister)`.
+    package func postAuthPinRegister(
+        headers: Operations.PostAuthPinRegister.Input.Headers = .init(),
+        body: Operations.PostAuthPinRegister.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinRegister.Output {
+        try await postAuthPinRegister(Operations.PostAuthPinRegister.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sign in with username and PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/signin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/signin/post(postAuthPinSignin)`.
+    package func postAuthPinSignin(
+        headers: Operations.PostAuthPinSignin.Input.Headers = .init(),
+        body: Operations.PostAuthPinSignin.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinSignin.Output {
+        try await postAuthPinSignin(Operations.PostAuthPinSignin.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set the first PIN
+    ///
+    /// - Remark: HTTP `PUT /v1/auth/pin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/put(putAuthPin)`.
+    package func putAuthPin(
+        headers: Operations.PutAuthPin.Input.Headers = .init(),
+        body: Operations.PutAuthPin.Input.Body? = nil
+    ) async throws -> Operations.PutAuthPin.Output {
+        try await putAuthPin(Operations.PutAuthPin.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Change the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/change`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/change/post(postAuthPinChange)`.
+    package func postAuthPinChange(
+        headers: Operations.PostAuthPinChange.Input.Headers = .init(),
+        body: Operations.PostAuthPinChange.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinChange.Output {
+        try await postAuthPinChange(Operations.PostAuthPinChange.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Step up with the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/verify/post(postAuthPinVerify)`.
+    package func postAuthPinVerify(
+        headers: Operations.PostAuthPinVerify.Input.Headers = .init(),
+        body: Operations.PostAuthPinVerify.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinVerify.Output {
+        try await postAuthPinVerify(Operations.PostAuthPinVerify.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// A single-use nonce for Sign in with Apple
     ///
     /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
@@ -200,12 +338,90 @@ extension APIProtocol {
     package func postAuthAppleNonce(headers: Operations.PostAuthAppleNonce.Input.Headers = .init()) async throws -> Operations.PostAuthAppleNonce.Output {
         try await postAuthAppleNonce(Operations.PostAuthAppleNonce.Input(headers: headers))
     }
+    /// Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/post(postAuthApple)`.
+    package func postAuthApple(
+        headers: Operations.PostAuthApple.Input.Headers = .init(),
+        body: Operations.PostAuthApple.Input.Body? = nil
+    ) async throws -> Operations.PostAuthApple.Output {
+        try await postAuthApple(Operations.PostAuthApple.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Link an Apple id to the signed-in account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/post(postAuthAppleLink)`.
+    package func postAuthAppleLink(
+        headers: Operations.PostAuthAppleLink.Input.Headers = .init(),
+        body: Operations.PostAuthAppleLink.Input.Body? = nil
+    ) async throws -> Operations.PostAuthAppleLink.Output {
+        try await postAuthAppleLink(Operations.PostAuthAppleLink.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// Unlink the Apple id
     ///
     /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
     /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
     package func deleteAuthAppleLink(headers: Operations.DeleteAuthAppleLink.Input.Headers = .init()) async throws -> Operations.DeleteAuthAppleLink.Output {
         try await deleteAuthAppleLink(Operations.DeleteAuthAppleLink.Input(headers: headers))
+    }
+    /// Apple's server-to-server notification (signed JWS)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/notifications`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/notifications/post(postAuthAppleNotifications)`.
+    package func postAuthAppleNotifications(
+        headers: Operations.PostAuthAppleNotifications.Input.Headers = .init(),
+        body: Operations.PostAuthAppleNotifications.Input.Body? = nil
+    ) async throws -> Operations.PostAuthAppleNotifications.Output {
+        try await postAuthAppleNotifications(Operations.PostAuthAppleNotifications.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Enrol a device key (P-256 public key, base64)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/enroll`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/enroll/post(postAuthDeviceEnroll)`.
+    package func postAuthDeviceEnroll(
+        headers: Operations.PostAuthDeviceEnroll.Input.Headers = .init(),
+        body: Operations.PostAuthDeviceEnroll.Input.Body? = nil
+    ) async throws -> Operations.PostAuthDeviceEnroll.Output {
+        try await postAuthDeviceEnroll(Operations.PostAuthDeviceEnroll.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A single-use challenge for a device key
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/challenge`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/challenge/post(postAuthDeviceChallenge)`.
+    package func postAuthDeviceChallenge(
+        headers: Operations.PostAuthDeviceChallenge.Input.Headers = .init(),
+        body: Operations.PostAuthDeviceChallenge.Input.Body? = nil
+    ) async throws -> Operations.PostAuthDeviceChallenge.Output {
+        try await postAuthDeviceChallenge(Operations.PostAuthDeviceChallenge.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Step up with a device signature
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/verify/post(postAuthDeviceVerify)`.
+    package func postAuthDeviceVerify(
+        headers: Operations.PostAuthDeviceVerify.Input.Headers = .init(),
+        body: Operations.PostAuthDeviceVerify.Input.Body? = nil
+    ) async throws -> Operations.PostAuthDeviceVerify.Output {
+        try await postAuthDeviceVerify(Operations.PostAuthDeviceVerify.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// The privacy settings
     ///
