@@ -33,8 +33,10 @@ struct SpaceController {
     }
 }
 
-/// `POST /v1/spaces/{id}/codes`, a generated route under the write quota (`GeneratedRoutes.writes`); its optional body
-/// is read by the hand-written reader, as before.
+/// The spaces' routes, generated and under the write quota (`GeneratedRoutes.writes`); their bodies are read by the
+/// hand-written readers, as before.
 extension GeneratedRoutes {
     func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).newCode), .init()) }
+    func postSpaces(_ input: Operations.PostSpaces.Input) async throws -> Operations.PostSpaces.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).create), .init()) }
+    func postSpacesJoin(_ input: Operations.PostSpacesJoin.Input) async throws -> Operations.PostSpacesJoin.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).join), .init()) }
 }

@@ -36,6 +36,11 @@ struct GeneratedRoutes: APIProtocol {
         "GET /v1/me/export",
         "DELETE /v1/me",
         "POST /v1/spaces/{id}/codes",
+        "PUT /v1/me/username",
+        "PUT /v1/me/privacy",
+        "POST /v1/me/purchases",
+        "POST /v1/spaces",
+        "POST /v1/spaces/join",
     ]
 
     /// The query parameters each generated route reads, as docs/openapi.yaml declares them; a route not listed reads

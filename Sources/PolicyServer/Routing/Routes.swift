@@ -6,9 +6,6 @@ func addRoutes(to routes: RouteBuilder) {
     let health = HealthController(server: server)
     let policy = PolicyController(server: server)
     let decisions = DecisionController(server: server)
-    let account = AccountController(server: server)
-    let purchases = PurchaseController(server: server)
-    let spaces = SpaceController(server: server)
     let operators = OperatorController(server: server)
     let lists = ListController(server: server)
     let console = ConsoleController(server: server)
@@ -30,18 +27,6 @@ func addRoutes(to routes: RouteBuilder) {
     // The inverse questions: a plan over every resource of a type, and the store's list of the bearer's resources.
     routes.on(.post, "/v1/plan", lists.plan)
     routes.on(.get, "/v1/resources", lists.resources)
-
-    // The signed-in account.
-    routes.write(.put, "/v1/me/username", account.setUsername)
-    routes.write(.put, "/v1/me/privacy", account.setPrivacy)
-
-    // App Store purchases.
-    routes.write(.post, "/v1/me/purchases", purchases.purchase)
-    routes.on(.post, "/v1/app-store/notifications", purchases.notification)
-
-    // Shared spaces.
-    routes.write(.post, "/v1/spaces", spaces.create)
-    routes.write(.post, "/v1/spaces/join", spaces.join)
 
     // The operator's routes (the operator credential).
     routes.on(.post, "/v1/operator/apple-credential-state", operators.appleCredentialState)

@@ -1202,6 +1202,72 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/PrivacyChange`.
+        package struct PrivacyChange: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/analytics`.
+            package var analytics: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/crashReporting`.
+            package var crashReporting: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/aiSuggestions`.
+            package var aiSuggestions: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/dataSharing`.
+            @frozen package enum DataSharingPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case none = "none"
+                case minimal = "minimal"
+                case standard = "standard"
+            }
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/dataSharing`.
+            package var dataSharing: Components.Schemas.PrivacyChange.DataSharingPayload?
+            /// Creates a new `PrivacyChange`.
+            ///
+            /// - Parameters:
+            ///   - analytics:
+            ///   - crashReporting:
+            ///   - aiSuggestions:
+            ///   - dataSharing:
+            package init(
+                analytics: Swift.Bool? = nil,
+                crashReporting: Swift.Bool? = nil,
+                aiSuggestions: Swift.Bool? = nil,
+                dataSharing: Components.Schemas.PrivacyChange.DataSharingPayload? = nil
+            ) {
+                self.analytics = analytics
+                self.crashReporting = crashReporting
+                self.aiSuggestions = aiSuggestions
+                self.dataSharing = dataSharing
+            }
+            package enum CodingKeys: String, CodingKey {
+                case analytics
+                case crashReporting
+                case aiSuggestions
+                case dataSharing
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.analytics = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .analytics
+                )
+                self.crashReporting = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .crashReporting
+                )
+                self.aiSuggestions = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .aiSuggestions
+                )
+                self.dataSharing = try container.decodeIfPresent(
+                    Components.Schemas.PrivacyChange.DataSharingPayload.self,
+                    forKey: .dataSharing
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "analytics",
+                    "crashReporting",
+                    "aiSuggestions",
+                    "dataSharing"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/PolicyStatus`.
         package struct PolicyStatus: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/PolicyStatus/active`.

@@ -118,11 +118,21 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/device/verify`.
     /// - Remark: Generated from `#/paths//v1/auth/device/verify/post(postAuthDeviceVerify)`.
     func postAuthDeviceVerify(_ input: Operations.PostAuthDeviceVerify.Input) async throws -> Operations.PostAuthDeviceVerify.Output
+    /// Set the username
+    ///
+    /// - Remark: HTTP `PUT /v1/me/username`.
+    /// - Remark: Generated from `#/paths//v1/me/username/put(putMeUsername)`.
+    func putMeUsername(_ input: Operations.PutMeUsername.Input) async throws -> Operations.PutMeUsername.Output
     /// The privacy settings
     ///
     /// - Remark: HTTP `GET /v1/me/privacy`.
     /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
     func getMePrivacy(_ input: Operations.GetMePrivacy.Input) async throws -> Operations.GetMePrivacy.Output
+    /// Change privacy settings
+    ///
+    /// - Remark: HTTP `PUT /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/put(putMePrivacy)`.
+    func putMePrivacy(_ input: Operations.PutMePrivacy.Input) async throws -> Operations.PutMePrivacy.Output
     /// GDPR export of everything held on the user
     ///
     /// - Remark: HTTP `GET /v1/me/export`.
@@ -138,11 +148,49 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me`.
     /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
     func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output
+    /// Apply a StoreKit 2 signed transaction (Transaction.jwsRepresentation) to the signed-in account
+    ///
+    /// The JWS is verified as Apple's App Store Server Library does: ES256 by the leaf of its x5c chain, the chain
+    /// leaf -> Apple WWDR intermediate -> Apple Root CA - G3 (pinned; or a root given with --app-store-root-certificate),
+    /// Apple's marker extensions, every certificate valid at the payload's signedDate, bundleId among --app-store-bundle-id,
+    /// environment among --app-store-environment. The tier comes from the served policy's product mapping and the expiry
+    /// from expiresDate; a revoked transaction sets nothing; a replay changes nothing. A product id the client names is
+    /// not accepted. Problem codes: invalid_signed_transaction (400), app_store_algorithm_not_es256,
+    /// app_store_signature_invalid, app_store_untrusted_chain, app_store_marker_missing, app_store_certificate_expired,
+    /// app_store_wrong_bundle, app_store_environment_not_allowed, unknown_product (422), app_account_mismatch (403),
+    /// purchase_owned_elsewhere (409), purchases_not_configured (501).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/purchases`.
+    /// - Remark: Generated from `#/paths//v1/me/purchases/post(postMePurchases)`.
+    func postMePurchases(_ input: Operations.PostMePurchases.Input) async throws -> Operations.PostMePurchases.Output
+    /// App Store Server Notifications V2 (Apple's server calls it; no bearer, the signed payload is verified)
+    ///
+    /// Verified like a purchase (outer signedPayload, then data.signedTransactionInfo and data.signedRenewalInfo).
+    /// DID_RENEW, EXPIRED and DID_CHANGE_RENEWAL_STATUS set the owning account's expiry from the transaction;
+    /// DID_FAIL_TO_RENEW to the grace period's end when there is one; REFUND and REVOKE end the tier that transaction
+    /// granted. Other types, unknown transactions, older transactions and unmapped products answer 200 and change
+    /// nothing (Apple retries anything but 2xx); a payload that fails verification is a 4xx problem.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/app-store/notifications`.
+    /// - Remark: Generated from `#/paths//v1/app-store/notifications/post(postAppStoreNotifications)`.
+    func postAppStoreNotifications(_ input: Operations.PostAppStoreNotifications.Input) async throws -> Operations.PostAppStoreNotifications.Output
+    /// Create a shared space and its first share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces`.
+    /// - Remark: Generated from `#/paths//v1/spaces/post(postSpaces)`.
+    func postSpaces(_ input: Operations.PostSpaces.Input) async throws -> Operations.PostSpaces.Output
     /// A new share code (owner only)
     ///
     /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
     /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
     func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output
+    /// Join a space by share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/join`.
+    /// - Remark: Generated from `#/paths//v1/spaces/join/post(postSpacesJoin)`.
+    func postSpacesJoin(_ input: Operations.PostSpacesJoin.Input) async throws -> Operations.PostSpacesJoin.Output
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -423,12 +471,38 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// Set the username
+    ///
+    /// - Remark: HTTP `PUT /v1/me/username`.
+    /// - Remark: Generated from `#/paths//v1/me/username/put(putMeUsername)`.
+    package func putMeUsername(
+        headers: Operations.PutMeUsername.Input.Headers = .init(),
+        body: Operations.PutMeUsername.Input.Body? = nil
+    ) async throws -> Operations.PutMeUsername.Output {
+        try await putMeUsername(Operations.PutMeUsername.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// The privacy settings
     ///
     /// - Remark: HTTP `GET /v1/me/privacy`.
     /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
     package func getMePrivacy(headers: Operations.GetMePrivacy.Input.Headers = .init()) async throws -> Operations.GetMePrivacy.Output {
         try await getMePrivacy(Operations.GetMePrivacy.Input(headers: headers))
+    }
+    /// Change privacy settings
+    ///
+    /// - Remark: HTTP `PUT /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/put(putMePrivacy)`.
+    package func putMePrivacy(
+        headers: Operations.PutMePrivacy.Input.Headers = .init(),
+        body: Operations.PutMePrivacy.Input.Body? = nil
+    ) async throws -> Operations.PutMePrivacy.Output {
+        try await putMePrivacy(Operations.PutMePrivacy.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// GDPR export of everything held on the user
     ///
@@ -451,6 +525,63 @@ extension APIProtocol {
     package func deleteMe(headers: Operations.DeleteMe.Input.Headers = .init()) async throws -> Operations.DeleteMe.Output {
         try await deleteMe(Operations.DeleteMe.Input(headers: headers))
     }
+    /// Apply a StoreKit 2 signed transaction (Transaction.jwsRepresentation) to the signed-in account
+    ///
+    /// The JWS is verified as Apple's App Store Server Library does: ES256 by the leaf of its x5c chain, the chain
+    /// leaf -> Apple WWDR intermediate -> Apple Root CA - G3 (pinned; or a root given with --app-store-root-certificate),
+    /// Apple's marker extensions, every certificate valid at the payload's signedDate, bundleId among --app-store-bundle-id,
+    /// environment among --app-store-environment. The tier comes from the served policy's product mapping and the expiry
+    /// from expiresDate; a revoked transaction sets nothing; a replay changes nothing. A product id the client names is
+    /// not accepted. Problem codes: invalid_signed_transaction (400), app_store_algorithm_not_es256,
+    /// app_store_signature_invalid, app_store_untrusted_chain, app_store_marker_missing, app_store_certificate_expired,
+    /// app_store_wrong_bundle, app_store_environment_not_allowed, unknown_product (422), app_account_mismatch (403),
+    /// purchase_owned_elsewhere (409), purchases_not_configured (501).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/purchases`.
+    /// - Remark: Generated from `#/paths//v1/me/purchases/post(postMePurchases)`.
+    package func postMePurchases(
+        headers: Operations.PostMePurchases.Input.Headers = .init(),
+        body: Operations.PostMePurchases.Input.Body? = nil
+    ) async throws -> Operations.PostMePurchases.Output {
+        try await postMePurchases(Operations.PostMePurchases.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// App Store Server Notifications V2 (Apple's server calls it; no bearer, the signed payload is verified)
+    ///
+    /// Verified like a purchase (outer signedPayload, then data.signedTransactionInfo and data.signedRenewalInfo).
+    /// DID_RENEW, EXPIRED and DID_CHANGE_RENEWAL_STATUS set the owning account's expiry from the transaction;
+    /// DID_FAIL_TO_RENEW to the grace period's end when there is one; REFUND and REVOKE end the tier that transaction
+    /// granted. Other types, unknown transactions, older transactions and unmapped products answer 200 and change
+    /// nothing (Apple retries anything but 2xx); a payload that fails verification is a 4xx problem.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/app-store/notifications`.
+    /// - Remark: Generated from `#/paths//v1/app-store/notifications/post(postAppStoreNotifications)`.
+    package func postAppStoreNotifications(
+        headers: Operations.PostAppStoreNotifications.Input.Headers = .init(),
+        body: Operations.PostAppStoreNotifications.Input.Body? = nil
+    ) async throws -> Operations.PostAppStoreNotifications.Output {
+        try await postAppStoreNotifications(Operations.PostAppStoreNotifications.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Create a shared space and its first share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces`.
+    /// - Remark: Generated from `#/paths//v1/spaces/post(postSpaces)`.
+    package func postSpaces(
+        headers: Operations.PostSpaces.Input.Headers = .init(),
+        body: Operations.PostSpaces.Input.Body? = nil
+    ) async throws -> Operations.PostSpaces.Output {
+        try await postSpaces(Operations.PostSpaces.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// A new share code (owner only)
     ///
     /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
@@ -462,6 +593,19 @@ extension APIProtocol {
     ) async throws -> Operations.PostSpacesByIdCodes.Output {
         try await postSpacesByIdCodes(Operations.PostSpacesByIdCodes.Input(
             path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Join a space by share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/join`.
+    /// - Remark: Generated from `#/paths//v1/spaces/join/post(postSpacesJoin)`.
+    package func postSpacesJoin(
+        headers: Operations.PostSpacesJoin.Input.Headers = .init(),
+        body: Operations.PostSpacesJoin.Input.Body? = nil
+    ) async throws -> Operations.PostSpacesJoin.Output {
+        try await postSpacesJoin(Operations.PostSpacesJoin.Input(
             headers: headers,
             body: body
         ))
