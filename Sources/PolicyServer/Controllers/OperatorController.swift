@@ -97,7 +97,8 @@ struct OperatorController {
     }
 }
 
-/// The operator's generated routes (`GeneratedRoutes`): the decoding and the answers are the spec's.
+/// The operator's generated routes (`GeneratedRoutes`): the PIN unlock's and the deletion's 204s are the spec's; the
+/// writes with a body answer with the controller's method as it was registered by hand (`sent`).
 extension GeneratedRoutes {
     func postOperatorUsersByIdPinUnlock(_ input: Operations.PostOperatorUsersByIdPinUnlock.Input) async throws
         -> Operations.PostOperatorUsersByIdPinUnlock.Output
@@ -112,4 +113,10 @@ extension GeneratedRoutes {
         try await OperatorController(server: server).deleteUser(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
+    func postOperatorAppleCredentialState(_ input: Operations.PostOperatorAppleCredentialState.Input) async throws -> Operations.PostOperatorAppleCredentialState.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).appleCredentialState), .init()) }
+    func putOperatorUsersByIdRoles(_ input: Operations.PutOperatorUsersByIdRoles.Input) async throws -> Operations.PutOperatorUsersByIdRoles.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).setRoles), .init()) }
+    func putOperatorUsersByIdSubscription(_ input: Operations.PutOperatorUsersByIdSubscription.Input) async throws -> Operations.PutOperatorUsersByIdSubscription.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).setSubscription), .init()) }
+    func postOperatorUsersByIdLegacyPin(_ input: Operations.PostOperatorUsersByIdLegacyPin.Input) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).importLegacyPIN), .init()) }
+    func postOperatorUsersByIdUsage(_ input: Operations.PostOperatorUsersByIdUsage.Input) async throws -> Operations.PostOperatorUsersByIdUsage.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).userUsage), .init()) }
+    func postOperatorResourcesByIdUsage(_ input: Operations.PostOperatorResourcesByIdUsage.Input) async throws -> Operations.PostOperatorResourcesByIdUsage.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).resourceUsage), .init()) }
 }

@@ -50,9 +50,11 @@ struct GeneratedRoutes: APIProtocol {
     static let queries: [String: Set<String>] = [
         "GET /v1/operator/decisions": LogController.decisionFilters.union(LogQueryParameters.paging),
         "GET /v1/operator/audit": LogController.auditFilters.union(LogQueryParameters.paging),
+        "GET /v1/operator/users": ConsoleController.findUsersQuery,
         "GET /v1/operator/users/{id}": ConsoleController.userQuery,
         "GET /v1/operator/policy": ConsoleController.policyQuery,
         "POST /v1/operator/users/{id}/decisions/{decisionId}/explain": ConsoleController.explainQuery,
+        "POST /v1/operator/users/{id}/explain": ConsoleController.explainQuery,
     ]
 }
 

@@ -6,9 +6,7 @@ func addRoutes(to routes: RouteBuilder) {
     let health = HealthController(server: server)
     let policy = PolicyController(server: server)
     let decisions = DecisionController(server: server)
-    let operators = OperatorController(server: server)
     let lists = ListController(server: server)
-    let console = ConsoleController(server: server)
     let consolePages = ConsolePages(enabled: server.settings.console)
 
     // Operations: liveness, readiness, metrics, the policy version, the playground.
@@ -28,13 +26,6 @@ func addRoutes(to routes: RouteBuilder) {
     routes.on(.post, "/v1/plan", lists.plan)
     routes.on(.get, "/v1/resources", lists.resources)
 
-    // The operator's routes (the operator credential).
-    routes.on(.post, "/v1/operator/apple-credential-state", operators.appleCredentialState)
-    routes.on(.put, "/v1/operator/users/{id}/roles", operators.setRoles)
-    routes.on(.put, "/v1/operator/users/{id}/subscription", operators.setSubscription)
-    routes.on(.post, "/v1/operator/users/{id}/legacy-pin", operators.importLegacyPIN)
-    routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
-    routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
     // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml lists
     // them): the routes of this list with no request body, no required query parameter and an answer of today's bytes
     // (docs/architecture.md "Generated routes"): GET /v1/policy and /v1/bundle; the anonymous sign-in, sign-out, sign-out
@@ -43,11 +34,7 @@ func addRoutes(to routes: RouteBuilder) {
     // audit, shadow); the console's user, policy, explain-again, sign-out everywhere, session and subscription ends.
     routes.generated(GeneratedRoutes(server: server))
 
-    // The operator console's routes (the operator credential); `--console` also serves its page at /console.
-    // `GET /v1/operator/users` stays hand-written: its `q` is required, and the generated decoder, which never sees the
-    // query (`RouteRequest.pathOnly`), would refuse every request for the lack of it.
-    routes.on(.get, "/v1/operator/users", console.findUsers)
-    routes.on(.post, "/v1/operator/users/{id}/explain", console.explain)
+    // The operator console's page, script and style (`--console`); its routes are generated.
     routes.on(.get, "/console", consolePages.index)
     routes.on(.get, "/console/console.js", consolePages.script)
     routes.on(.get, "/console/console.css", consolePages.style)

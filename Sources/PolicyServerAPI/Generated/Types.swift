@@ -191,6 +191,21 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/spaces/join`.
     /// - Remark: Generated from `#/paths//v1/spaces/join/post(postSpacesJoin)`.
     func postSpacesJoin(_ input: Operations.PostSpacesJoin.Input) async throws -> Operations.PostSpacesJoin.Output
+    /// Record an Apple credential state (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/apple-credential-state`.
+    /// - Remark: Generated from `#/paths//v1/operator/apple-credential-state/post(postOperatorAppleCredentialState)`.
+    func postOperatorAppleCredentialState(_ input: Operations.PostOperatorAppleCredentialState.Input) async throws -> Operations.PostOperatorAppleCredentialState.Output
+    /// Set a user's app roles (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/roles`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/roles/put(putOperatorUsersByIdRoles)`.
+    func putOperatorUsersByIdRoles(_ input: Operations.PutOperatorUsersByIdRoles.Input) async throws -> Operations.PutOperatorUsersByIdRoles.Output
+    /// Record a subscription (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/put(putOperatorUsersByIdSubscription)`.
+    func putOperatorUsersByIdSubscription(_ input: Operations.PutOperatorUsersByIdSubscription.Input) async throws -> Operations.PutOperatorUsersByIdSubscription.Output
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -198,6 +213,11 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
     func deleteOperatorUsersByIdSubscription(_ input: Operations.DeleteOperatorUsersByIdSubscription.Input) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output
+    /// Import a legacy PIN hash (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/legacy-pin/post(postOperatorUsersByIdLegacyPin)`.
+    func postOperatorUsersByIdLegacyPin(_ input: Operations.PostOperatorUsersByIdLegacyPin.Input) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output
     /// Decision records with their inputs, newest first, a page at a time (operator)
     ///
     /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
@@ -219,6 +239,20 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/operator/shadow`.
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    func getOperatorUsers(_ input: Operations.GetOperatorUsers.Input) async throws -> Operations.GetOperatorUsers.Output
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    func postOperatorUsersByIdExplain(_ input: Operations.PostOperatorUsersByIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdExplain.Output
     /// Explain one of the user's recorded decisions again now (operator, console)
     ///
     /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
@@ -260,6 +294,16 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/delete(deleteOperatorUsersById)`.
     func deleteOperatorUsersById(_ input: Operations.DeleteOperatorUsersById.Input) async throws -> Operations.DeleteOperatorUsersById.Output
+    /// Add to a user's own usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/usage/post(postOperatorUsersByIdUsage)`.
+    func postOperatorUsersByIdUsage(_ input: Operations.PostOperatorUsersByIdUsage.Input) async throws -> Operations.PostOperatorUsersByIdUsage.Output
+    /// Add to a stored resource's usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/resources/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/resources/{id}/usage/post(postOperatorResourcesByIdUsage)`.
+    func postOperatorResourcesByIdUsage(_ input: Operations.PostOperatorResourcesByIdUsage.Input) async throws -> Operations.PostOperatorResourcesByIdUsage.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -610,6 +654,49 @@ extension APIProtocol {
             body: body
         ))
     }
+    /// Record an Apple credential state (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/apple-credential-state`.
+    /// - Remark: Generated from `#/paths//v1/operator/apple-credential-state/post(postOperatorAppleCredentialState)`.
+    package func postOperatorAppleCredentialState(
+        headers: Operations.PostOperatorAppleCredentialState.Input.Headers = .init(),
+        body: Operations.PostOperatorAppleCredentialState.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorAppleCredentialState.Output {
+        try await postOperatorAppleCredentialState(Operations.PostOperatorAppleCredentialState.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set a user's app roles (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/roles`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/roles/put(putOperatorUsersByIdRoles)`.
+    package func putOperatorUsersByIdRoles(
+        path: Operations.PutOperatorUsersByIdRoles.Input.Path,
+        headers: Operations.PutOperatorUsersByIdRoles.Input.Headers = .init(),
+        body: Operations.PutOperatorUsersByIdRoles.Input.Body? = nil
+    ) async throws -> Operations.PutOperatorUsersByIdRoles.Output {
+        try await putOperatorUsersByIdRoles(Operations.PutOperatorUsersByIdRoles.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Record a subscription (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/put(putOperatorUsersByIdSubscription)`.
+    package func putOperatorUsersByIdSubscription(
+        path: Operations.PutOperatorUsersByIdSubscription.Input.Path,
+        headers: Operations.PutOperatorUsersByIdSubscription.Input.Headers = .init(),
+        body: Operations.PutOperatorUsersByIdSubscription.Input.Body? = nil
+    ) async throws -> Operations.PutOperatorUsersByIdSubscription.Output {
+        try await putOperatorUsersByIdSubscription(Operations.PutOperatorUsersByIdSubscription.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -623,6 +710,21 @@ extension APIProtocol {
         try await deleteOperatorUsersByIdSubscription(Operations.DeleteOperatorUsersByIdSubscription.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Import a legacy PIN hash (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/legacy-pin/post(postOperatorUsersByIdLegacyPin)`.
+    package func postOperatorUsersByIdLegacyPin(
+        path: Operations.PostOperatorUsersByIdLegacyPin.Input.Path,
+        headers: Operations.PostOperatorUsersByIdLegacyPin.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdLegacyPin.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output {
+        try await postOperatorUsersByIdLegacyPin(Operations.PostOperatorUsersByIdLegacyPin.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Decision records with their inputs, newest first, a page at a time (operator)
@@ -663,6 +765,40 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     package func getOperatorShadow(headers: Operations.GetOperatorShadow.Input.Headers = .init()) async throws -> Operations.GetOperatorShadow.Output {
         try await getOperatorShadow(Operations.GetOperatorShadow.Input(headers: headers))
+    }
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    package func getOperatorUsers(
+        query: Operations.GetOperatorUsers.Input.Query = .init(),
+        headers: Operations.GetOperatorUsers.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorUsers.Output {
+        try await getOperatorUsers(Operations.GetOperatorUsers.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    package func postOperatorUsersByIdExplain(
+        path: Operations.PostOperatorUsersByIdExplain.Input.Path,
+        query: Operations.PostOperatorUsersByIdExplain.Input.Query = .init(),
+        headers: Operations.PostOperatorUsersByIdExplain.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdExplain.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorUsersByIdExplain.Output {
+        try await postOperatorUsersByIdExplain(Operations.PostOperatorUsersByIdExplain.Input(
+            path: path,
+            query: query,
+            headers: headers,
+            body: body
+        ))
     }
     /// Explain one of the user's recorded decisions again now (operator, console)
     ///
@@ -757,6 +893,36 @@ extension APIProtocol {
         try await deleteOperatorUsersById(Operations.DeleteOperatorUsersById.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Add to a user's own usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/usage/post(postOperatorUsersByIdUsage)`.
+    package func postOperatorUsersByIdUsage(
+        path: Operations.PostOperatorUsersByIdUsage.Input.Path,
+        headers: Operations.PostOperatorUsersByIdUsage.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdUsage.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorUsersByIdUsage.Output {
+        try await postOperatorUsersByIdUsage(Operations.PostOperatorUsersByIdUsage.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Add to a stored resource's usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/resources/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/resources/{id}/usage/post(postOperatorResourcesByIdUsage)`.
+    package func postOperatorResourcesByIdUsage(
+        path: Operations.PostOperatorResourcesByIdUsage.Input.Path,
+        headers: Operations.PostOperatorResourcesByIdUsage.Input.Headers = .init(),
+        body: Operations.PostOperatorResourcesByIdUsage.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorResourcesByIdUsage.Output {
+        try await postOperatorResourcesByIdUsage(Operations.PostOperatorResourcesByIdUsage.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
 }
