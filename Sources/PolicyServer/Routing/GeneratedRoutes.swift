@@ -55,6 +55,7 @@ struct GeneratedRoutes: APIProtocol {
         "GET /v1/operator/policy": ConsoleController.policyQuery,
         "POST /v1/operator/users/{id}/decisions/{decisionId}/explain": ConsoleController.explainQuery,
         "POST /v1/operator/users/{id}/explain": ConsoleController.explainQuery,
+        "GET /v1/resources": ListQuery.parameters,
     ]
 }
 

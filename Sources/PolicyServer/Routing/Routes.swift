@@ -6,7 +6,6 @@ func addRoutes(to routes: RouteBuilder) {
     let health = HealthController(server: server)
     let policy = PolicyController(server: server)
     let decisions = DecisionController(server: server)
-    let lists = ListController(server: server)
     let consolePages = ConsolePages(enabled: server.settings.console)
 
     // Operations: liveness, readiness, metrics, the policy version, the playground.
@@ -22,16 +21,10 @@ func addRoutes(to routes: RouteBuilder) {
     routes.decision("/v1/explain", metric: "explain", decisions.explain)
     routes.decision("/v1/check", metric: "check", decisions.check)
 
-    // The inverse questions: a plan over every resource of a type, and the store's list of the bearer's resources.
-    routes.on(.post, "/v1/plan", lists.plan)
-    routes.on(.get, "/v1/resources", lists.resources)
-
-    // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml lists
-    // them): the routes of this list with no request body, no required query parameter and an answer of today's bytes
-    // (docs/architecture.md "Generated routes"): GET /v1/policy and /v1/bundle; the anonymous sign-in, sign-out, sign-out
-    // everywhere, the Apple nonce and DELETE /v1/auth/apple/link; GET /v1/me, /v1/me/privacy, /v1/me/export and
-    // DELETE /v1/me; POST /v1/spaces/{id}/codes; the operator's pin-unlock, user deletion and log reads (decisions,
-    // audit, shadow); the console's user, policy, explain-again, sign-out everywhere, session and subscription ends.
+    // Every other route is generated from docs/openapi.yaml (GeneratedRoutes; scripts/openapi-generator/
+    // openapi-server-config.yaml lists them): sign-in, sessions, credentials, the account, purchases, spaces, the
+    // policy and bundle reads, plans and resource lists, the operator's and the console's routes. Each handler calls
+    // its controller's method (docs/architecture.md "Generated routes" says why the routes above are not generated).
     routes.generated(GeneratedRoutes(server: server))
 
     // The operator console's page, script and style (`--console`); its routes are generated.

@@ -24,6 +24,94 @@ extension Components {
     package enum Schemas {
         /// - Remark: Generated from `#/components/schemas/Problem`.
         package typealias Problem = PolicyModel.ProblemDetails
+        /// A resource plan (docs/decision-contract.md, "Plans"): `always`, `never` with the reason and message, or `conditional` with a `where` expression.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Plan`.
+        package struct Plan: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Plan/plan`.
+            @frozen package enum PlanPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case always = "always"
+                case never = "never"
+                case conditional = "conditional"
+            }
+            /// - Remark: Generated from `#/components/schemas/Plan/plan`.
+            package var plan: Components.Schemas.Plan.PlanPayload
+            /// - Remark: Generated from `#/components/schemas/Plan/reason`.
+            package var reason: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Plan/message`.
+            package var message: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Plan/where`.
+            package var _where: Components.Schemas.PlanExpression?
+            /// Creates a new `Plan`.
+            ///
+            /// - Parameters:
+            ///   - plan:
+            ///   - reason:
+            ///   - message:
+            ///   - _where:
+            package init(
+                plan: Components.Schemas.Plan.PlanPayload,
+                reason: Swift.String? = nil,
+                message: Swift.String? = nil,
+                _where: Components.Schemas.PlanExpression? = nil
+            ) {
+                self.plan = plan
+                self.reason = reason
+                self.message = message
+                self._where = _where
+            }
+            package enum CodingKeys: String, CodingKey {
+                case plan
+                case reason
+                case message
+                case _where = "where"
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.plan = try container.decode(
+                    Components.Schemas.Plan.PlanPayload.self,
+                    forKey: .plan
+                )
+                self.reason = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reason
+                )
+                self.message = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .message
+                )
+                self._where = try container.decodeIfPresent(
+                    Components.Schemas.PlanExpression.self,
+                    forKey: ._where
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "plan",
+                    "reason",
+                    "message",
+                    "where"
+                ])
+            }
+        }
+        /// One of {"and": [...]}, {"or": [...]}, {"not": e}, {"ownerIs": ID, "ownerAttribute"?: NAME}, {"memberRole": {"subject": ID, "in"?: [ROLE]}}, {"usage": COUNTER, "below": N}, {"condition": TEXT, "onError": BOOL}.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PlanExpression`.
+        package struct PlanExpression: Codable, Hashable, Sendable {
+            /// A container of undocumented properties.
+            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+            /// Creates a new `PlanExpression`.
+            ///
+            /// - Parameters:
+            ///   - additionalProperties: A container of undocumented properties.
+            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                self.additionalProperties = additionalProperties
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+            }
+            package func encode(to encoder: any Swift.Encoder) throws {
+                try encoder.encodeAdditionalProperties(additionalProperties)
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/DecisionRecordPage`.
         package struct DecisionRecordPage: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/decisions`.
@@ -247,6 +335,44 @@ extension Components {
                 case reason
                 case actor
                 case attempt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ResourceList`.
+        package struct ResourceList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ResourceList/ids`.
+            package var ids: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/ResourceList/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `ResourceList`.
+            ///
+            /// - Parameters:
+            ///   - ids:
+            ///   - nextCursor:
+            package init(
+                ids: [Swift.String],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.ids = ids
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case ids
+                case nextCursor
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.ids = try container.decode(
+                    [Swift.String].self,
+                    forKey: .ids
+                )
+                self.nextCursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .nextCursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "ids",
+                    "nextCursor"
+                ])
             }
         }
         /// null for an optional field means absent

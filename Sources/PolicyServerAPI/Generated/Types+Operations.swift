@@ -443,6 +443,794 @@ package enum Operations {
             }
         }
     }
+    /// Which resources of a type a subject may take an action on, as a plan (always, never, or a condition)
+    ///
+    /// The plan of `action` over every resource of `resourceType` (docs/plans.md, docs/decision-contract.md "Plans"): for the holder of the bearer (the session's subject, the server's clock), or for the subject the body names (only on a server started with --trust-caller-subjects; no subject is a signed-out caller). A refused token's plan is `never` with the reason `unauthenticated`, as a decision for it would say.
+    ///
+    /// - Remark: HTTP `POST /v1/plan`.
+    /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)`.
+    package enum PostPlan {
+        package static let id: Swift.String = "postPlan"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/plan/POST/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostPlan.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostPlan.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.PostPlan.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody`.
+            @frozen package enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody/json`.
+                package struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody/json/subject`.
+                    package var subject: Components.Schemas.Subject?
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody/json/action`.
+                    package var action: Swift.String
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody/json/resourceType`.
+                    package var resourceType: Swift.String
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody/json/context`.
+                    package var context: Components.Schemas.Context?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - subject:
+                    ///   - action:
+                    ///   - resourceType:
+                    ///   - context:
+                    package init(
+                        subject: Components.Schemas.Subject? = nil,
+                        action: Swift.String,
+                        resourceType: Swift.String,
+                        context: Components.Schemas.Context? = nil
+                    ) {
+                        self.subject = subject
+                        self.action = action
+                        self.resourceType = resourceType
+                        self.context = context
+                    }
+                    package enum CodingKeys: String, CodingKey {
+                        case subject
+                        case action
+                        case resourceType
+                        case context
+                    }
+                    package init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.subject = try container.decodeIfPresent(
+                            Components.Schemas.Subject.self,
+                            forKey: .subject
+                        )
+                        self.action = try container.decode(
+                            Swift.String.self,
+                            forKey: .action
+                        )
+                        self.resourceType = try container.decode(
+                            Swift.String.self,
+                            forKey: .resourceType
+                        )
+                        self.context = try container.decodeIfPresent(
+                            Components.Schemas.Context.self,
+                            forKey: .context
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "subject",
+                            "action",
+                            "resourceType",
+                            "context"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/plan/POST/requestBody/content/application\/json`.
+                case json(Operations.PostPlan.Input.Body.JsonPayload)
+            }
+            package var body: Operations.PostPlan.Input.Body?
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            package init(
+                headers: Operations.PostPlan.Input.Headers = .init(),
+                body: Operations.PostPlan.Input.Body? = nil
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/headers`.
+                package struct Headers: Sendable, Hashable {
+                    /// content hash of the policy version that planned
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/headers/Gatehouse-Policy`.
+                    package var gatehousePolicy: Swift.String?
+                    /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/headers/WWW-Authenticate`.
+                    package var wwwAuthenticate: Components.Headers.InvalidToken?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - gatehousePolicy: content hash of the policy version that planned
+                    ///   - wwwAuthenticate: `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+                    package init(
+                        gatehousePolicy: Swift.String? = nil,
+                        wwwAuthenticate: Components.Headers.InvalidToken? = nil
+                    ) {
+                        self.gatehousePolicy = gatehousePolicy
+                        self.wwwAuthenticate = wwwAuthenticate
+                    }
+                }
+                /// Received HTTP response headers
+                package var headers: Operations.PostPlan.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Plan)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.Plan {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostPlan.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                package init(
+                    headers: Operations.PostPlan.Output.Ok.Headers = .init(),
+                    body: Operations.PostPlan.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// the plan
+            ///
+            /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.PostPlan.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.PostPlan.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostPlan.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostPlan.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_request: the body; invalid_input: an unknown resourceType or action, naming it in field)
+            ///
+            /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.PostPlan.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.PostPlan.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostPlan.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostPlan.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.PostPlan.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.PostPlan.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Forbidden: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/403/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/403/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostPlan.Output.Forbidden.Body
+                /// Creates a new `Forbidden`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostPlan.Output.Forbidden.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (caller_subject_not_trusted: a subject named without a bearer on a server not started with --trust-caller-subjects)
+            ///
+            /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Operations.PostPlan.Output.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            package var forbidden: Operations.PostPlan.Output.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct ContentTooLarge: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/413/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/413/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostPlan.Output.ContentTooLarge.Body
+                /// Creates a new `ContentTooLarge`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostPlan.Output.ContentTooLarge.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem
+            ///
+            /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Operations.PostPlan.Output.ContentTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            package var contentTooLarge: Operations.PostPlan.Output.ContentTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/plan/POST/responses/415/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/plan/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.PostPlan.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.PostPlan.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unsupported_media_type: a Content-Type that is not JSON)
+            ///
+            /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.PostPlan.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            package var unsupportedMediaType: Operations.PostPlan.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The ids of the stored resources of a type the bearer may take an action on, a page at a time
+    ///
+    /// Gatehouse's own resources (spaces and the other shared types of the policy) on which `decide` with the same bearer would allow `action`, found by one SQL query from the policy's plan; in id order, `limit` per page (default 100, at most 1000). `nextCursor`, present when more follow, asks for the next page; it is bound to `type` and `action`. An id present when the first page was answered appears exactly once over the pages.
+    ///
+    /// - Remark: HTTP `GET /v1/resources`.
+    /// - Remark: Generated from `#/paths//v1/resources/get(getResources)`.
+    package enum GetResources {
+        package static let id: Swift.String = "getResources"
+        package struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/resources/GET/query`.
+            package struct Query: Sendable, Hashable {
+                /// a shared resource type of the policy serving now (`space`, `project`)
+                ///
+                /// - Remark: Generated from `#/paths/v1/resources/GET/query/type`.
+                package var _type: Swift.String?
+                /// an action the type declares
+                ///
+                /// - Remark: Generated from `#/paths/v1/resources/GET/query/action`.
+                package var action: Swift.String?
+                /// a previous page's nextCursor (opaque)
+                ///
+                /// - Remark: Generated from `#/paths/v1/resources/GET/query/cursor`.
+                package var cursor: Swift.String?
+                /// ids per page, 1 to 1000 (default 100)
+                ///
+                /// - Remark: Generated from `#/paths/v1/resources/GET/query/limit`.
+                package var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - _type: a shared resource type of the policy serving now (`space`, `project`)
+                ///   - action: an action the type declares
+                ///   - cursor: a previous page's nextCursor (opaque)
+                ///   - limit: ids per page, 1 to 1000 (default 100)
+                package init(
+                    _type: Swift.String? = nil,
+                    action: Swift.String? = nil,
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self._type = _type
+                    self.action = action
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            package var query: Operations.GetResources.Input.Query
+            /// - Remark: Generated from `#/paths/v1/resources/GET/header`.
+            package struct Headers: Sendable, Hashable {
+                package var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetResources.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                package init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetResources.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            package var headers: Operations.GetResources.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            package init(
+                query: Operations.GetResources.Input.Query = .init(),
+                headers: Operations.GetResources.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen package enum Output: Sendable, Hashable {
+            package struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/resources/GET/responses/200/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/resources/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ResourceList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    package var json: Components.Schemas.ResourceList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetResources.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetResources.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// one page of ids
+            ///
+            /// - Remark: Generated from `#/paths//v1/resources/get(getResources)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetResources.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            package var ok: Operations.GetResources.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/resources/GET/responses/400/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/resources/GET/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetResources.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetResources.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (invalid_request: a query parameter; invalid_input: type, action or cursor, naming it in field)
+            ///
+            /// - Remark: Generated from `#/paths//v1/resources/get(getResources)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.GetResources.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            package var badRequest: Operations.GetResources.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/resources/GET/responses/401/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/resources/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetResources.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetResources.Output.Unauthorized.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (unauthenticated: no bearer, or one unknown, expired or revoked)
+            ///
+            /// - Remark: Generated from `#/paths//v1/resources/get(getResources)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetResources.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            package var unauthorized: Operations.GetResources.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            package struct UnprocessableContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/resources/GET/responses/422/content`.
+                @frozen package enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/resources/GET/responses/422/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    package var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                package var body: Operations.GetResources.Output.UnprocessableContent.Body
+                /// Creates a new `UnprocessableContent`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                package init(body: Operations.GetResources.Output.UnprocessableContent.Body) {
+                    self.body = body
+                }
+            }
+            /// RFC 9457 problem (not_listable: the policy's plan reads something the store cannot query; field names it)
+            ///
+            /// - Remark: Generated from `#/paths//v1/resources/get(getResources)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Operations.GetResources.Output.UnprocessableContent)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            package var unprocessableContent: Operations.GetResources.Output.UnprocessableContent {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen package enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            package init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            package var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            package static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Anonymous sign-in
     ///
     /// - Remark: HTTP `POST /v1/auth/anonymous`.

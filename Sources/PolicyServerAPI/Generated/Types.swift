@@ -33,6 +33,20 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/bundle`.
     /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
     func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output
+    /// Which resources of a type a subject may take an action on, as a plan (always, never, or a condition)
+    ///
+    /// The plan of `action` over every resource of `resourceType` (docs/plans.md, docs/decision-contract.md "Plans"): for the holder of the bearer (the session's subject, the server's clock), or for the subject the body names (only on a server started with --trust-caller-subjects; no subject is a signed-out caller). A refused token's plan is `never` with the reason `unauthenticated`, as a decision for it would say.
+    ///
+    /// - Remark: HTTP `POST /v1/plan`.
+    /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)`.
+    func postPlan(_ input: Operations.PostPlan.Input) async throws -> Operations.PostPlan.Output
+    /// The ids of the stored resources of a type the bearer may take an action on, a page at a time
+    ///
+    /// Gatehouse's own resources (spaces and the other shared types of the policy) on which `decide` with the same bearer would allow `action`, found by one SQL query from the policy's plan; in id order, `limit` per page (default 100, at most 1000). `nextCursor`, present when more follow, asks for the next page; it is bound to `type` and `action`. An id present when the first page was answered appears exactly once over the pages.
+    ///
+    /// - Remark: HTTP `GET /v1/resources`.
+    /// - Remark: Generated from `#/paths//v1/resources/get(getResources)`.
+    func getResources(_ input: Operations.GetResources.Input) async throws -> Operations.GetResources.Output
     /// Anonymous sign-in
     ///
     /// - Remark: HTTP `POST /v1/auth/anonymous`.
@@ -323,6 +337,36 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
     package func getBundle(headers: Operations.GetBundle.Input.Headers = .init()) async throws -> Operations.GetBundle.Output {
         try await getBundle(Operations.GetBundle.Input(headers: headers))
+    }
+    /// Which resources of a type a subject may take an action on, as a plan (always, never, or a condition)
+    ///
+    /// The plan of `action` over every resource of `resourceType` (docs/plans.md, docs/decision-contract.md "Plans"): for the holder of the bearer (the session's subject, the server's clock), or for the subject the body names (only on a server started with --trust-caller-subjects; no subject is a signed-out caller). A refused token's plan is `never` with the reason `unauthenticated`, as a decision for it would say.
+    ///
+    /// - Remark: HTTP `POST /v1/plan`.
+    /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)`.
+    package func postPlan(
+        headers: Operations.PostPlan.Input.Headers = .init(),
+        body: Operations.PostPlan.Input.Body? = nil
+    ) async throws -> Operations.PostPlan.Output {
+        try await postPlan(Operations.PostPlan.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The ids of the stored resources of a type the bearer may take an action on, a page at a time
+    ///
+    /// Gatehouse's own resources (spaces and the other shared types of the policy) on which `decide` with the same bearer would allow `action`, found by one SQL query from the policy's plan; in id order, `limit` per page (default 100, at most 1000). `nextCursor`, present when more follow, asks for the next page; it is bound to `type` and `action`. An id present when the first page was answered appears exactly once over the pages.
+    ///
+    /// - Remark: HTTP `GET /v1/resources`.
+    /// - Remark: Generated from `#/paths//v1/resources/get(getResources)`.
+    package func getResources(
+        query: Operations.GetResources.Input.Query = .init(),
+        headers: Operations.GetResources.Input.Headers = .init()
+    ) async throws -> Operations.GetResources.Output {
+        try await getResources(Operations.GetResources.Input(
+            query: query,
+            headers: headers
+        ))
     }
     /// Anonymous sign-in
     ///
