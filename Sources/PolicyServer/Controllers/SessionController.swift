@@ -79,7 +79,7 @@ struct SessionController {
     }
 }
 
-/// The sign-ins and sign-outs with no body, generated routes (`GeneratedRoutes`): the controller's answers as before.
+/// The sign-ins and sign-outs, generated routes (`GeneratedRoutes`): the controller's answers as before.
 extension GeneratedRoutes {
     func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output { .undocumented(statusCode: try await sent(SessionController(server: server).anonymous), .init()) }
     func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOut), .init()) }
