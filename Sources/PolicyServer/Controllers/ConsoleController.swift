@@ -273,15 +273,3 @@ extension GeneratedRoutes {
         return .noContent(.init())
     }
 }
-
-/// The console's user search, user and policy reads, explains and sign-out, generated routes (`GeneratedRoutes`): the
-/// controller's methods answer with today's bytes and the console's headers (`RouteRequest.answer`), reading the query
-/// with `onlyParameters` as before.
-extension GeneratedRoutes {
-    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).explainAgain), .init()) }
-    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).user), .init()) }
-    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).policy), .init()) }
-    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).signOutEverywhere), .init()) }
-    func getOperatorUsers(_ input: Operations.GetOperatorUsers.Input) async throws -> Operations.GetOperatorUsers.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).findUsers), .init()) }
-    func postOperatorUsersByIdExplain(_ input: Operations.PostOperatorUsersByIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdExplain.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).explain), .init()) }
-}

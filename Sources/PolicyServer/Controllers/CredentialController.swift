@@ -1,7 +1,6 @@
 import Foundation
 import Gatehouse
 import Hummingbird
-import PolicyServerAPI
 
 /// The signed-in account's credentials: its PIN, its linked Apple id (and Apple's notifications about it), its
 /// device keys. Each needs the bearer; the ones that check a secret are under the per-client limit.
@@ -89,18 +88,4 @@ struct CredentialController {
                 accessToken: bearer, deviceId: try body.string("deviceId"), challenge: try body.bytes("challenge"),
                 signature: try body.bytes("signature")))
     }
-}
-
-/// The credentials' generated routes: `DELETE /v1/auth/apple/link` under the write quota (`GeneratedRoutes.writes`), the
-/// PIN, Apple link and notification, and device key routes as they were registered by hand.
-extension GeneratedRoutes {
-    func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).unlinkApple), .init()) }
-    func putAuthPin(_ input: Operations.PutAuthPin.Input) async throws -> Operations.PutAuthPin.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).setPIN), .init()) }
-    func postAuthPinChange(_ input: Operations.PostAuthPinChange.Input) async throws -> Operations.PostAuthPinChange.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).changePIN), .init()) }
-    func postAuthPinVerify(_ input: Operations.PostAuthPinVerify.Input) async throws -> Operations.PostAuthPinVerify.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).verifyPIN), .init()) }
-    func postAuthAppleLink(_ input: Operations.PostAuthAppleLink.Input) async throws -> Operations.PostAuthAppleLink.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).linkApple), .init()) }
-    func postAuthAppleNotifications(_ input: Operations.PostAuthAppleNotifications.Input) async throws -> Operations.PostAuthAppleNotifications.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).appleNotification), .init()) }
-    func postAuthDeviceEnroll(_ input: Operations.PostAuthDeviceEnroll.Input) async throws -> Operations.PostAuthDeviceEnroll.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).enrollDevice), .init()) }
-    func postAuthDeviceChallenge(_ input: Operations.PostAuthDeviceChallenge.Input) async throws -> Operations.PostAuthDeviceChallenge.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).deviceChallenge), .init()) }
-    func postAuthDeviceVerify(_ input: Operations.PostAuthDeviceVerify.Input) async throws -> Operations.PostAuthDeviceVerify.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).verifyDevice), .init()) }
 }

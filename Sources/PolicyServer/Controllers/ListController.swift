@@ -99,9 +99,3 @@ struct ListQuery {
         }
     }
 }
-
-/// The inverse questions, generated routes: the controller's methods read the body and the query as before.
-extension GeneratedRoutes {
-    func postPlan(_ input: Operations.PostPlan.Input) async throws -> Operations.PostPlan.Output { .undocumented(statusCode: try await sent(ListController(server: server).plan), .init()) }
-    func getResources(_ input: Operations.GetResources.Input) async throws -> Operations.GetResources.Output { .undocumented(statusCode: try await sent(ListController(server: server).resources), .init()) }
-}

@@ -113,10 +113,4 @@ extension GeneratedRoutes {
         try await OperatorController(server: server).deleteUser(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
-    func postOperatorAppleCredentialState(_ input: Operations.PostOperatorAppleCredentialState.Input) async throws -> Operations.PostOperatorAppleCredentialState.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).appleCredentialState), .init()) }
-    func putOperatorUsersByIdRoles(_ input: Operations.PutOperatorUsersByIdRoles.Input) async throws -> Operations.PutOperatorUsersByIdRoles.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).setRoles), .init()) }
-    func putOperatorUsersByIdSubscription(_ input: Operations.PutOperatorUsersByIdSubscription.Input) async throws -> Operations.PutOperatorUsersByIdSubscription.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).setSubscription), .init()) }
-    func postOperatorUsersByIdLegacyPin(_ input: Operations.PostOperatorUsersByIdLegacyPin.Input) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).importLegacyPIN), .init()) }
-    func postOperatorUsersByIdUsage(_ input: Operations.PostOperatorUsersByIdUsage.Input) async throws -> Operations.PostOperatorUsersByIdUsage.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).userUsage), .init()) }
-    func postOperatorResourcesByIdUsage(_ input: Operations.PostOperatorResourcesByIdUsage.Input) async throws -> Operations.PostOperatorResourcesByIdUsage.Output { .undocumented(statusCode: try await sent(OperatorController(server: server).resourceUsage), .init()) }
 }

@@ -1,7 +1,6 @@
 import Gatehouse
 import Hummingbird
 import PolicyModel
-import PolicyServerAPI
 
 /// App Store purchases: a signed transaction the app sends, and Apple's server notifications. The tiers products
 /// grant are the serving policy's.
@@ -34,10 +33,4 @@ struct PurchaseController {
             signedPayload: try body.string("signedPayload"), productTiers: server.service.policy.productTiers)
         return json(.object([.init("outcome", .string(outcome.rawValue))]))
     }
-}
-
-/// The purchase (under the write quota, `GeneratedRoutes.writes`) and Apple's notifications, generated routes.
-extension GeneratedRoutes {
-    func postMePurchases(_ input: Operations.PostMePurchases.Input) async throws -> Operations.PostMePurchases.Output { .undocumented(statusCode: try await sent(PurchaseController(server: server).purchase), .init()) }
-    func postAppStoreNotifications(_ input: Operations.PostAppStoreNotifications.Input) async throws -> Operations.PostAppStoreNotifications.Output { .undocumented(statusCode: try await sent(PurchaseController(server: server).notification), .init()) }
 }

@@ -1,7 +1,6 @@
 import Gatehouse
 import HTTPTypes
 import Hummingbird
-import PolicyServerAPI
 
 /// Signing in and out: anonymous, username and PIN, Sign in with Apple, refresh, sign-out. Every sign-in is under
 /// the per-client limit and counted by method and outcome.
@@ -77,16 +76,4 @@ struct SessionController {
         }
         return json(GatehouseServer.tokens(tokens))
     }
-}
-
-/// The sign-ins and sign-outs, generated routes (`GeneratedRoutes`): the controller's answers as before.
-extension GeneratedRoutes {
-    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output { .undocumented(statusCode: try await sent(SessionController(server: server).anonymous), .init()) }
-    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOut), .init()) }
-    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOutEverywhere), .init()) }
-    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output { .undocumented(statusCode: try await sent(SessionController(server: server).appleNonce), .init()) }
-    func postAuthRefresh(_ input: Operations.PostAuthRefresh.Input) async throws -> Operations.PostAuthRefresh.Output { .undocumented(statusCode: try await sent(SessionController(server: server).refresh), .init()) }
-    func postAuthPinRegister(_ input: Operations.PostAuthPinRegister.Input) async throws -> Operations.PostAuthPinRegister.Output { .undocumented(statusCode: try await sent(SessionController(server: server).registerPIN), .init()) }
-    func postAuthPinSignin(_ input: Operations.PostAuthPinSignin.Input) async throws -> Operations.PostAuthPinSignin.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signInPIN), .init()) }
-    func postAuthApple(_ input: Operations.PostAuthApple.Input) async throws -> Operations.PostAuthApple.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signInApple), .init()) }
 }

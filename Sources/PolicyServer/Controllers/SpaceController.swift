@@ -1,6 +1,5 @@
 import Gatehouse
 import Hummingbird
-import PolicyServerAPI
 
 /// Shared spaces: creating one (of a type the serving policy shares), new share codes, joining by code.
 struct SpaceController {
@@ -31,12 +30,4 @@ struct SpaceController {
         let id = try await identity.joinSpace(accessToken: bearer, shareCode: try body.string("shareCode"), source: server.source(context))
         return json(.object([.init("resourceId", .string(id))]))
     }
-}
-
-/// The spaces' routes, generated and under the write quota (`GeneratedRoutes.writes`); their bodies are read by the
-/// hand-written readers, as before.
-extension GeneratedRoutes {
-    func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).newCode), .init()) }
-    func postSpaces(_ input: Operations.PostSpaces.Input) async throws -> Operations.PostSpaces.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).create), .init()) }
-    func postSpacesJoin(_ input: Operations.PostSpacesJoin.Input) async throws -> Operations.PostSpacesJoin.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).join), .init()) }
 }
