@@ -167,11 +167,13 @@ final class SentAnswer: Sendable {
 /// handler throws reaches `ProblemMiddleware` as it was thrown, not wrapped in the runtime's `ServerError`, so a problem
 /// answer is the same whichever way the route is written.
 ///
-/// The generated decoder is given the method, the path without its query and the path's parameters: no header, no
-/// query, no body. Otherwise it would refuse what it cannot read (a malformed `Accept`, a query value not of its declared
-/// type, an empty optional body) with the runtime's errors, before the handler has checked the credential; the handler
-/// reads the request as it came (`RouteRequest.current`) with the hand-written readers, so unknown parameters, body
-/// limits, unknown-field refusals, their 400 details and the order of the checks stay as they were.
+/// The generated decoder is given the method, the route's path (its template, made once at registration) and the
+/// request's path parameters: no header, no query, no body (the server side is generated with every body and query
+/// parameter optional, so it refuses none of them missing: scripts/generate-client.sh). Otherwise it would refuse what
+/// it cannot read (a malformed `Accept`, a query value not of its declared type, an empty optional body) with the
+/// runtime's errors, before the handler has checked the credential; the handler reads the request as it came
+/// (`RouteRequest.current`) with the hand-written readers, so unknown parameters, body limits, unknown-field refusals,
+/// their 400 details and the order of the checks stay as they were.
 struct GeneratedRouteTransport: ServerTransport {
     let routes: RouteBuilder
 
@@ -182,12 +184,15 @@ struct GeneratedRouteTransport: ServerTransport {
         let route = "\(method) \(path)"
         let console = GeneratedRoutes.console.contains(route)
         let register = GeneratedRoutes.writes.contains(route) ? routes.write : routes.on
+        // What the generated decoder reads of the request besides the path's parameters, made once: the method and the
+        // route's own path (no query; the request's path is the hand-written readers').
+        let head = HTTPRequest(method: method, scheme: nil, authority: nil, path: path)
+        let hasParameters = path.contains("{")
         register(method, path) { request, context in
             let current = RouteRequest(request: request, context: context)
             return try await RouteRequest.$current.withValue(current) {
                 do {
-                    let head = HTTPRequest(method: request.method, scheme: nil, authority: nil, path: String(request.uri.path))
-                    let parameters = [String: Substring](context.parameters.map { (String($0.0), $0.1) }) { first, _ in first }
+                    let parameters = hasParameters ? [String: Substring](context.parameters.map { (String($0.0), $0.1) }) { first, _ in first } : [:]
                     let (answer, body) = try await handler(head, nil, ServerRequestMetadata(pathParameters: parameters))
                     var response = current.sent.answer.withLock { $0.take() } ?? Response(answer, body)
                     if console { ConsolePages.protect(&response.headers) }
