@@ -40,11 +40,12 @@ server_spec() {  # server_spec OUT
 generate() {  # generate CONFIG DIR
     spec=docs/openapi.yaml
     if [ "$1" = openapi-server-config.yaml ]; then
-        spec=$(mktemp --suffix=.yaml)
+        spec_dir=$(mktemp -d)  # a folder, so the copy keeps the .yaml ending on macOS's mktemp too
+        spec=$spec_dir/openapi.yaml
         server_spec "$spec"
     fi
     "$bin" generate --config "$generator_package/$1" --output-directory "$2" "$spec" >&2
-    if [ "$spec" != docs/openapi.yaml ]; then rm -f "$spec"; fi
+    if [ "$spec" != docs/openapi.yaml ]; then rm -rf "$spec_dir"; fi
     # The spec's digest, so a test can tell the committed code was generated from the spec as it is now.
     sha256sum docs/openapi.yaml | cut -d' ' -f1 >"$2/openapi.yaml.sha256"
 }
