@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs schemathesis (PyPI, in a venv) against a live `policy serve` on loopback, over docs/openapi.yaml.
 #
-#   scripts/api-fuzz.sh [MAX_EXAMPLES]     (default 50 per operation)
+#   scripts/api-fuzz.sh [MAX_EXAMPLES] [SCHEMATHESIS OPTIONS...]   (default 50 per operation)
+#   BIN=path/to/policy   a binary already built (a before/after comparison; default: the debug build, built if missing)
 #
 # Starts the server on a free loopback port with the contacasal policy set, a fresh database and an
 # operator token, runs every operation of the spec, prints schemathesis's summary and stops the server.
@@ -18,8 +19,10 @@ if [ ! -x "$VENV/bin/schemathesis" ]; then
   "$VENV/bin/pip" install -q schemathesis
 fi
 export PATH=/opt/swift/usr/bin:$PATH
-swift build --product policy >/dev/null
-BIN="$(swift build --show-bin-path)/policy"
+if [ -z "${BIN:-}" ]; then
+  swift build --product policy >/dev/null
+  BIN="$(swift build --show-bin-path)/policy"
+fi
 
 echo "operator-token-for-api-fuzz-0001" > "$WORK/operator"
 # Purchases are configured (a bundle id of no real app), so the purchase and notification routes run their JWS

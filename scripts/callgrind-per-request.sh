@@ -13,6 +13,8 @@
 #   ROUTE="METHOD PATH"  one more route, measured after the others with REQUESTS/10 requests and the operator credential
 #                        (the server gets one for the run); USER in PATH is an anonymous user's id, e.g.
 #                        ROUTE="POST /v1/operator/users/USER/pin-unlock" (a generated route, docs/architecture.md)
+#   ROUTE_BODY='{...}'   the ROUTE's JSON body (USER in it too), e.g. ROUTE="PUT /v1/operator/users/USER/roles"
+#                        ROUTE_BODY='{"roles":[]}'
 #
 # The server runs under valgrind with instrumentation off until it listens and one warm-up round per route
 # is done; then, per route: zero the counters, send REQUESTS requests one after another (the client, a few
@@ -89,6 +91,7 @@ if [ -n "${ROUTE:-}" ]; then
   USER_ID="$(curl -s "$URL/v1/me" -H "Authorization: Bearer $TOKEN" | sed -n 's/.*"userId":"\([^"]*\)".*/\1/p')"
   [ -n "$USER_ID" ] || { echo "no user id from /v1/me"; exit 1; }
   ROUTE_PATH="$(echo "${ROUTE#* }" | sed "s/USER/$USER_ID/")"
+  ROUTE_BODY="$(printf '%s' "${ROUTE_BODY:-}" | sed "s/USER/$USER_ID/g")"
 fi
 
 client() { python3 "$WORK/client.py" "$PORT" "$@"; }
@@ -112,7 +115,7 @@ client /healthz 200 >/dev/null
 client /v1/decide 200 "$ONE" >/dev/null
 client /v1/decide 200 "$BEARER" "$TOKEN" >/dev/null
 client /v1/decide/batch 20 "$BATCH" >/dev/null
-[ -z "${ROUTE:-}" ] || client "$ROUTE_PATH" 20 "" "$OPERATOR_TOKEN" "$ROUTE_METHOD" >/dev/null
+[ -z "${ROUTE:-}" ] || client "$ROUTE_PATH" 20 "$ROUTE_BODY" "$OPERATOR_TOKEN" "$ROUTE_METHOD" >/dev/null
 # One dump to start from a known place.
 callgrind_control -z "$SERVER" >/dev/null
 
@@ -137,7 +140,7 @@ measure bearer "$TN" /v1/decide "$TN" "$BEARER" "$TOKEN"
 BN=$((N / 100 > 0 ? N / 100 : 1))
 measure batch "$BN" /v1/decide/batch "$BN" "$BATCH"
 if [ -n "${ROUTE:-}" ]; then
-  measure route "$TN" "$ROUTE_PATH" "$TN" "" "$OPERATOR_TOKEN" "$ROUTE_METHOD"
+  measure route "$TN" "$ROUTE_PATH" "$TN" "$ROUTE_BODY" "$OPERATOR_TOKEN" "$ROUTE_METHOD"
   echo "route: $ROUTE (net of idle not taken)"
 fi
 callgrind_control -z "$SERVER" >/dev/null

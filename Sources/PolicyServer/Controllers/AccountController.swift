@@ -3,7 +3,6 @@ import Gatehouse
 import Hummingbird
 import NIOCore
 import PolicyModel
-import PolicyServerAPI
 
 /// The signed-in account as its owner sees and changes it: profile, username, privacy settings, export, deletion.
 /// The writes are under the write quotas (`RouteBuilder.write`).
@@ -64,13 +63,4 @@ extension PrivacySettings {
             dataSharing = sharing
         }
     }
-}
-
-/// The account's reads, export and deletion, generated routes (`GeneratedRoutes`; the export and the deletion under the
-/// write quota, `GeneratedRoutes.writes`): the controller's answers as before.
-extension GeneratedRoutes {
-    func getMe(_ input: Operations.GetMe.Input) async throws -> Operations.GetMe.Output { .undocumented(statusCode: try await sent(AccountController(server: server).profile), .init()) }
-    func getMePrivacy(_ input: Operations.GetMePrivacy.Input) async throws -> Operations.GetMePrivacy.Output { .undocumented(statusCode: try await sent(AccountController(server: server).privacy), .init()) }
-    func getMeExport(_ input: Operations.GetMeExport.Input) async throws -> Operations.GetMeExport.Output { .undocumented(statusCode: try await sent(AccountController(server: server).export), .init()) }
-    func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output { .undocumented(statusCode: try await sent(AccountController(server: server).delete), .init()) }
 }

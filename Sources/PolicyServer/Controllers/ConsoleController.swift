@@ -13,7 +13,7 @@ struct ConsoleController {
     let server: GatehouseServer
     var identity: IdentityService { server.service.identity }
     /// The query parameters of the console's reads (`onlyParameters` refuses any other; `GeneratedRoutes.queries`).
-    static let findUsersQuery: Set<String> = ["q"]  // still hand-written (Routes.swift says why)
+    static let findUsersQuery: Set<String> = ["q"]
     static let userQuery: Set<String> = ["audit"]
     static let policyQuery: Set<String> = []
     static let explainQuery: Set<String> = ["session"]
@@ -272,14 +272,4 @@ extension GeneratedRoutes {
         try await ConsoleController(server: server).endSubscription(userId: input.path.id, route.request, route.context)
         return .noContent(.init())
     }
-}
-
-/// The console's user and policy reads, explain-again and sign-out, generated routes (`GeneratedRoutes`): the
-/// controller's methods answer with today's bytes and the console's headers (`RouteRequest.answer`), reading the query
-/// with `onlyParameters` as before.
-extension GeneratedRoutes {
-    func postOperatorUsersByIdDecisionsByDecisionIdExplain(_ input: Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdDecisionsByDecisionIdExplain.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).explainAgain), .init()) }
-    func getOperatorUsersById(_ input: Operations.GetOperatorUsersById.Input) async throws -> Operations.GetOperatorUsersById.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).user), .init()) }
-    func getOperatorPolicy(_ input: Operations.GetOperatorPolicy.Input) async throws -> Operations.GetOperatorPolicy.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).policy), .init()) }
-    func postOperatorUsersByIdSignoutEverywhere(_ input: Operations.PostOperatorUsersByIdSignoutEverywhere.Input) async throws -> Operations.PostOperatorUsersByIdSignoutEverywhere.Output { .undocumented(statusCode: try await sent(ConsoleController(server: server).signOutEverywhere), .init()) }
 }

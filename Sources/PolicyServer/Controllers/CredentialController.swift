@@ -1,7 +1,6 @@
 import Foundation
 import Gatehouse
 import Hummingbird
-import PolicyServerAPI
 
 /// The signed-in account's credentials: its PIN, its linked Apple id (and Apple's notifications about it), its
 /// device keys. Each needs the bearer; the ones that check a secret are under the per-client limit.
@@ -89,9 +88,4 @@ struct CredentialController {
                 accessToken: bearer, deviceId: try body.string("deviceId"), challenge: try body.bytes("challenge"),
                 signature: try body.bytes("signature")))
     }
-}
-
-/// `DELETE /v1/auth/apple/link`, a generated route under the write quota (`GeneratedRoutes.writes`).
-extension GeneratedRoutes {
-    func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output { .undocumented(statusCode: try await sent(CredentialController(server: server).unlinkApple), .init()) }
 }

@@ -3,6 +3,7 @@ import Gatehouse
 import Hummingbird
 import PolicyEngine
 import PolicyModel
+import PolicyServerAPI
 
 /// The inverse questions: `POST /v1/plan` (which resources of a type may this subject take this action on, as a
 /// condition) and `GET /v1/resources` (the ids in Gatehouse's own store the bearer may act on, a page at a time). The
@@ -67,14 +68,15 @@ struct PlanBody {
 
 /// The query of `GET /v1/resources`: `type` and `action` required, `cursor` and `limit` optional, each at most once.
 struct ListQuery {
+    /// The parameters `GET /v1/resources` takes (`GeneratedRoutes.queries`); any other is refused by name.
+    static let parameters: Set<String> = ["type", "action", "cursor", "limit"]
     var type: String
     var action: String
     var cursor: String?
     var limit: Int
 
     init(_ parameters: Parameters) throws(RequestError) {
-        let known: Set<String> = ["type", "action", "cursor", "limit"]
-        for (key, _) in parameters where !known.contains(String(key)) {
+        for (key, _) in parameters where !Self.parameters.contains(String(key)) {
             throw RequestError(field: String(key), "is not a known parameter (expected: action, cursor, limit, type)")
         }
         func one(_ name: String) throws(RequestError) -> String? {

@@ -158,11 +158,3 @@ struct LogQueryParameters {
         }
     }
 }
-
-/// The log reads, generated routes (`GeneratedRoutes`): the controller's methods answer with today's bytes
-/// (`RouteRequest.answer`), reading the query with `LogQueryParameters` as before.
-extension GeneratedRoutes {
-    func getOperatorDecisions(_ input: Operations.GetOperatorDecisions.Input) async throws -> Operations.GetOperatorDecisions.Output { .undocumented(statusCode: try await sent(LogController(server: server).decisions), .init()) }
-    func getOperatorAudit(_ input: Operations.GetOperatorAudit.Input) async throws -> Operations.GetOperatorAudit.Output { .undocumented(statusCode: try await sent(LogController(server: server).audit), .init()) }
-    func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output { .undocumented(statusCode: try await sent(LogController(server: server).shadow), .init()) }
-}

@@ -97,7 +97,8 @@ struct OperatorController {
     }
 }
 
-/// The operator's generated routes (`GeneratedRoutes`): the decoding and the answers are the spec's.
+/// The operator's generated routes (`GeneratedRoutes`): the PIN unlock's and the deletion's 204s are the spec's; the
+/// writes with a body answer with the controller's method as it was registered by hand (`sent`).
 extension GeneratedRoutes {
     func postOperatorUsersByIdPinUnlock(_ input: Operations.PostOperatorUsersByIdPinUnlock.Input) async throws
         -> Operations.PostOperatorUsersByIdPinUnlock.Output

@@ -3,7 +3,6 @@ import Hummingbird
 import NIOCore
 import PolicyBundle
 import ServiceLifecycle
-import PolicyServerAPI
 
 /// `/v1/policy` (the active version and the last refused one) and `/playground` (its matrix and a request editor).
 struct PolicyController {
@@ -83,11 +82,4 @@ extension HTTPField.Name {
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
     /// nginx: do not buffer this response (a stream's events would wait in the proxy's buffer).
     static let xAccelBuffering = HTTPField.Name("X-Accel-Buffering")!
-}
-
-/// The policy's status and bundle, generated routes (`GeneratedRoutes`): today's bytes and headers (the bundle's ETag,
-/// its 304), the controller's as before.
-extension GeneratedRoutes {
-    func getPolicy(_ input: Operations.GetPolicy.Input) async throws -> Operations.GetPolicy.Output { .undocumented(statusCode: try await sent(PolicyController(server: server).status), .init()) }
-    func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output { .undocumented(statusCode: try await sent(PolicyController(server: server).bundle), .init()) }
 }

@@ -1,7 +1,6 @@
 import Gatehouse
 import HTTPTypes
 import Hummingbird
-import PolicyServerAPI
 
 /// Signing in and out: anonymous, username and PIN, Sign in with Apple, refresh, sign-out. Every sign-in is under
 /// the per-client limit and counted by method and outcome.
@@ -77,12 +76,4 @@ struct SessionController {
         }
         return json(GatehouseServer.tokens(tokens))
     }
-}
-
-/// The sign-ins and sign-outs with no body, generated routes (`GeneratedRoutes`): the controller's answers as before.
-extension GeneratedRoutes {
-    func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output { .undocumented(statusCode: try await sent(SessionController(server: server).anonymous), .init()) }
-    func postAuthSignout(_ input: Operations.PostAuthSignout.Input) async throws -> Operations.PostAuthSignout.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOut), .init()) }
-    func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output { .undocumented(statusCode: try await sent(SessionController(server: server).signOutEverywhere), .init()) }
-    func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output { .undocumented(statusCode: try await sent(SessionController(server: server).appleNonce), .init()) }
 }

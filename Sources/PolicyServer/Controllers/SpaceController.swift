@@ -1,6 +1,5 @@
 import Gatehouse
 import Hummingbird
-import PolicyServerAPI
 
 /// Shared spaces: creating one (of a type the serving policy shares), new share codes, joining by code.
 struct SpaceController {
@@ -31,10 +30,4 @@ struct SpaceController {
         let id = try await identity.joinSpace(accessToken: bearer, shareCode: try body.string("shareCode"), source: server.source(context))
         return json(.object([.init("resourceId", .string(id))]))
     }
-}
-
-/// `POST /v1/spaces/{id}/codes`, a generated route under the write quota (`GeneratedRoutes.writes`); its optional body
-/// is read by the hand-written reader, as before.
-extension GeneratedRoutes {
-    func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output { .undocumented(statusCode: try await sent(SpaceController(server: server).newCode), .init()) }
 }

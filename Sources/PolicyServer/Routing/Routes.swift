@@ -6,14 +6,6 @@ func addRoutes(to routes: RouteBuilder) {
     let health = HealthController(server: server)
     let policy = PolicyController(server: server)
     let decisions = DecisionController(server: server)
-    let sessions = SessionController(server: server)
-    let credentials = CredentialController(server: server)
-    let account = AccountController(server: server)
-    let purchases = PurchaseController(server: server)
-    let spaces = SpaceController(server: server)
-    let operators = OperatorController(server: server)
-    let lists = ListController(server: server)
-    let console = ConsoleController(server: server)
     let consolePages = ConsolePages(enabled: server.settings.console)
 
     // Operations: liveness, readiness, metrics, the policy version, the playground.
@@ -29,58 +21,13 @@ func addRoutes(to routes: RouteBuilder) {
     routes.decision("/v1/explain", metric: "explain", decisions.explain)
     routes.decision("/v1/check", metric: "check", decisions.check)
 
-    // The inverse questions: a plan over every resource of a type, and the store's list of the bearer's resources.
-    routes.on(.post, "/v1/plan", lists.plan)
-    routes.on(.get, "/v1/resources", lists.resources)
-
-    // Signing in and out.
-    routes.on(.post, "/v1/auth/refresh", sessions.refresh)
-    routes.on(.post, "/v1/auth/pin/register", sessions.registerPIN)
-    routes.on(.post, "/v1/auth/pin/signin", sessions.signInPIN)
-    routes.on(.post, "/v1/auth/apple", sessions.signInApple)
-
-    // The account's credentials: PIN, Apple id, device keys.
-    routes.on(.put, "/v1/auth/pin", credentials.setPIN)
-    routes.on(.post, "/v1/auth/pin/change", credentials.changePIN)
-    routes.on(.post, "/v1/auth/pin/verify", credentials.verifyPIN)
-    routes.on(.post, "/v1/auth/apple/link", credentials.linkApple)
-    routes.on(.post, "/v1/auth/apple/notifications", credentials.appleNotification)
-    routes.on(.post, "/v1/auth/device/enroll", credentials.enrollDevice)
-    routes.on(.post, "/v1/auth/device/challenge", credentials.deviceChallenge)
-    routes.on(.post, "/v1/auth/device/verify", credentials.verifyDevice)
-
-    // The signed-in account.
-    routes.write(.put, "/v1/me/username", account.setUsername)
-    routes.write(.put, "/v1/me/privacy", account.setPrivacy)
-
-    // App Store purchases.
-    routes.write(.post, "/v1/me/purchases", purchases.purchase)
-    routes.on(.post, "/v1/app-store/notifications", purchases.notification)
-
-    // Shared spaces.
-    routes.write(.post, "/v1/spaces", spaces.create)
-    routes.write(.post, "/v1/spaces/join", spaces.join)
-
-    // The operator's routes (the operator credential).
-    routes.on(.post, "/v1/operator/apple-credential-state", operators.appleCredentialState)
-    routes.on(.put, "/v1/operator/users/{id}/roles", operators.setRoles)
-    routes.on(.put, "/v1/operator/users/{id}/subscription", operators.setSubscription)
-    routes.on(.post, "/v1/operator/users/{id}/legacy-pin", operators.importLegacyPIN)
-    routes.on(.post, "/v1/operator/users/{id}/usage", operators.userUsage)
-    routes.on(.post, "/v1/operator/resources/{id}/usage", operators.resourceUsage)
-    // Generated from docs/openapi.yaml (GeneratedRoutes, scripts/openapi-generator/openapi-server-config.yaml lists
-    // them): the routes of this list with no request body, no required query parameter and an answer of today's bytes
-    // (docs/architecture.md "Generated routes"): GET /v1/policy and /v1/bundle; the anonymous sign-in, sign-out, sign-out
-    // everywhere, the Apple nonce and DELETE /v1/auth/apple/link; GET /v1/me, /v1/me/privacy, /v1/me/export and
-    // DELETE /v1/me; POST /v1/spaces/{id}/codes; the operator's pin-unlock, user deletion and log reads (decisions,
-    // audit, shadow); the console's user, policy, explain-again, sign-out everywhere, session and subscription ends.
+    // Every other route is generated from docs/openapi.yaml (GeneratedRoutes; scripts/openapi-generator/
+    // openapi-server-config.yaml lists them): sign-in, sessions, credentials, the account, purchases, spaces, the
+    // policy and bundle reads, plans and resource lists, the operator's and the console's routes. Each handler calls
+    // its controller's method (docs/architecture.md "Generated routes" says why the routes above are not generated).
     routes.generated(GeneratedRoutes(server: server))
 
-    // The operator console's routes (the operator credential); `--console` also serves its page at /console.
-    // `GET /v1/operator/users` stays hand-written: its `q` is required, and the generated decoder, which never sees the
-    // query (`RouteRequest.pathOnly`), would refuse every request for the lack of it.
-    routes.on(.get, "/v1/operator/users", console.findUsers)
-    routes.on(.post, "/v1/operator/users/{id}/explain", console.explain)
+    // The operator console's page, script and style (`--console`); its routes are generated.
     routes.on(.get, "/console", consolePages.index)
     routes.on(.get, "/console/console.js", consolePages.script)
     routes.on(.get, "/console/console.css", consolePages.style)

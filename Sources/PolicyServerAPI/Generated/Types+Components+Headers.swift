@@ -21,5 +21,10 @@ package import struct Foundation.Date
 package import PolicyModel
 extension Components {
     /// Types generated from the `#/components/headers` section of the OpenAPI document.
-    package enum Headers {}
+    package enum Headers {
+        /// `Bearer error="invalid_token"` (RFC 6750 §3.1) when the request's access token was not accepted (unknown, expired by the server's clock, revoked): the answer is then a signed-out subject's, and a client holding a session should refresh it and ask again rather than show it. Absent otherwise.
+        ///
+        /// - Remark: Generated from `#/components/headers/InvalidToken`.
+        package typealias InvalidToken = Swift.String
+    }
 }

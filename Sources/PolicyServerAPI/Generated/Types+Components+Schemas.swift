@@ -24,6 +24,94 @@ extension Components {
     package enum Schemas {
         /// - Remark: Generated from `#/components/schemas/Problem`.
         package typealias Problem = PolicyModel.ProblemDetails
+        /// A resource plan (docs/decision-contract.md, "Plans"): `always`, `never` with the reason and message, or `conditional` with a `where` expression.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Plan`.
+        package struct Plan: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Plan/plan`.
+            @frozen package enum PlanPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case always = "always"
+                case never = "never"
+                case conditional = "conditional"
+            }
+            /// - Remark: Generated from `#/components/schemas/Plan/plan`.
+            package var plan: Components.Schemas.Plan.PlanPayload
+            /// - Remark: Generated from `#/components/schemas/Plan/reason`.
+            package var reason: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Plan/message`.
+            package var message: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Plan/where`.
+            package var _where: Components.Schemas.PlanExpression?
+            /// Creates a new `Plan`.
+            ///
+            /// - Parameters:
+            ///   - plan:
+            ///   - reason:
+            ///   - message:
+            ///   - _where:
+            package init(
+                plan: Components.Schemas.Plan.PlanPayload,
+                reason: Swift.String? = nil,
+                message: Swift.String? = nil,
+                _where: Components.Schemas.PlanExpression? = nil
+            ) {
+                self.plan = plan
+                self.reason = reason
+                self.message = message
+                self._where = _where
+            }
+            package enum CodingKeys: String, CodingKey {
+                case plan
+                case reason
+                case message
+                case _where = "where"
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.plan = try container.decode(
+                    Components.Schemas.Plan.PlanPayload.self,
+                    forKey: .plan
+                )
+                self.reason = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reason
+                )
+                self.message = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .message
+                )
+                self._where = try container.decodeIfPresent(
+                    Components.Schemas.PlanExpression.self,
+                    forKey: ._where
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "plan",
+                    "reason",
+                    "message",
+                    "where"
+                ])
+            }
+        }
+        /// One of {"and": [...]}, {"or": [...]}, {"not": e}, {"ownerIs": ID, "ownerAttribute"?: NAME}, {"memberRole": {"subject": ID, "in"?: [ROLE]}}, {"usage": COUNTER, "below": N}, {"condition": TEXT, "onError": BOOL}.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PlanExpression`.
+        package struct PlanExpression: Codable, Hashable, Sendable {
+            /// A container of undocumented properties.
+            package var additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer
+            /// Creates a new `PlanExpression`.
+            ///
+            /// - Parameters:
+            ///   - additionalProperties: A container of undocumented properties.
+            package init(additionalProperties: OpenAPIRuntime.OpenAPIObjectContainer = .init()) {
+                self.additionalProperties = additionalProperties
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+            }
+            package func encode(to encoder: any Swift.Encoder) throws {
+                try encoder.encodeAdditionalProperties(additionalProperties)
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/DecisionRecordPage`.
         package struct DecisionRecordPage: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/DecisionRecordPage/decisions`.
@@ -247,6 +335,44 @@ extension Components {
                 case reason
                 case actor
                 case attempt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ResourceList`.
+        package struct ResourceList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ResourceList/ids`.
+            package var ids: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/ResourceList/nextCursor`.
+            package var nextCursor: Swift.String?
+            /// Creates a new `ResourceList`.
+            ///
+            /// - Parameters:
+            ///   - ids:
+            ///   - nextCursor:
+            package init(
+                ids: [Swift.String],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.ids = ids
+                self.nextCursor = nextCursor
+            }
+            package enum CodingKeys: String, CodingKey {
+                case ids
+                case nextCursor
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.ids = try container.decode(
+                    [Swift.String].self,
+                    forKey: .ids
+                )
+                self.nextCursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .nextCursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "ids",
+                    "nextCursor"
+                ])
             }
         }
         /// null for an optional field means absent
@@ -1002,6 +1128,55 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/StepUp`.
+        package struct StepUp: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StepUp/accessToken`.
+            package var accessToken: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StepUp/rotated`.
+            package var rotated: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/StepUp/method`.
+            package var method: Swift.String
+            /// Creates a new `StepUp`.
+            ///
+            /// - Parameters:
+            ///   - accessToken:
+            ///   - rotated:
+            ///   - method:
+            package init(
+                accessToken: Swift.String,
+                rotated: Swift.Bool,
+                method: Swift.String
+            ) {
+                self.accessToken = accessToken
+                self.rotated = rotated
+                self.method = method
+            }
+            package enum CodingKeys: String, CodingKey {
+                case accessToken
+                case rotated
+                case method
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.accessToken = try container.decode(
+                    Swift.String.self,
+                    forKey: .accessToken
+                )
+                self.rotated = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .rotated
+                )
+                self.method = try container.decode(
+                    Swift.String.self,
+                    forKey: .method
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "accessToken",
+                    "rotated",
+                    "method"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Profile`.
         package struct Profile: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Profile/userId`.
@@ -1143,6 +1318,72 @@ extension Components {
                 )
                 self.dataSharing = try container.decode(
                     Components.Schemas.Privacy.DataSharingPayload.self,
+                    forKey: .dataSharing
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "analytics",
+                    "crashReporting",
+                    "aiSuggestions",
+                    "dataSharing"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PrivacyChange`.
+        package struct PrivacyChange: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/analytics`.
+            package var analytics: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/crashReporting`.
+            package var crashReporting: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/aiSuggestions`.
+            package var aiSuggestions: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/dataSharing`.
+            @frozen package enum DataSharingPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case none = "none"
+                case minimal = "minimal"
+                case standard = "standard"
+            }
+            /// - Remark: Generated from `#/components/schemas/PrivacyChange/dataSharing`.
+            package var dataSharing: Components.Schemas.PrivacyChange.DataSharingPayload?
+            /// Creates a new `PrivacyChange`.
+            ///
+            /// - Parameters:
+            ///   - analytics:
+            ///   - crashReporting:
+            ///   - aiSuggestions:
+            ///   - dataSharing:
+            package init(
+                analytics: Swift.Bool? = nil,
+                crashReporting: Swift.Bool? = nil,
+                aiSuggestions: Swift.Bool? = nil,
+                dataSharing: Components.Schemas.PrivacyChange.DataSharingPayload? = nil
+            ) {
+                self.analytics = analytics
+                self.crashReporting = crashReporting
+                self.aiSuggestions = aiSuggestions
+                self.dataSharing = dataSharing
+            }
+            package enum CodingKeys: String, CodingKey {
+                case analytics
+                case crashReporting
+                case aiSuggestions
+                case dataSharing
+            }
+            package init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.analytics = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .analytics
+                )
+                self.crashReporting = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .crashReporting
+                )
+                self.aiSuggestions = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .aiSuggestions
+                )
+                self.dataSharing = try container.decodeIfPresent(
+                    Components.Schemas.PrivacyChange.DataSharingPayload.self,
                     forKey: .dataSharing
                 )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [

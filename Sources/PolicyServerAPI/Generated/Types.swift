@@ -33,11 +33,30 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/bundle`.
     /// - Remark: Generated from `#/paths//v1/bundle/get(getBundle)`.
     func getBundle(_ input: Operations.GetBundle.Input) async throws -> Operations.GetBundle.Output
+    /// Which resources of a type a subject may take an action on, as a plan (always, never, or a condition)
+    ///
+    /// The plan of `action` over every resource of `resourceType` (docs/plans.md, docs/decision-contract.md "Plans"): for the holder of the bearer (the session's subject, the server's clock), or for the subject the body names (only on a server started with --trust-caller-subjects; no subject is a signed-out caller). A refused token's plan is `never` with the reason `unauthenticated`, as a decision for it would say.
+    ///
+    /// - Remark: HTTP `POST /v1/plan`.
+    /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)`.
+    func postPlan(_ input: Operations.PostPlan.Input) async throws -> Operations.PostPlan.Output
+    /// The ids of the stored resources of a type the bearer may take an action on, a page at a time
+    ///
+    /// Gatehouse's own resources (spaces and the other shared types of the policy) on which `decide` with the same bearer would allow `action`, found by one SQL query from the policy's plan; in id order, `limit` per page (default 100, at most 1000). `nextCursor`, present when more follow, asks for the next page; it is bound to `type` and `action`. An id present when the first page was answered appears exactly once over the pages.
+    ///
+    /// - Remark: HTTP `GET /v1/resources`.
+    /// - Remark: Generated from `#/paths//v1/resources/get(getResources)`.
+    func getResources(_ input: Operations.GetResources.Input) async throws -> Operations.GetResources.Output
     /// Anonymous sign-in
     ///
     /// - Remark: HTTP `POST /v1/auth/anonymous`.
     /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
     func postAuthAnonymous(_ input: Operations.PostAuthAnonymous.Input) async throws -> Operations.PostAuthAnonymous.Output
+    /// Rotate a token pair
+    ///
+    /// - Remark: HTTP `POST /v1/auth/refresh`.
+    /// - Remark: Generated from `#/paths//v1/auth/refresh/post(postAuthRefresh)`.
+    func postAuthRefresh(_ input: Operations.PostAuthRefresh.Input) async throws -> Operations.PostAuthRefresh.Output
     /// End the bearer's session
     ///
     /// - Remark: HTTP `POST /v1/auth/signout`.
@@ -48,21 +67,86 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/signout-everywhere`.
     /// - Remark: Generated from `#/paths//v1/auth/signout-everywhere/post(postAuthSignoutEverywhere)`.
     func postAuthSignoutEverywhere(_ input: Operations.PostAuthSignoutEverywhere.Input) async throws -> Operations.PostAuthSignoutEverywhere.Output
+    /// Create a username + PIN account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/register`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/register/post(postAuthPinRegister)`.
+    func postAuthPinRegister(_ input: Operations.PostAuthPinRegister.Input) async throws -> Operations.PostAuthPinRegister.Output
+    /// Sign in with username and PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/signin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/signin/post(postAuthPinSignin)`.
+    func postAuthPinSignin(_ input: Operations.PostAuthPinSignin.Input) async throws -> Operations.PostAuthPinSignin.Output
+    /// Set the first PIN
+    ///
+    /// - Remark: HTTP `PUT /v1/auth/pin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/put(putAuthPin)`.
+    func putAuthPin(_ input: Operations.PutAuthPin.Input) async throws -> Operations.PutAuthPin.Output
+    /// Change the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/change`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/change/post(postAuthPinChange)`.
+    func postAuthPinChange(_ input: Operations.PostAuthPinChange.Input) async throws -> Operations.PostAuthPinChange.Output
+    /// Step up with the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/verify/post(postAuthPinVerify)`.
+    func postAuthPinVerify(_ input: Operations.PostAuthPinVerify.Input) async throws -> Operations.PostAuthPinVerify.Output
     /// A single-use nonce for Sign in with Apple
     ///
     /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
     /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
     func postAuthAppleNonce(_ input: Operations.PostAuthAppleNonce.Input) async throws -> Operations.PostAuthAppleNonce.Output
+    /// Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/post(postAuthApple)`.
+    func postAuthApple(_ input: Operations.PostAuthApple.Input) async throws -> Operations.PostAuthApple.Output
+    /// Link an Apple id to the signed-in account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/post(postAuthAppleLink)`.
+    func postAuthAppleLink(_ input: Operations.PostAuthAppleLink.Input) async throws -> Operations.PostAuthAppleLink.Output
     /// Unlink the Apple id
     ///
     /// - Remark: HTTP `DELETE /v1/auth/apple/link`.
     /// - Remark: Generated from `#/paths//v1/auth/apple/link/delete(deleteAuthAppleLink)`.
     func deleteAuthAppleLink(_ input: Operations.DeleteAuthAppleLink.Input) async throws -> Operations.DeleteAuthAppleLink.Output
+    /// Apple's server-to-server notification (signed JWS)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/notifications`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/notifications/post(postAuthAppleNotifications)`.
+    func postAuthAppleNotifications(_ input: Operations.PostAuthAppleNotifications.Input) async throws -> Operations.PostAuthAppleNotifications.Output
+    /// Enrol a device key (P-256 public key, base64)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/enroll`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/enroll/post(postAuthDeviceEnroll)`.
+    func postAuthDeviceEnroll(_ input: Operations.PostAuthDeviceEnroll.Input) async throws -> Operations.PostAuthDeviceEnroll.Output
+    /// A single-use challenge for a device key
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/challenge`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/challenge/post(postAuthDeviceChallenge)`.
+    func postAuthDeviceChallenge(_ input: Operations.PostAuthDeviceChallenge.Input) async throws -> Operations.PostAuthDeviceChallenge.Output
+    /// Step up with a device signature
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/verify/post(postAuthDeviceVerify)`.
+    func postAuthDeviceVerify(_ input: Operations.PostAuthDeviceVerify.Input) async throws -> Operations.PostAuthDeviceVerify.Output
+    /// Set the username
+    ///
+    /// - Remark: HTTP `PUT /v1/me/username`.
+    /// - Remark: Generated from `#/paths//v1/me/username/put(putMeUsername)`.
+    func putMeUsername(_ input: Operations.PutMeUsername.Input) async throws -> Operations.PutMeUsername.Output
     /// The privacy settings
     ///
     /// - Remark: HTTP `GET /v1/me/privacy`.
     /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
     func getMePrivacy(_ input: Operations.GetMePrivacy.Input) async throws -> Operations.GetMePrivacy.Output
+    /// Change privacy settings
+    ///
+    /// - Remark: HTTP `PUT /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/put(putMePrivacy)`.
+    func putMePrivacy(_ input: Operations.PutMePrivacy.Input) async throws -> Operations.PutMePrivacy.Output
     /// GDPR export of everything held on the user
     ///
     /// - Remark: HTTP `GET /v1/me/export`.
@@ -78,11 +162,64 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me`.
     /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)`.
     func deleteMe(_ input: Operations.DeleteMe.Input) async throws -> Operations.DeleteMe.Output
+    /// Apply a StoreKit 2 signed transaction (Transaction.jwsRepresentation) to the signed-in account
+    ///
+    /// The JWS is verified as Apple's App Store Server Library does: ES256 by the leaf of its x5c chain, the chain
+    /// leaf -> Apple WWDR intermediate -> Apple Root CA - G3 (pinned; or a root given with --app-store-root-certificate),
+    /// Apple's marker extensions, every certificate valid at the payload's signedDate, bundleId among --app-store-bundle-id,
+    /// environment among --app-store-environment. The tier comes from the served policy's product mapping and the expiry
+    /// from expiresDate; a revoked transaction sets nothing; a replay changes nothing. A product id the client names is
+    /// not accepted. Problem codes: invalid_signed_transaction (400), app_store_algorithm_not_es256,
+    /// app_store_signature_invalid, app_store_untrusted_chain, app_store_marker_missing, app_store_certificate_expired,
+    /// app_store_wrong_bundle, app_store_environment_not_allowed, unknown_product (422), app_account_mismatch (403),
+    /// purchase_owned_elsewhere (409), purchases_not_configured (501).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/purchases`.
+    /// - Remark: Generated from `#/paths//v1/me/purchases/post(postMePurchases)`.
+    func postMePurchases(_ input: Operations.PostMePurchases.Input) async throws -> Operations.PostMePurchases.Output
+    /// App Store Server Notifications V2 (Apple's server calls it; no bearer, the signed payload is verified)
+    ///
+    /// Verified like a purchase (outer signedPayload, then data.signedTransactionInfo and data.signedRenewalInfo).
+    /// DID_RENEW, EXPIRED and DID_CHANGE_RENEWAL_STATUS set the owning account's expiry from the transaction;
+    /// DID_FAIL_TO_RENEW to the grace period's end when there is one; REFUND and REVOKE end the tier that transaction
+    /// granted. Other types, unknown transactions, older transactions and unmapped products answer 200 and change
+    /// nothing (Apple retries anything but 2xx); a payload that fails verification is a 4xx problem.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/app-store/notifications`.
+    /// - Remark: Generated from `#/paths//v1/app-store/notifications/post(postAppStoreNotifications)`.
+    func postAppStoreNotifications(_ input: Operations.PostAppStoreNotifications.Input) async throws -> Operations.PostAppStoreNotifications.Output
+    /// Create a shared space and its first share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces`.
+    /// - Remark: Generated from `#/paths//v1/spaces/post(postSpaces)`.
+    func postSpaces(_ input: Operations.PostSpaces.Input) async throws -> Operations.PostSpaces.Output
     /// A new share code (owner only)
     ///
     /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
     /// - Remark: Generated from `#/paths//v1/spaces/{id}/codes/post(postSpacesByIdCodes)`.
     func postSpacesByIdCodes(_ input: Operations.PostSpacesByIdCodes.Input) async throws -> Operations.PostSpacesByIdCodes.Output
+    /// Join a space by share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/join`.
+    /// - Remark: Generated from `#/paths//v1/spaces/join/post(postSpacesJoin)`.
+    func postSpacesJoin(_ input: Operations.PostSpacesJoin.Input) async throws -> Operations.PostSpacesJoin.Output
+    /// Record an Apple credential state (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/apple-credential-state`.
+    /// - Remark: Generated from `#/paths//v1/operator/apple-credential-state/post(postOperatorAppleCredentialState)`.
+    func postOperatorAppleCredentialState(_ input: Operations.PostOperatorAppleCredentialState.Input) async throws -> Operations.PostOperatorAppleCredentialState.Output
+    /// Set a user's app roles (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/roles`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/roles/put(putOperatorUsersByIdRoles)`.
+    func putOperatorUsersByIdRoles(_ input: Operations.PutOperatorUsersByIdRoles.Input) async throws -> Operations.PutOperatorUsersByIdRoles.Output
+    /// Record a subscription (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/put(putOperatorUsersByIdSubscription)`.
+    func putOperatorUsersByIdSubscription(_ input: Operations.PutOperatorUsersByIdSubscription.Input) async throws -> Operations.PutOperatorUsersByIdSubscription.Output
     /// End the user's subscription (operator, console; audited)
     ///
     /// The user falls back to the policy's default tier; an App Store transaction recorded later sets a tier again.
@@ -90,6 +227,11 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}/subscription`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/delete(deleteOperatorUsersByIdSubscription)`.
     func deleteOperatorUsersByIdSubscription(_ input: Operations.DeleteOperatorUsersByIdSubscription.Input) async throws -> Operations.DeleteOperatorUsersByIdSubscription.Output
+    /// Import a legacy PIN hash (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/legacy-pin/post(postOperatorUsersByIdLegacyPin)`.
+    func postOperatorUsersByIdLegacyPin(_ input: Operations.PostOperatorUsersByIdLegacyPin.Input) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output
     /// Decision records with their inputs, newest first, a page at a time (operator)
     ///
     /// The decision log (`policy serve --decision-log`): each record names the action, resource type, effect, reason, deciding rule and policy version, and holds the request as decided with every user id a keyed pseudonym. Records still queued are written before the read. With `Accept: application/x-ndjson` the page is one record per line (what `policy replay` reads) and the next page's cursor is in `Gatehouse-Next-Cursor`.
@@ -111,6 +253,20 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/operator/shadow`.
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     func getOperatorShadow(_ input: Operations.GetOperatorShadow.Input) async throws -> Operations.GetOperatorShadow.Output
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    func getOperatorUsers(_ input: Operations.GetOperatorUsers.Input) async throws -> Operations.GetOperatorUsers.Output
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    func postOperatorUsersByIdExplain(_ input: Operations.PostOperatorUsersByIdExplain.Input) async throws -> Operations.PostOperatorUsersByIdExplain.Output
     /// Explain one of the user's recorded decisions again now (operator, console)
     ///
     /// The record's action, resource and attributes, decided again for the user as `POST /v1/operator/users/{id}/explain` does, with what was recorded beside it.
@@ -152,6 +308,16 @@ package protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/operator/users/{id}`.
     /// - Remark: Generated from `#/paths//v1/operator/users/{id}/delete(deleteOperatorUsersById)`.
     func deleteOperatorUsersById(_ input: Operations.DeleteOperatorUsersById.Input) async throws -> Operations.DeleteOperatorUsersById.Output
+    /// Add to a user's own usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/usage/post(postOperatorUsersByIdUsage)`.
+    func postOperatorUsersByIdUsage(_ input: Operations.PostOperatorUsersByIdUsage.Input) async throws -> Operations.PostOperatorUsersByIdUsage.Output
+    /// Add to a stored resource's usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/resources/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/resources/{id}/usage/post(postOperatorResourcesByIdUsage)`.
+    func postOperatorResourcesByIdUsage(_ input: Operations.PostOperatorResourcesByIdUsage.Input) async throws -> Operations.PostOperatorResourcesByIdUsage.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -172,12 +338,55 @@ extension APIProtocol {
     package func getBundle(headers: Operations.GetBundle.Input.Headers = .init()) async throws -> Operations.GetBundle.Output {
         try await getBundle(Operations.GetBundle.Input(headers: headers))
     }
+    /// Which resources of a type a subject may take an action on, as a plan (always, never, or a condition)
+    ///
+    /// The plan of `action` over every resource of `resourceType` (docs/plans.md, docs/decision-contract.md "Plans"): for the holder of the bearer (the session's subject, the server's clock), or for the subject the body names (only on a server started with --trust-caller-subjects; no subject is a signed-out caller). A refused token's plan is `never` with the reason `unauthenticated`, as a decision for it would say.
+    ///
+    /// - Remark: HTTP `POST /v1/plan`.
+    /// - Remark: Generated from `#/paths//v1/plan/post(postPlan)`.
+    package func postPlan(
+        headers: Operations.PostPlan.Input.Headers = .init(),
+        body: Operations.PostPlan.Input.Body? = nil
+    ) async throws -> Operations.PostPlan.Output {
+        try await postPlan(Operations.PostPlan.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The ids of the stored resources of a type the bearer may take an action on, a page at a time
+    ///
+    /// Gatehouse's own resources (spaces and the other shared types of the policy) on which `decide` with the same bearer would allow `action`, found by one SQL query from the policy's plan; in id order, `limit` per page (default 100, at most 1000). `nextCursor`, present when more follow, asks for the next page; it is bound to `type` and `action`. An id present when the first page was answered appears exactly once over the pages.
+    ///
+    /// - Remark: HTTP `GET /v1/resources`.
+    /// - Remark: Generated from `#/paths//v1/resources/get(getResources)`.
+    package func getResources(
+        query: Operations.GetResources.Input.Query = .init(),
+        headers: Operations.GetResources.Input.Headers = .init()
+    ) async throws -> Operations.GetResources.Output {
+        try await getResources(Operations.GetResources.Input(
+            query: query,
+            headers: headers
+        ))
+    }
     /// Anonymous sign-in
     ///
     /// - Remark: HTTP `POST /v1/auth/anonymous`.
     /// - Remark: Generated from `#/paths//v1/auth/anonymous/post(postAuthAnonymous)`.
     package func postAuthAnonymous(headers: Operations.PostAuthAnonymous.Input.Headers = .init()) async throws -> Operations.PostAuthAnonymous.Output {
         try await postAuthAnonymous(Operations.PostAuthAnonymous.Input(headers: headers))
+    }
+    /// Rotate a token pair
+    ///
+    /// - Remark: HTTP `POST /v1/auth/refresh`.
+    /// - Remark: Generated from `#/paths//v1/auth/refresh/post(postAuthRefresh)`.
+    package func postAuthRefresh(
+        headers: Operations.PostAuthRefresh.Input.Headers = .init(),
+        body: Operations.PostAuthRefresh.Input.Body? = nil
+    ) async throws -> Operations.PostAuthRefresh.Output {
+        try await postAuthRefresh(Operations.PostAuthRefresh.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// End the bearer's session
     ///
@@ -193,12 +402,103 @@ extension APIProtocol {
     package func postAuthSignoutEverywhere(headers: Operations.PostAuthSignoutEverywhere.Input.Headers = .init()) async throws -> Operations.PostAuthSignoutEverywhere.Output {
         try await postAuthSignoutEverywhere(Operations.PostAuthSignoutEverywhere.Input(headers: headers))
     }
+    /// Create a username + PIN account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/register`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/register/post(postAuthPinRegister)`.
+    package func postAuthPinRegister(
+        headers: Operations.PostAuthPinRegister.Input.Headers = .init(),
+        body: Operations.PostAuthPinRegister.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinRegister.Output {
+        try await postAuthPinRegister(Operations.PostAuthPinRegister.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sign in with username and PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/signin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/signin/post(postAuthPinSignin)`.
+    package func postAuthPinSignin(
+        headers: Operations.PostAuthPinSignin.Input.Headers = .init(),
+        body: Operations.PostAuthPinSignin.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinSignin.Output {
+        try await postAuthPinSignin(Operations.PostAuthPinSignin.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set the first PIN
+    ///
+    /// - Remark: HTTP `PUT /v1/auth/pin`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/put(putAuthPin)`.
+    package func putAuthPin(
+        headers: Operations.PutAuthPin.Input.Headers = .init(),
+        body: Operations.PutAuthPin.Input.Body? = nil
+    ) async throws -> Operations.PutAuthPin.Output {
+        try await putAuthPin(Operations.PutAuthPin.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Change the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/change`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/change/post(postAuthPinChange)`.
+    package func postAuthPinChange(
+        headers: Operations.PostAuthPinChange.Input.Headers = .init(),
+        body: Operations.PostAuthPinChange.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinChange.Output {
+        try await postAuthPinChange(Operations.PostAuthPinChange.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Step up with the PIN
+    ///
+    /// - Remark: HTTP `POST /v1/auth/pin/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/pin/verify/post(postAuthPinVerify)`.
+    package func postAuthPinVerify(
+        headers: Operations.PostAuthPinVerify.Input.Headers = .init(),
+        body: Operations.PostAuthPinVerify.Input.Body? = nil
+    ) async throws -> Operations.PostAuthPinVerify.Output {
+        try await postAuthPinVerify(Operations.PostAuthPinVerify.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// A single-use nonce for Sign in with Apple
     ///
     /// - Remark: HTTP `POST /v1/auth/apple/nonce`.
     /// - Remark: Generated from `#/paths//v1/auth/apple/nonce/post(postAuthAppleNonce)`.
     package func postAuthAppleNonce(headers: Operations.PostAuthAppleNonce.Input.Headers = .init()) async throws -> Operations.PostAuthAppleNonce.Output {
         try await postAuthAppleNonce(Operations.PostAuthAppleNonce.Input(headers: headers))
+    }
+    /// Sign in with Apple
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/post(postAuthApple)`.
+    package func postAuthApple(
+        headers: Operations.PostAuthApple.Input.Headers = .init(),
+        body: Operations.PostAuthApple.Input.Body? = nil
+    ) async throws -> Operations.PostAuthApple.Output {
+        try await postAuthApple(Operations.PostAuthApple.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Link an Apple id to the signed-in account
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/link`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/link/post(postAuthAppleLink)`.
+    package func postAuthAppleLink(
+        headers: Operations.PostAuthAppleLink.Input.Headers = .init(),
+        body: Operations.PostAuthAppleLink.Input.Body? = nil
+    ) async throws -> Operations.PostAuthAppleLink.Output {
+        try await postAuthAppleLink(Operations.PostAuthAppleLink.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// Unlink the Apple id
     ///
@@ -207,12 +507,90 @@ extension APIProtocol {
     package func deleteAuthAppleLink(headers: Operations.DeleteAuthAppleLink.Input.Headers = .init()) async throws -> Operations.DeleteAuthAppleLink.Output {
         try await deleteAuthAppleLink(Operations.DeleteAuthAppleLink.Input(headers: headers))
     }
+    /// Apple's server-to-server notification (signed JWS)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/apple/notifications`.
+    /// - Remark: Generated from `#/paths//v1/auth/apple/notifications/post(postAuthAppleNotifications)`.
+    package func postAuthAppleNotifications(
+        headers: Operations.PostAuthAppleNotifications.Input.Headers = .init(),
+        body: Operations.PostAuthAppleNotifications.Input.Body? = nil
+    ) async throws -> Operations.PostAuthAppleNotifications.Output {
+        try await postAuthAppleNotifications(Operations.PostAuthAppleNotifications.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Enrol a device key (P-256 public key, base64)
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/enroll`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/enroll/post(postAuthDeviceEnroll)`.
+    package func postAuthDeviceEnroll(
+        headers: Operations.PostAuthDeviceEnroll.Input.Headers = .init(),
+        body: Operations.PostAuthDeviceEnroll.Input.Body? = nil
+    ) async throws -> Operations.PostAuthDeviceEnroll.Output {
+        try await postAuthDeviceEnroll(Operations.PostAuthDeviceEnroll.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A single-use challenge for a device key
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/challenge`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/challenge/post(postAuthDeviceChallenge)`.
+    package func postAuthDeviceChallenge(
+        headers: Operations.PostAuthDeviceChallenge.Input.Headers = .init(),
+        body: Operations.PostAuthDeviceChallenge.Input.Body? = nil
+    ) async throws -> Operations.PostAuthDeviceChallenge.Output {
+        try await postAuthDeviceChallenge(Operations.PostAuthDeviceChallenge.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Step up with a device signature
+    ///
+    /// - Remark: HTTP `POST /v1/auth/device/verify`.
+    /// - Remark: Generated from `#/paths//v1/auth/device/verify/post(postAuthDeviceVerify)`.
+    package func postAuthDeviceVerify(
+        headers: Operations.PostAuthDeviceVerify.Input.Headers = .init(),
+        body: Operations.PostAuthDeviceVerify.Input.Body? = nil
+    ) async throws -> Operations.PostAuthDeviceVerify.Output {
+        try await postAuthDeviceVerify(Operations.PostAuthDeviceVerify.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set the username
+    ///
+    /// - Remark: HTTP `PUT /v1/me/username`.
+    /// - Remark: Generated from `#/paths//v1/me/username/put(putMeUsername)`.
+    package func putMeUsername(
+        headers: Operations.PutMeUsername.Input.Headers = .init(),
+        body: Operations.PutMeUsername.Input.Body? = nil
+    ) async throws -> Operations.PutMeUsername.Output {
+        try await putMeUsername(Operations.PutMeUsername.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// The privacy settings
     ///
     /// - Remark: HTTP `GET /v1/me/privacy`.
     /// - Remark: Generated from `#/paths//v1/me/privacy/get(getMePrivacy)`.
     package func getMePrivacy(headers: Operations.GetMePrivacy.Input.Headers = .init()) async throws -> Operations.GetMePrivacy.Output {
         try await getMePrivacy(Operations.GetMePrivacy.Input(headers: headers))
+    }
+    /// Change privacy settings
+    ///
+    /// - Remark: HTTP `PUT /v1/me/privacy`.
+    /// - Remark: Generated from `#/paths//v1/me/privacy/put(putMePrivacy)`.
+    package func putMePrivacy(
+        headers: Operations.PutMePrivacy.Input.Headers = .init(),
+        body: Operations.PutMePrivacy.Input.Body? = nil
+    ) async throws -> Operations.PutMePrivacy.Output {
+        try await putMePrivacy(Operations.PutMePrivacy.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// GDPR export of everything held on the user
     ///
@@ -235,6 +613,63 @@ extension APIProtocol {
     package func deleteMe(headers: Operations.DeleteMe.Input.Headers = .init()) async throws -> Operations.DeleteMe.Output {
         try await deleteMe(Operations.DeleteMe.Input(headers: headers))
     }
+    /// Apply a StoreKit 2 signed transaction (Transaction.jwsRepresentation) to the signed-in account
+    ///
+    /// The JWS is verified as Apple's App Store Server Library does: ES256 by the leaf of its x5c chain, the chain
+    /// leaf -> Apple WWDR intermediate -> Apple Root CA - G3 (pinned; or a root given with --app-store-root-certificate),
+    /// Apple's marker extensions, every certificate valid at the payload's signedDate, bundleId among --app-store-bundle-id,
+    /// environment among --app-store-environment. The tier comes from the served policy's product mapping and the expiry
+    /// from expiresDate; a revoked transaction sets nothing; a replay changes nothing. A product id the client names is
+    /// not accepted. Problem codes: invalid_signed_transaction (400), app_store_algorithm_not_es256,
+    /// app_store_signature_invalid, app_store_untrusted_chain, app_store_marker_missing, app_store_certificate_expired,
+    /// app_store_wrong_bundle, app_store_environment_not_allowed, unknown_product (422), app_account_mismatch (403),
+    /// purchase_owned_elsewhere (409), purchases_not_configured (501).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/me/purchases`.
+    /// - Remark: Generated from `#/paths//v1/me/purchases/post(postMePurchases)`.
+    package func postMePurchases(
+        headers: Operations.PostMePurchases.Input.Headers = .init(),
+        body: Operations.PostMePurchases.Input.Body? = nil
+    ) async throws -> Operations.PostMePurchases.Output {
+        try await postMePurchases(Operations.PostMePurchases.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// App Store Server Notifications V2 (Apple's server calls it; no bearer, the signed payload is verified)
+    ///
+    /// Verified like a purchase (outer signedPayload, then data.signedTransactionInfo and data.signedRenewalInfo).
+    /// DID_RENEW, EXPIRED and DID_CHANGE_RENEWAL_STATUS set the owning account's expiry from the transaction;
+    /// DID_FAIL_TO_RENEW to the grace period's end when there is one; REFUND and REVOKE end the tier that transaction
+    /// granted. Other types, unknown transactions, older transactions and unmapped products answer 200 and change
+    /// nothing (Apple retries anything but 2xx); a payload that fails verification is a 4xx problem.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/app-store/notifications`.
+    /// - Remark: Generated from `#/paths//v1/app-store/notifications/post(postAppStoreNotifications)`.
+    package func postAppStoreNotifications(
+        headers: Operations.PostAppStoreNotifications.Input.Headers = .init(),
+        body: Operations.PostAppStoreNotifications.Input.Body? = nil
+    ) async throws -> Operations.PostAppStoreNotifications.Output {
+        try await postAppStoreNotifications(Operations.PostAppStoreNotifications.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Create a shared space and its first share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces`.
+    /// - Remark: Generated from `#/paths//v1/spaces/post(postSpaces)`.
+    package func postSpaces(
+        headers: Operations.PostSpaces.Input.Headers = .init(),
+        body: Operations.PostSpaces.Input.Body? = nil
+    ) async throws -> Operations.PostSpaces.Output {
+        try await postSpaces(Operations.PostSpaces.Input(
+            headers: headers,
+            body: body
+        ))
+    }
     /// A new share code (owner only)
     ///
     /// - Remark: HTTP `POST /v1/spaces/{id}/codes`.
@@ -245,6 +680,62 @@ extension APIProtocol {
         body: Operations.PostSpacesByIdCodes.Input.Body? = nil
     ) async throws -> Operations.PostSpacesByIdCodes.Output {
         try await postSpacesByIdCodes(Operations.PostSpacesByIdCodes.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Join a space by share code
+    ///
+    /// - Remark: HTTP `POST /v1/spaces/join`.
+    /// - Remark: Generated from `#/paths//v1/spaces/join/post(postSpacesJoin)`.
+    package func postSpacesJoin(
+        headers: Operations.PostSpacesJoin.Input.Headers = .init(),
+        body: Operations.PostSpacesJoin.Input.Body? = nil
+    ) async throws -> Operations.PostSpacesJoin.Output {
+        try await postSpacesJoin(Operations.PostSpacesJoin.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Record an Apple credential state (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/apple-credential-state`.
+    /// - Remark: Generated from `#/paths//v1/operator/apple-credential-state/post(postOperatorAppleCredentialState)`.
+    package func postOperatorAppleCredentialState(
+        headers: Operations.PostOperatorAppleCredentialState.Input.Headers = .init(),
+        body: Operations.PostOperatorAppleCredentialState.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorAppleCredentialState.Output {
+        try await postOperatorAppleCredentialState(Operations.PostOperatorAppleCredentialState.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Set a user's app roles (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/roles`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/roles/put(putOperatorUsersByIdRoles)`.
+    package func putOperatorUsersByIdRoles(
+        path: Operations.PutOperatorUsersByIdRoles.Input.Path,
+        headers: Operations.PutOperatorUsersByIdRoles.Input.Headers = .init(),
+        body: Operations.PutOperatorUsersByIdRoles.Input.Body? = nil
+    ) async throws -> Operations.PutOperatorUsersByIdRoles.Output {
+        try await putOperatorUsersByIdRoles(Operations.PutOperatorUsersByIdRoles.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Record a subscription (operator)
+    ///
+    /// - Remark: HTTP `PUT /v1/operator/users/{id}/subscription`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/subscription/put(putOperatorUsersByIdSubscription)`.
+    package func putOperatorUsersByIdSubscription(
+        path: Operations.PutOperatorUsersByIdSubscription.Input.Path,
+        headers: Operations.PutOperatorUsersByIdSubscription.Input.Headers = .init(),
+        body: Operations.PutOperatorUsersByIdSubscription.Input.Body? = nil
+    ) async throws -> Operations.PutOperatorUsersByIdSubscription.Output {
+        try await putOperatorUsersByIdSubscription(Operations.PutOperatorUsersByIdSubscription.Input(
             path: path,
             headers: headers,
             body: body
@@ -263,6 +754,21 @@ extension APIProtocol {
         try await deleteOperatorUsersByIdSubscription(Operations.DeleteOperatorUsersByIdSubscription.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Import a legacy PIN hash (operator)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/legacy-pin`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/legacy-pin/post(postOperatorUsersByIdLegacyPin)`.
+    package func postOperatorUsersByIdLegacyPin(
+        path: Operations.PostOperatorUsersByIdLegacyPin.Input.Path,
+        headers: Operations.PostOperatorUsersByIdLegacyPin.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdLegacyPin.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorUsersByIdLegacyPin.Output {
+        try await postOperatorUsersByIdLegacyPin(Operations.PostOperatorUsersByIdLegacyPin.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Decision records with their inputs, newest first, a page at a time (operator)
@@ -303,6 +809,40 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/operator/shadow/get(getOperatorShadow)`.
     package func getOperatorShadow(headers: Operations.GetOperatorShadow.Input.Headers = .init()) async throws -> Operations.GetOperatorShadow.Output {
         try await getOperatorShadow(Operations.GetOperatorShadow.Input(headers: headers))
+    }
+    /// Find users by id, username, pseudonym, Apple subject or original transaction id (operator, console)
+    ///
+    /// Exact matches of `q` (a username also lower-cased), each user with what matched; at most 20. A pseudonym is the audit one (`p-...`) or a decision record's keyed one (`u-...`, `decisionPseudonym`).
+    ///
+    /// - Remark: HTTP `GET /v1/operator/users`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/get(getOperatorUsers)`.
+    package func getOperatorUsers(
+        query: Operations.GetOperatorUsers.Input.Query = .init(),
+        headers: Operations.GetOperatorUsers.Input.Headers = .init()
+    ) async throws -> Operations.GetOperatorUsers.Output {
+        try await getOperatorUsers(Operations.GetOperatorUsers.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Explain a decision for the user now, as the user's own app would get it (operator, console)
+    ///
+    /// The body is a decision request (action, resource, context); a subject in it is ignored. The subject is the user's, from their live session (`session`'s, else the one seen last) and the store's facts; the resource's owner, members and usage come from the store; time is the server's clock; the policy is the one serving now. Not recorded in the decision log. Without a live session the answer is what the user's app gets: unauthenticated.
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/explain/post(postOperatorUsersByIdExplain)`.
+    package func postOperatorUsersByIdExplain(
+        path: Operations.PostOperatorUsersByIdExplain.Input.Path,
+        query: Operations.PostOperatorUsersByIdExplain.Input.Query = .init(),
+        headers: Operations.PostOperatorUsersByIdExplain.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdExplain.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorUsersByIdExplain.Output {
+        try await postOperatorUsersByIdExplain(Operations.PostOperatorUsersByIdExplain.Input(
+            path: path,
+            query: query,
+            headers: headers,
+            body: body
+        ))
     }
     /// Explain one of the user's recorded decisions again now (operator, console)
     ///
@@ -397,6 +937,36 @@ extension APIProtocol {
         try await deleteOperatorUsersById(Operations.DeleteOperatorUsersById.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Add to a user's own usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/users/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/users/{id}/usage/post(postOperatorUsersByIdUsage)`.
+    package func postOperatorUsersByIdUsage(
+        path: Operations.PostOperatorUsersByIdUsage.Input.Path,
+        headers: Operations.PostOperatorUsersByIdUsage.Input.Headers = .init(),
+        body: Operations.PostOperatorUsersByIdUsage.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorUsersByIdUsage.Output {
+        try await postOperatorUsersByIdUsage(Operations.PostOperatorUsersByIdUsage.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Add to a stored resource's usage counter (operator: the app's backend)
+    ///
+    /// - Remark: HTTP `POST /v1/operator/resources/{id}/usage`.
+    /// - Remark: Generated from `#/paths//v1/operator/resources/{id}/usage/post(postOperatorResourcesByIdUsage)`.
+    package func postOperatorResourcesByIdUsage(
+        path: Operations.PostOperatorResourcesByIdUsage.Input.Path,
+        headers: Operations.PostOperatorResourcesByIdUsage.Input.Headers = .init(),
+        body: Operations.PostOperatorResourcesByIdUsage.Input.Body? = nil
+    ) async throws -> Operations.PostOperatorResourcesByIdUsage.Output {
+        try await postOperatorResourcesByIdUsage(Operations.PostOperatorResourcesByIdUsage.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
 }
