@@ -256,7 +256,7 @@ extension DecisionTable {
             }
         }
 
-        // every requirement, each that reads the resource as its residual (`Requirement.residual`); nil: none left
+        // every requirement, each that reads the resource as its residual (`Requirement.residual`)
         var tracer = NoTracer()
         if let failure = firstFailedRequirement(
             probe, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: true, role: nil, tracer: &tracer,
@@ -285,7 +285,7 @@ extension DecisionTable {
         let count = (membership == nil ? 0 : 1) + (limit == nil ? 0 : 1) + (consent == nil ? 0 : 1)
         // Every requirement holds whatever the resource: the allow rules cannot add anything.
         guard count > 0 else { return Self.joined(denied: denied, allowed: .and([])) }
-        var requirements: PlanExpression
+        let requirements: PlanExpression
         if count == 1 {
             requirements = membership ?? limit ?? consent!
         } else {
