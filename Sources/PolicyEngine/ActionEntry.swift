@@ -67,6 +67,13 @@ final class ActionEntry: Sendable {
     let ownerRoleID: Int32
     /// Bit i set: `AuthMethod.all[i]` satisfies the auth requirement.
     let authMethodBits: UInt8
+    // What `plan` writes, built once: the owner field, the member roles a membership grants (the owner role first,
+    // then the granting roles sorted; nil when every member may), and each condition's source as written.
+    let planOwnerField: OwnerFieldName?
+    let planMemberRoles: [String]?
+    let denySources: [String]
+    let allowSources: [String]
+    let consentSource: String
 
     init(
         plan: ActionPlan, type: ResourceTypePlan, rules: [RulePlan], tiers: [TierPlan], messages: [(Reason, String)], ruleMessages: [String],
@@ -127,6 +134,13 @@ final class ActionEntry: Sendable {
         self.authMethodBits = (plan.auth?.methods ?? []).reduce(0) { bits, method in
             bits | (AuthMethod.all.firstIndex(of: method).map { UInt8(1) << UInt8($0) } ?? 0)
         }
+        self.planOwnerField = type.owner.map(OwnerFieldName.init)
+        self.planMemberRoles = plan.membership.flatMap { membership in
+            membership.openToMembers ? nil : (type.ownerRole.map { [$0] } ?? []) + membership.grantingRoles.sorted()
+        }
+        self.denySources = plan.denyRules.map { rules[$0].condition?.source ?? "" }
+        self.allowSources = plan.allowRules.map { rules[$0].condition?.source ?? "" }
+        self.consentSource = plan.consent?.condition?.source ?? ""
     }
 
     /// Whether a member with role id `role` is granted the action by role.

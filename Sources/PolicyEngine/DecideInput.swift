@@ -32,13 +32,7 @@ protocol DecideInput {
 extension Request: DecideInput {
     /// `subject.isSignedIn`, with an auth method that is a small name compared with `anonymous` as two words
     /// instead of a String compare (~25 instructions a decision).
-    @inline(__always) var signedIn: Bool {
-        if let method = subject.auth?.method, let small = SmallName(method) {
-            guard let id = subject.id, !id.isEmpty else { return false }
-            return small != .anonymous
-        }
-        return subject.isSignedIn
-    }
+    @inline(__always) var signedIn: Bool { subject.signedIn }
     @inline(__always) var decisionTime: Date { context.now ?? Date() }
 
     @inline(__always)
@@ -54,29 +48,12 @@ extension Request: DecideInput {
     @inline(__always) func grants(_ entry: ActionEntry, _ role: String) -> Bool { entry.grants(role) }
     func name(of role: String, _ table: DecisionTable) -> String { role }
 
-    @inline(__always)
-    func authMethodSatisfies(_ entry: ActionEntry) -> Bool {
-        guard let method = subject.auth?.method else { return false }
-        if entry.authMethodsASCII, let small = SmallName(method) { return entry.authMethodSmall.contains(small) }
-        return entry.authMethods.contains(method)
-    }
+    @inline(__always) func authMethodSatisfies(_ entry: ActionEntry) -> Bool { subject.authMethodSatisfies(entry) }
 
     var authMethodName: String? { subject.auth?.method }
     @inline(__always) var verifiedAt: Date? { subject.auth?.verifiedAt }
 
-    @inline(__always)
-    func holdsAppRole(_ entry: ActionEntry) -> Bool {
-        guard let needed = entry.appRoles else { return true }
-        guard entry.appRolesASCII else { return subject.roles.contains(where: needed.contains) }
-        for role in subject.roles {
-            if let small = SmallName(role) {
-                if entry.appRoleSmall.contains(small) { return true }
-            } else if needed.contains(role) {
-                return true
-            }
-        }
-        return false
-    }
+    @inline(__always) func holdsAppRole(_ entry: ActionEntry) -> Bool { subject.holdsAppRole(entry) }
 
     @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { resource.usage.value(forSmall: entry.limitCounter) ?? 0 }
 
@@ -87,6 +64,79 @@ extension Request: DecideInput {
         withUnsafePointer(to: self) { pointer in
             body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: role))
         }
+    }
+}
+
+extension Subject {
+    /// `isSignedIn`, with an auth method that is a small name compared with `anonymous` as two words instead of a
+    /// String compare (~25 instructions a decision).
+    @inline(__always) var signedIn: Bool {
+        if let method = auth?.method, let small = SmallName(method) {
+            guard let id, !id.isEmpty else { return false }
+            return small != .anonymous
+        }
+        return isSignedIn
+    }
+
+    @inline(__always)
+    func authMethodSatisfies(_ entry: ActionEntry) -> Bool {
+        guard let method = auth?.method else { return false }
+        if entry.authMethodsASCII, let small = SmallName(method) { return entry.authMethodSmall.contains(small) }
+        return entry.authMethods.contains(method)
+    }
+
+    @inline(__always)
+    func holdsAppRole(_ entry: ActionEntry) -> Bool {
+        guard let needed = entry.appRoles else { return true }
+        guard entry.appRolesASCII else { return roles.contains(where: needed.contains) }
+        for role in roles {
+            if let small = SmallName(role) {
+                if entry.appRoleSmall.contains(small) { return true }
+            } else if needed.contains(role) {
+                return true
+            }
+        }
+        return false
+    }
+}
+
+/// What `plan` reads of its caller's subject and context: the request `decide` would see for a resource that holds
+/// nothing but its type (no owner, members, usage or attributes), read in place. No `Request` is built (copying the
+/// subject in and destroying it cost ~650 instructions a plan) until a condition needs one (`withConditionInput`).
+struct PlanProbe: DecideInput {
+    let subject: UnsafePointer<Subject>
+    let context: UnsafePointer<Context>
+    let action: String
+    let resourceType: String
+
+    @inline(__always) var signedIn: Bool { subject.pointee.signedIn }
+    @inline(__always) var decisionTime: Date { context.pointee.now ?? Date() }
+
+    @inline(__always)
+    func effectiveTier(_ table: DecisionTable, signedIn: Bool, now: Date) -> Int {
+        table.effectiveTier(of: subject.pointee, signedIn: signedIn, now: now)
+    }
+
+    /// The resource has no owner and no members.
+    func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) { (false, nil) }
+    func grants(_ entry: ActionEntry, _ role: String) -> Bool { entry.grants(role) }
+    func name(of role: String, _ table: DecisionTable) -> String { role }
+    @inline(__always) func authMethodSatisfies(_ entry: ActionEntry) -> Bool { subject.pointee.authMethodSatisfies(entry) }
+    var authMethodName: String? { subject.pointee.auth?.method }
+    @inline(__always) var verifiedAt: Date? { subject.pointee.auth?.verifiedAt }
+    @inline(__always) func holdsAppRole(_ entry: ActionEntry) -> Bool { subject.pointee.holdsAppRole(entry) }
+    /// The resource has no usage: every counter is 0.
+    @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { 0 }
+
+    /// The request itself, built now.
+    var request: Request {
+        Request(subject: subject.pointee, action: action, resource: Resource(type: resourceType), context: context.pointee)
+    }
+
+    func withConditionInput<Result>(
+        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: String?, _ body: (EvaluationInput) -> Result
+    ) -> Result {
+        request.withConditionInput(table, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role, body)
     }
 }
 

@@ -128,23 +128,45 @@ extension CompiledPolicy {
     /// cannot change the answer. `context.now` should be set: without it the clock is read now, and a plan used
     /// later may differ from `decide` then.
     public func plan(subject: Subject, action: String, resourceType: String, context: Context = Context()) -> ResourcePlan {
+        let table = self.table
+        guard let slot = table.slot(type: resourceType, action: action) else {
+            return resourcePlan(.or([]), subject: subject, action: action, resourceType: resourceType, context: context)
+        }
+        let expression = withUnsafePointer(to: subject) { subjectPointer in
+            withUnsafePointer(to: context) { contextPointer in
+                let probe = PlanProbe(subject: subjectPointer, context: contextPointer, action: action, resourceType: resourceType)
+                return table.withEntry(slot) { table.simplifiedPlanExpression(probe, entry: $0) }
+            }
+        }
+        return resourcePlan(expression, subject: subject, action: action, resourceType: resourceType, context: context)
+    }
+
+    /// `plan` as first written: the whole expression built over a probe request, then simplified. Tests check that
+    /// `plan` gives exactly this (`PlanDifferentialTests`).
+    package func referencePlan(subject: Subject, action: String, resourceType: String, context: Context = Context()) -> ResourcePlan {
         let probe = Request(subject: subject, action: action, resource: Resource(type: resourceType), context: context)
         let table = self.table
         guard let slot = table.slot(type: resourceType, action: action) else {
-            let decision = decide(probe)
-            return .never(reason: decision.reason, message: decision.message)
+            return resourcePlan(.or([]), subject: subject, action: action, resourceType: resourceType, context: context)
         }
-        let entry = table.entries[slot]
         let expression = table.withEntry(slot) { table.planExpression(probe, entry: $0) }.simplified
+        return resourcePlan(expression, subject: subject, action: action, resourceType: resourceType, context: context)
+    }
+
+    /// The plan of a simplified expression: `always`, `never` with `decide`'s deny for a resource that holds nothing
+    /// but its type, or the expression.
+    private func resourcePlan(
+        _ expression: PlanExpression, subject: Subject, action: String, resourceType: String, context: Context
+    ) -> ResourcePlan {
         switch expression {
         case .and(let parts) where parts.isEmpty:
             return .always
         case .or(let parts) where parts.isEmpty:
-            // Nothing the resource holds allows: the deny of a resource with no owner, members, usage or attributes.
-            let decision = decide(probe)
+            // Nothing the resource holds allows (or the pair is unknown): the deny of a resource with no owner,
+            // members, usage or attributes.
+            let decision = decide(Request(subject: subject, action: action, resource: Resource(type: resourceType), context: context))
             return .never(reason: decision.effect == .deny ? decision.reason : .defaultDeny, message: decision.message)
         default:
-            _ = entry
             return .conditional(expression)
         }
     }
@@ -196,6 +218,134 @@ extension DecisionTable {
             }
             return .and([.not(.or(denies)), .or([.and(requirements)] + allows)])
         }
+    }
+
+    /// `planExpression(_:entry:).simplified`, built already simplified: the same expression without the whole tree
+    /// built and rebuilt, and without evaluating what a constant part has already decided.
+    ///
+    /// The simplification's rules, applied as the parts come: a deny rule that holds makes the plan false and one
+    /// that cannot hold drops out; a requirement that cannot hold makes the requirements false, one that always holds
+    /// drops out; an allow rule that holds makes the allow side true; an `or` of one part is the part, nested `and`s
+    /// and `or`s are flattened.
+    func simplifiedPlanExpression(_ probe: PlanProbe, entry: ActionEntry) -> PlanExpression {
+        let signedIn = probe.signedIn
+        let now = probe.decisionTime
+        let tier = probe.effectiveTier(self, signedIn: signedIn, now: now)
+        // An action without conditions needs no input, so no request is built.
+        guard entry.hasConditions else {
+            return simplifiedPlanExpression(probe, entry: entry, signedIn: signedIn, now: now, tier: tier, input: nil)
+        }
+        return probe.withConditionInput(self, entry: entry, now: now, tier: tier, signedIn: signedIn, role: nil) { input in
+            simplifiedPlanExpression(probe, entry: entry, signedIn: signedIn, now: now, tier: tier, input: input)
+        }
+    }
+
+    /// The same, with the conditions' input (nil when the action has no conditions).
+    private func simplifiedPlanExpression(
+        _ probe: PlanProbe, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, input: EvaluationInput?
+    ) -> PlanExpression {
+        // not(any deny rule)
+        var denied: [PlanExpression] = []
+        for position in entry.denyConditions.indices {
+            guard let root = entry.denyConditions[position] else { return .or([]) }
+            let part = Self.residual(root, input: input, onError: true, source: entry.denySources[position])
+            switch part {
+            case .and(let inner) where inner.isEmpty: return .or([])
+            case .or(let inner) where inner.isEmpty: continue
+            default: denied.append(part)
+            }
+        }
+
+        // every requirement, each that reads the resource as its residual (`Requirement.residual`)
+        var tracer = NoTracer()
+        if let failure = firstFailedRequirement(
+            probe, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: true, role: nil, tracer: &tracer,
+            evaluate: { _ in .bool(true) }), let kind = Requirement(denyingWith: failure.reason), !kind.readsResource
+        {
+            return Self.allowRulesAlone(entry, input: input, denied: denied)
+        }
+        var membership: PlanExpression?
+        if entry.hasMembership {
+            guard signedIn, let subject = probe.subject.pointee.id else { return Self.allowRulesAlone(entry, input: input, denied: denied) }
+            let member = PlanExpression.memberRole(subject: subject, roles: entry.planMemberRoles)
+            membership = entry.planOwnerField.map { .or([.ownerIsSubject(subject: subject, field: $0), member]) } ?? member
+        }
+        var limit: PlanExpression?
+        if let caps = entry.limitCaps, let cap = caps[tier] { limit = .usageBelow(counter: entry.limitCounter, limit: cap) }
+        var consent: PlanExpression?
+        if entry.hasConsent {
+            guard let root = entry.consentCondition else { return Self.allowRulesAlone(entry, input: input, denied: denied) }
+            let part = Self.residual(root, input: input, onError: false, source: entry.consentSource)
+            switch part {
+            case .and(let inner) where inner.isEmpty: break
+            case .or(let inner) where inner.isEmpty: return Self.allowRulesAlone(entry, input: input, denied: denied)
+            default: consent = part
+            }
+        }
+        let count = (membership == nil ? 0 : 1) + (limit == nil ? 0 : 1) + (consent == nil ? 0 : 1)
+        // Every requirement holds whatever the resource: the allow rules cannot add anything.
+        guard count > 0 else { return Self.joined(denied: denied, allowed: .and([])) }
+        let requirements: PlanExpression
+        if count == 1 {
+            requirements = membership ?? limit ?? consent!
+        } else {
+            var parts: [PlanExpression] = []
+            parts.reserveCapacity(count)
+            if let membership { parts.append(membership) }
+            if let limit { parts.append(limit) }
+            if let consent { parts.append(consent) }
+            requirements = .and(parts)
+        }
+        guard !entry.allowConditions.isEmpty else { return Self.joined(denied: denied, allowed: requirements) }
+        var allowed: [PlanExpression]
+        if case .or(let inner) = requirements { allowed = inner } else { allowed = [requirements] }
+        return Self.allowRules(entry, input: input, denied: denied, allowed: &allowed)
+    }
+
+    /// The plan when the requirements cannot hold: the deny rules' part and the allow rules alone.
+    private static func allowRulesAlone(_ entry: ActionEntry, input: EvaluationInput?, denied: [PlanExpression]) -> PlanExpression {
+        var allowed: [PlanExpression] = []
+        return allowRules(entry, input: input, denied: denied, allowed: &allowed)
+    }
+
+    /// `not(or(denied)) and or(allowed + the allow rules)`, simplified.
+    private static func allowRules(
+        _ entry: ActionEntry, input: EvaluationInput?, denied: [PlanExpression], allowed: inout [PlanExpression]
+    ) -> PlanExpression {
+        for position in entry.allowConditions.indices {
+            guard let root = entry.allowConditions[position] else { return joined(denied: denied, allowed: .and([])) }
+            let part = residual(root, input: input, onError: false, source: entry.allowSources[position])
+            switch part {
+            case .and(let inner) where inner.isEmpty: return joined(denied: denied, allowed: .and([]))
+            case .or(let inner) where inner.isEmpty: continue
+            default: allowed.append(part)
+            }
+        }
+        switch allowed.count {
+        case 0: return .or([])
+        case 1: return joined(denied: denied, allowed: allowed[0])
+        default: return joined(denied: denied, allowed: .or(allowed))
+        }
+    }
+
+    /// `not(or(denied)) and allowed`, simplified (`allowed` already is, and is not false).
+    private static func joined(denied: [PlanExpression], allowed: PlanExpression) -> PlanExpression {
+        let deny: PlanExpression
+        switch denied.count {
+        case 0: return allowed
+        case 1: deny = .not(denied[0])
+        default: deny = .not(.or(denied))
+        }
+        switch allowed {
+        case .and(let inner): return inner.isEmpty ? deny : .and([deny] + inner)
+        default: return .and([deny, allowed])
+        }
+    }
+
+    /// `residual` where the input is present whenever the action has a condition (`ActionEntry.hasConditions`).
+    private static func residual(_ node: ConditionNode, input: EvaluationInput?, onError: Bool, source: String) -> PlanExpression {
+        guard let input else { preconditionFailure("a condition evaluated without its input") }
+        return residual(node, input: input, onError: onError, source: source)
     }
 
     /// The condition with every part that reads no resource field evaluated now; nil parts (errors) kept.

@@ -16,10 +16,15 @@ public enum DecisionWriter {
             out.append(UInt8(ascii: "}"))
             return
         }
-        text.json.withUnsafeBufferPointer { json in
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: json[..<text.jsonSplit]))
-            appendFigures(decision, to: &out)
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: json[text.jsonSplit...]))
+        if decision.figures == 0 {
+            // No limit figures between the two parts: one copy.
+            out.append(contentsOf: text.json)
+        } else {
+            text.json.withUnsafeBufferPointer { json in
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: json[..<text.jsonSplit]))
+                appendFigures(decision, to: &out)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: json[text.jsonSplit...]))
+            }
         }
         out.append(UInt8(ascii: "}"))
     }
@@ -68,8 +73,33 @@ public enum DecisionWriter {
     /// quote), so no `String` is read.
     @usableFromInline
     static func appendHead(effect: Effect, reason: Reason, to out: inout [UInt8]) {
+        if let head = head(effect: effect, reason: reason) {
+            append(literal: head, to: &out)
+            return
+        }
         append(literal: effect == .allow ? "{\"decision\":\"allow\",\"reason\":\"" : "{\"decision\":\"deny\",\"reason\":\"", to: &out)
         append(literal: quotedCode(reason), to: &out)
+    }
+
+    /// The whole head as one literal for the pairs `decide` gives (an allow that is `allowed`, a deny that is not):
+    /// one copy instead of two. nil for the others, which a caller can build by hand.
+    @inline(__always)
+    static func head(effect: Effect, reason: Reason) -> StaticString? {
+        switch (effect, reason) {
+        case (.allow, .allowed): "{\"decision\":\"allow\",\"reason\":\"allowed\""
+        case (.allow, _), (.deny, .allowed): nil
+        case (.deny, .defaultDeny): "{\"decision\":\"deny\",\"reason\":\"default_deny\""
+        case (.deny, .deniedByRule): "{\"decision\":\"deny\",\"reason\":\"denied_by_rule\""
+        case (.deny, .unauthenticated): "{\"decision\":\"deny\",\"reason\":\"unauthenticated\""
+        case (.deny, .stepUpRequired): "{\"decision\":\"deny\",\"reason\":\"step_up_required\""
+        case (.deny, .roleRequired): "{\"decision\":\"deny\",\"reason\":\"role_required\""
+        case (.deny, .notMember): "{\"decision\":\"deny\",\"reason\":\"not_member\""
+        case (.deny, .accessDenied): "{\"decision\":\"deny\",\"reason\":\"access_denied\""
+        case (.deny, .ownerOnly): "{\"decision\":\"deny\",\"reason\":\"owner_only\""
+        case (.deny, .requiresUpgrade): "{\"decision\":\"deny\",\"reason\":\"requires_upgrade\""
+        case (.deny, .limitExceeded): "{\"decision\":\"deny\",\"reason\":\"limit_exceeded\""
+        case (.deny, .consentRequired): "{\"decision\":\"deny\",\"reason\":\"consent_required\""
+        }
     }
 
     /// The reason's code and the closing quote (`DecisionWriterTests` checks every reason against `rawValue`).

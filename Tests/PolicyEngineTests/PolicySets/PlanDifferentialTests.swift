@@ -7,7 +7,8 @@ import Testing
 
 /// `CompiledPolicy.plan` against `decide`: for every request, the plan for its subject, action and resource type,
 /// evaluated on its resource, allows exactly when `decide` allows. Shipped sets and generated sets, seeded;
-/// 10^5 cases by default, 10^6 with `GATEHOUSE_LONG_TESTS=1` (TestScale).
+/// 10^5 cases by default, 10^6 with `GATEHOUSE_LONG_TESTS=1` (TestScale). Each plan is also exactly the plan
+/// built the first way (`referencePlan`: the whole expression, then simplified), so `plan`'s shortcuts change no byte.
 @Suite(.computeBound) struct PlanDifferentialTests {
     struct Run {
         var compared = 0
@@ -26,6 +27,11 @@ import Testing
             }
             if planned != decided, failures.count < 3 {
                 failures.append("\(context()): plan says \(planned), decide says \(decided)\nplan: \(plan.json.rendered(pretty: false))\nrequest: \(request.json.rendered(pretty: false))")
+            }
+            let reference = policy.referencePlan(
+                subject: request.subject, action: request.action, resourceType: request.resource.type, context: request.context)
+            if plan != reference, failures.count < 3 {
+                failures.append("\(context()): plan \(plan.text) is not the reference plan \(reference.text)\nrequest: \(request.json.rendered(pretty: false))")
             }
         }
     }
