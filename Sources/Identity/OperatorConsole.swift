@@ -47,7 +47,7 @@ extension IdentityService {
             if let purchase = try await tx.fetchOne(AppStoreTransactionRow.self, "originalTransactionId", .text(q)) {
                 add(try await tx.fetchOne(UserRow.self, "id", .text(purchase.userId)), "originalTransactionId")
             }
-            return found.prefix(Self.maxFoundUsers).map { FoundUser(user: $0.0, matchedBy: $0.1) }
+            return found.prefix(Self.maxFoundUsers).map { FoundUser(account: $0.0, matchedBy: $0.1) }
         }
     }
 
@@ -99,14 +99,10 @@ extension IdentityService {
             let audit = try await tx.fetchLog(AuditEventRow.self, LogQuery(equal: ["actor": .text(user.pseudonym)], limit: limit))
             let tier = OperatorUserPage.TierSource(subscription, at: t)
             return OperatorUserPage(
-                user: FoundUser(user: user, matchedBy: "id"), tier: tier,
-                transactions: transactions.sorted { $0.signedAt > $1.signedAt }.map {
-                    .init(
-                        originalTransactionId: $0.originalTransactionId, transactionId: $0.transactionId, productId: $0.productId,
-                        environment: $0.environment, expiresAt: $0.expiresAt, revokedAt: $0.revokedAt, signedAt: $0.signedAt)
-                },
+                user: FoundUser(account: user, matchedBy: "id"), tier: tier,
+                transactions: transactions.sorted { $0.signedAt > $1.signedAt },
                 roles: roles, spaces: spaces.sorted { $0.id < $1.id }, sessions: sessions, credentials: credentials, privacy: privacy,
-                audit: audit.map(OperatorUserPage.AuditEvent.init))
+                audit: audit)
         }
     }
 
@@ -227,41 +223,30 @@ extension OperatorCredential {
     package var auditLabel: String { "operator:" + SecretCoding.hex(Self.digest(of: token).prefix(4)) }
 }
 
-/// A user a console search found: the account's public columns and what the query matched.
+/// A user a console search found: the account's row (its public columns: `UserRow` holds no secret) and what the
+/// query matched. Its columns read as its own (`found.username`).
+@dynamicMemberLookup
 package struct FoundUser: Sendable, Hashable {
-    package var id: String
-    package var pseudonym: String
-    package var username: String?
-    package var displayName: String?
-    package var email: String?
-    package var isPrivateRelayEmail: Bool
-    package var createdAt: Date
+    package var account: UserRow
     /// `id`, `username`, `pseudonym`, `decisionPseudonym`, `appleSubject` or `originalTransactionId`.
     package var matchedBy: String
 
-    init(user: UserRow, matchedBy: String) {
-        id = user.id
-        pseudonym = user.pseudonym
-        username = user.username
-        displayName = user.displayName
-        email = user.email
-        isPrivateRelayEmail = user.isPrivateRelayEmail
-        createdAt = user.createdAt
-        self.matchedBy = matchedBy
-    }
+    /// The account's `column`.
+    package subscript<Value>(dynamicMember column: KeyPath<UserRow, Value>) -> Value { account[keyPath: column] }
 }
 
 /// What the console's user page shows (`IdentityService.operatorUserPage`).
 package struct OperatorUserPage: Sendable, Hashable {
     package var user: FoundUser
     package var tier: TierSource
-    package var transactions: [Transaction]
+    /// The account's App Store transactions, newest first (the controller shows the columns the console needs).
+    package var transactions: [AppStoreTransactionRow]
     package var roles: [String]
     package var spaces: [Space]
     package var sessions: [Session]
     package var credentials: [Credential]
     package var privacy: PrivacySettings
-    package var audit: [AuditEvent]
+    package var audit: [AuditEventRow]
 
     /// The stored tier and where it came from: `purchase` (an App Store transaction), `operator` (recorded by an
     /// operator route), `expired` (either, past its expiry: the engine decides with the default tier), `none`.
@@ -289,16 +274,6 @@ package struct OperatorUserPage: Sendable, Hashable {
                 source = row.originalTransactionId == nil ? "operator" : "purchase"
             }
         }
-    }
-
-    package struct Transaction: Sendable, Hashable {
-        package var originalTransactionId: String
-        package var transactionId: String
-        package var productId: String
-        package var environment: String
-        package var expiresAt: Date?
-        package var revokedAt: Date?
-        package var signedAt: Date
     }
 
     package struct Member: Sendable, Hashable {
@@ -341,24 +316,6 @@ package struct OperatorUserPage: Sendable, Hashable {
         package var since: Date
         package var appleSubject: String? = nil
         package var deviceId: String? = nil
-    }
-
-    package struct AuditEvent: Sendable, Hashable {
-        package var id: Int64?
-        package var at: Date
-        package var kind: String
-        package var outcome: String
-        package var method: String?
-        package var reason: String?
-
-        init(_ row: AuditEventRow) {
-            id = row.id
-            at = row.at
-            kind = row.kind
-            outcome = row.outcome
-            method = row.method
-            reason = row.reason
-        }
     }
 }
 

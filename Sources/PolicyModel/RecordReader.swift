@@ -19,15 +19,6 @@ public struct RecordEnvelope: Sendable, Hashable {
     public var reason: Reason
     /// The content hash of the policy version that decided it.
     public var policyHash: String
-
-    /// An envelope.
-    public init(id: Int?, subject: String?, effect: Effect, reason: Reason, policyHash: String) {
-        self.id = id
-        self.subject = subject
-        self.effect = effect
-        self.reason = reason
-        self.policyHash = policyHash
-    }
 }
 
 extension RequestReader {
