@@ -221,6 +221,7 @@ extension PostgresTransaction: BatchInserting {
     /// decision is recorded (docs/performance.md, "Recording decisions").
     private func insertDecisionRecords(_ records: [DecisionLogRow]) async throws {
         guard !records.isEmpty else { return }
+        if try await copyDecisionRecords(records) { return }
         var at: [Date] = [], actor: [String?] = [], action: [String?] = [], resourceType: [String?] = []
         var resourceId: [String?] = [], effect: [String?] = [], reason: [String?] = [], policyHash: [String?] = []
         var policyLocation: [String?] = [], subject: [String?] = [], facts: [String?] = []
@@ -245,6 +246,37 @@ extension PostgresTransaction: BatchInserting {
         }
         _ = try await rows(Self.insertDecisionRecordsSQL, binds)
     }
+
+    /// The decision log's batch through `COPY "decisionLog" (...) FROM STDIN`: PostgreSQL inserts the rows into the
+    /// table in groups (one WAL record a group, not a row) and parses no statement per batch. False, with nothing sent,
+    /// when a record's time is outside the years 1-9999 (the text form writes four-digit years); the caller binds that
+    /// batch instead.
+    private func copyDecisionRecords(_ records: [DecisionLogRow]) async throws -> Bool {
+        var rows = PostgresCopyRows(capacity: records.count * 512)
+        for row in records {
+            guard rows.timestamp(row.at, first: true) else { return false }
+            rows.text(row.actor)
+            rows.text(row.action)
+            rows.text(row.resourceType)
+            rows.text(row.resourceId)
+            rows.text(row.effect)
+            rows.text(row.reason)
+            rows.text(row.policyHash)
+            rows.text(row.policyLocation)
+            rows.text(row.subject)
+            rows.text(row.facts)
+            rows.endRow()
+        }
+        roundTrips.add()
+        try await connection.copyFrom(table: "decisionLog", columns: Self.decisionRecordColumns, logger: logger) { writer in
+            try await writer.write(rows.buffer)
+        }
+        return true
+    }
+
+    private static let decisionRecordColumns = [
+        "at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", "policyLocation", "subject", "facts",
+    ]
 
     private static let insertDecisionRecordsSQL = """
         INSERT INTO "decisionLog" ("at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", \

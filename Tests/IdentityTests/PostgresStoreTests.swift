@@ -126,12 +126,26 @@ import Testing
             DecisionLogRow(
                 id: nil, at: Date(timeIntervalSince1970: -1.000_001), actor: "ø", action: String(repeating: "ä", count: 300), resourceType: "app",
                 resourceId: "NULL", effect: "allow", reason: "allowed", policyHash: "", policyLocation: "{}", subject: "\"", facts: "[null]"),
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: 1_795_000_003.999_999_7), actor: "\\N", action: "a\tb\nc\rd\\e", resourceType: "\\",
+                resourceId: "\\t", effect: "allow", reason: "allowed", policyHash: "h\u{7}", policyLocation: nil, subject: "\\\\N", facts: "\t"),
         ]
         try await h.service.store.write { tx in
             for row in rows { try await tx.insert(row) }
             try await tx.insertAll(rows)
         }
         let written = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, [:]) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+        // A batch holding a time outside the years 1-9999 is bound instead of copied: both roads write what a row insert does.
+        let farRows = [DecisionLogRow(
+            id: nil, at: Date(timeIntervalSince1970: 300_000_000_000), actor: "\\", action: "far", resourceType: "app", resourceId: nil,
+            effect: "allow", reason: "allowed", policyHash: "h", policyLocation: nil, subject: nil, facts: "\n")]
+        try await h.service.store.write { tx in
+            for row in farRows { try await tx.insert(row) }
+            try await tx.insertAll(farRows)
+        }
+        let far = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, ["action": .text("far")]) }
+        try #require(far.count == 2)
+        #expect(far[0].actor == far[1].actor && far[0].facts == far[1].facts && far[0].at == far[1].at)
         try #require(written.count == 2 * rows.count)
         for i in rows.indices {
             var single = written[i]
