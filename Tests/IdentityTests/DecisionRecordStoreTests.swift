@@ -183,18 +183,7 @@ import PostgresNIO
             ).collect().map { try $0.decode(String.self) }
             #expect(definitions.count == 2)
             #expect(definitions.allSatisfy { $0.contains("WHERE") && $0.contains("IS NOT NULL") }, "\(definitions)")
-            // An empty table is read whole whatever its indexes: ask for the plan a large one would get.
-            let plans = try await pg.withConnection { connection in
-                try await connection.query("BEGIN", logger: TestPostgres.quietLogger)
-                try await connection.query("SET LOCAL enable_seqscan = off", logger: TestPostgres.quietLogger)
-                var plans: [String] = []
-                for sql in [erasure, read] {
-                    let lines = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + sql), logger: TestPostgres.quietLogger).collect()
-                    plans.append(try lines.map { try $0.decode(String.self) }.joined(separator: "\n"))
-                }
-                try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
-                return plans
-            }
+            let plans = try await pg.plansOnALargeTable([erasure, read])
             #expect(plans[0].contains(#"using "decisionLog_actor""#) && !plans[0].contains("Seq Scan"), "\(plans[0])")
             #expect(plans[1].contains(#"using "decisionLog_subject""#) || plans[1].contains(#"using "decisionLog_pkey""#), "\(plans[1])")
         }

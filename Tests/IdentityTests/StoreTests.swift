@@ -214,18 +214,7 @@ import GatehouseTestSupport
                 "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'membership'", logger: TestPostgres.quietLogger
             ).collect().map { try $0.decode(String.self) }
             #expect(!indexes.contains("membership_userId") && indexes.contains("membership_userId_resourceId"), "\(indexes)")
-            // An empty table is read whole whatever its indexes: ask for the plan a large one would get.
-            let plans = try await pg.withConnection { connection in
-                try await connection.query("BEGIN", logger: TestPostgres.quietLogger)
-                try await connection.query("SET LOCAL enable_seqscan = off", logger: TestPostgres.quietLogger)
-                var plans: [String] = []
-                for sql in [byUser, cascade] {
-                    let lines = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + sql), logger: TestPostgres.quietLogger).collect()
-                    plans.append(try lines.map { try $0.decode(String.self) }.joined(separator: "\n"))
-                }
-                try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
-                return plans
-            }
+            let plans = try await pg.plansOnALargeTable([byUser, cascade])
             for plan in plans {
                 #expect(
                     (plan.contains(#"on "membership_userId_resourceId""#) || plan.contains(#"on "membership_userId_resourceType""#)) && !plan.contains("Seq Scan"),

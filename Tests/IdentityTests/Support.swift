@@ -248,3 +248,21 @@ func identityError(_ body: () async throws -> some Any, sourceLocation: Testing.
         return nil
     }
 }
+
+extension PostgresStore {
+    /// The plans PostgreSQL gives `statements` on a large table (`EXPLAIN` with sequential scans off, in a transaction
+    /// rolled back): an empty test table is read whole whatever its indexes.
+    func plansOnALargeTable(_ statements: [String]) async throws -> [String] {
+        try await withConnection { connection in
+            try await connection.query("BEGIN", logger: TestPostgres.quietLogger)
+            try await connection.query("SET LOCAL enable_seqscan = off", logger: TestPostgres.quietLogger)
+            var plans: [String] = []
+            for sql in statements {
+                let lines = try await connection.query(PostgresQuery(unsafeSQL: "EXPLAIN " + sql), logger: TestPostgres.quietLogger).collect()
+                plans.append(try lines.map { try $0.decode(String.self) }.joined(separator: "\n"))
+            }
+            try await connection.query("ROLLBACK", logger: TestPostgres.quietLogger)
+            return plans
+        }
+    }
+}
