@@ -77,6 +77,22 @@ import PostgresNIO
 
     /// A pseudonym is HMAC-SHA256 of `gatehouse.decision.user|` and the id under the deployment's key, its first 16
     /// bytes in lower-case hex: the continued keyed state and the memo give exactly that, for every id of a request.
+    /// A caller chooses the action, resource type and id: one holding U+0000 (valid JSON, `"\u0000"`) must not fail its
+    /// batch. PostgreSQL's text takes no NUL, so a batch holding such a record was refused whole and every record in it
+    /// dropped: a way to keep other requests' decisions out of the log. The row's columns write U+0000 as U+FFFD (the
+    /// facts keep it, escaped in their JSON).
+    @Test(arguments: StoreKind.testable) func aNulInWhatTheCallerChoseDoesNotFailTheBatch(store: StoreKind) async throws {
+        let h = try await Harness(store)
+        var hostile = Self.draft(nil, action: "a\u{0}b", fromSession: false)
+        hostile.request.resource.type = "pro\u{0}ject"
+        hostile.request.resource.id = "\u{0}"
+        try await h.service.writeDecisionRecords([Self.draft(nil, action: "before", fromSession: false), hostile, Self.draft(nil, action: "after", fromSession: false)])
+        let rows = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, [:]) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+        #expect(rows.map(\.action) == ["before", "a\u{FFFD}b", "after"])
+        #expect(rows.count == 3 && rows[1].resourceType == "pro\u{FFFD}ject" && rows[1].resourceId == "\u{FFFD}")
+        #expect(rows.count == 3 && rows[1].facts?.contains(#"a\u0000b"#) == true)
+    }
+
     @Test func pseudonymsAreTheKeyedHashOfTheId() throws {
         let key = Data((0..<32).map { UInt8($0 * 7 % 256) })
         let names = DecisionPseudonyms(key: key)
