@@ -63,8 +63,16 @@ public final class IdentityService: Sendable {
     /// The longest string a log row keeps of a caller-supplied value (UTF-8 bytes); longer ones are cut.
     public static let maxLoggedLength = 128
 
-    /// `text` cut to at most `maxLoggedLength` UTF-8 bytes on a character boundary.
+    /// `text` cut to at most `maxLoggedLength` UTF-8 bytes on a character boundary, each U+0000 written as U+FFFD:
+    /// PostgreSQL's text takes no NUL, and a row holding one would fail the batch it is written in (every record in it
+    /// dropped), while SQLite's text reads back cut at it.
     static func bounded(_ text: String) -> String {
+        var text = text
+        if text.utf8.contains(0) {
+            var replaced = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars { replaced.append(scalar.value == 0 ? "\u{FFFD}" : scalar) }
+            text = String(replaced)
+        }
         guard text.utf8.count > maxLoggedLength else { return text }
         var out = ""
         for c in text {
