@@ -214,11 +214,12 @@ extension PostgresTransaction: BatchInserting {
         }
     }
 
-    /// The decision log's batch in one statement whose text never changes: each column's values bound as one array and
-    /// `unnest`ed, so PostgreSQL parses and plans one short statement per batch, not a `VALUES` list of up to 6,000
-    /// parameters, and the server builds no row through `Codable`. The arrays are written in PostgreSQL's binary form
-    /// by `PostgresTextArray` and `PostgresTimestampArray` (NULL elements included). What a record costs when every
-    /// decision is recorded (docs/performance.md, "Recording decisions").
+    /// The decision log's batch: through `COPY` (`copyDecisionRecords`), or, for a batch `COPY`'s text form cannot
+    /// write, in one statement whose text never changes: each column's values bound as one array and `unnest`ed, so
+    /// PostgreSQL parses and plans one short statement per batch, not a `VALUES` list of up to 6,000 parameters, and the
+    /// server builds no row through `Codable`. The arrays are written in PostgreSQL's binary form by `PostgresTextArray`
+    /// and `PostgresTimestampArray` (NULL elements included). What a record costs when every decision is recorded
+    /// (docs/performance.md, "Recording decisions").
     private func insertDecisionRecords(_ records: [DecisionLogRow]) async throws {
         guard !records.isEmpty else { return }
         if try await copyDecisionRecords(records) { return }
