@@ -154,3 +154,11 @@ public struct FuzzRandom: RandomNumberGenerator {
 final class ResultBox<T>: @unchecked Sendable {
     var value: T?
 }
+
+/// How many times `needle`'s UTF-8 bytes occur in `haystack`'s. Targets compare text with this, not `String.contains`:
+/// Foundation's `contains` on Linux reads a string holding U+0000 as if it ended there.
+public func occurrences(of needle: String, in haystack: String) -> Int {
+    let n = Array(needle.utf8), h = Array(haystack.utf8)
+    guard !n.isEmpty, n.count <= h.count else { return 0 }
+    return (0...(h.count - n.count)).reduce(0) { count, i in h[i..<i + n.count].elementsEqual(n) ? count + 1 : count }
+}

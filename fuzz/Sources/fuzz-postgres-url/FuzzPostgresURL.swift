@@ -32,7 +32,7 @@ public func fuzzPostgresURL(_ raw: UnsafeRawBufferPointer) {
 
 func check(_ value: String, secrets: [String]) {
     // A secret counts when it is at least 6 bytes, and it is not text the URL holds elsewhere or the messages hold anyway.
-    // Byte-level search: Foundation's `contains` on Linux misreads strings holding NUL characters.
+    // Byte-level search (`occurrences`): Foundation's `contains` on Linux misreads strings holding NUL characters.
     let secrets = Set(secrets).filter { secret in
         secret.utf8.count >= 6 && occurrences(of: secret, in: value) <= 1 && occurrences(of: secret, in: Messages.text) == 0
     }
@@ -77,9 +77,3 @@ enum Messages {
     }()
 }
 
-/// How many times `needle`'s UTF-8 bytes occur in `haystack`'s.
-func occurrences(of needle: String, in haystack: String) -> Int {
-    let n = Array(needle.utf8), h = Array(haystack.utf8)
-    guard !n.isEmpty, n.count <= h.count else { return 0 }
-    return (0...(h.count - n.count)).reduce(0) { count, i in h[i..<i + n.count].elementsEqual(n) ? count + 1 : count }
-}
