@@ -25,7 +25,12 @@ if [ -z "${BIN:-}" ]; then
 fi
 WORK="$(mktemp -d)"
 SERVER=""
-trap 'kill "$SERVER" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
+UNPIN=""  # with PG_OWN_CPU=1: the CPUs PostgreSQL gets back when the script ends
+cleanup() {
+  kill "$SERVER" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"
+  if [ -n "$UNPIN" ]; then for pid in $(pgrep -x postgres); do taskset -a -p -c "$UNPIN" "$pid" >/dev/null 2>&1 || true; done; fi
+}
+trap cleanup EXIT
 ONE='{"subject":{"id":"u1","tier":"free"},"action":"add_source","resource":{"type":"app","usage":{"sources":49}}}'
 BEARER='{"action":"ai_suggestions","resource":{"type":"app"}}'
 post_script() {  # $1 file, $2 body, $3 bearer (optional)
@@ -64,9 +69,7 @@ if [ "${PG_OWN_CPU:-}" = 1 ]; then
   [ "$last" -ge 1 ] || { echo "PG_OWN_CPU=1 needs two CPUs or more"; exit 1 ; }
   for pid in $(pgrep -x postgres); do taskset -a -p -c "$last" "$pid" >/dev/null; done
   PIN=(taskset -c "0-$(( last - 1 ))")
-  # Every CPU again for PostgreSQL when the script ends, however it ends.
-  trap 'kill "$SERVER" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"
-        for pid in $(pgrep -x postgres); do taskset -a -p -c "0-'"$last"'" "$pid" >/dev/null 2>&1 || true; done' EXIT
+  UNPIN="0-$last"  # every CPU again for PostgreSQL when the script ends, however it ends (cleanup)
 fi
 for mode in off all; do
   db="${DATABASE:-$WORK/identity-$mode.sqlite}"
