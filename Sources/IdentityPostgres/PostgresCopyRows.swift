@@ -41,34 +41,44 @@ struct PostgresCopyRows {
     }
 
     /// A `timestamptz` as postgres-nio's binary `Date` stores it (whole microseconds since 2000-01-01, truncated toward
-    /// zero), written `YYYY-MM-DD HH:MM:SS.ffffff+00`. Nil for a year outside 1-9999 (the caller binds such a batch
-    /// instead).
-    mutating func timestamp(_ date: Date, first: Bool = false) -> Bool {
+    /// zero), written `YYYY-MM-DD HH:MM:SS.ffffff+00`: a year past 9999 with its every digit, one before 1 as the year
+    /// before Christ it is (astronomical year 0 is 1 BC) with ` BC` after the zone, as PostgreSQL reads and writes them.
+    mutating func timestamp(_ date: Date, first: Bool = false) {
+        if !first { buffer.writeInteger(UInt8(ascii: "\t")) }
         let micros = Int64(date.timeIntervalSince(Self.epoch) * 1_000_000)
         let (days, dayMicros) = Self.floorDivide(micros, 86_400_000_000)
         let (year, month, day) = Timestamp.civil(fromDays: days + 10_957)
-        guard (1...9999).contains(year) else { return false }
-        if !first { buffer.writeInteger(UInt8(ascii: "\t")) }
         let seconds = dayMicros / 1_000_000
-        let fields: [(Int64, Int, UInt8?)] = [
-            (year, 4, UInt8(ascii: "-")), (month, 2, UInt8(ascii: "-")), (day, 2, UInt8(ascii: " ")),
-            (seconds / 3600, 2, UInt8(ascii: ":")), (seconds / 60 % 60, 2, UInt8(ascii: ":")), (seconds % 60, 2, UInt8(ascii: ".")),
-            (dayMicros % 1_000_000, 6, nil),
-        ]
-        for (value, width, separator) in fields {
-            var digits = value
-            let start = buffer.writerIndex
-            buffer.writeRepeatingByte(UInt8(ascii: "0"), count: width)
-            var at = start + width - 1
-            while digits > 0 {
-                buffer.setInteger(UInt8(ascii: "0") + UInt8(digits % 10), at: at)
-                digits /= 10
-                at -= 1
-            }
-            if let separator { buffer.writeInteger(separator) }
+        digits(year >= 1 ? year : 1 - year, width: 4)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        digits(month, width: 2)
+        buffer.writeInteger(UInt8(ascii: "-"))
+        digits(day, width: 2)
+        buffer.writeInteger(UInt8(ascii: " "))
+        digits(seconds / 3600, width: 2)
+        buffer.writeInteger(UInt8(ascii: ":"))
+        digits(seconds / 60 % 60, width: 2)
+        buffer.writeInteger(UInt8(ascii: ":"))
+        digits(seconds % 60, width: 2)
+        buffer.writeInteger(UInt8(ascii: "."))
+        digits(dayMicros % 1_000_000, width: 6)
+        buffer.writeStaticString(year >= 1 ? "+00" : "+00 BC")
+    }
+
+    /// `value` (not negative) in decimal, zero-padded to at least `width` digits.
+    private mutating func digits(_ value: Int64, width: Int) {
+        var count = 1
+        var rest = value / 10
+        while rest > 0 { count += 1; rest /= 10 }
+        let start = buffer.writerIndex
+        buffer.writeRepeatingByte(UInt8(ascii: "0"), count: max(width, count))
+        var at = buffer.writerIndex - 1
+        var value = value
+        while at >= start, value > 0 {
+            buffer.setInteger(UInt8(ascii: "0") + UInt8(value % 10), at: at)
+            value /= 10
+            at -= 1
         }
-        buffer.writeStaticString("+00")
-        return true
     }
 
     mutating func endRow() { buffer.writeInteger(UInt8(ascii: "\n")) }

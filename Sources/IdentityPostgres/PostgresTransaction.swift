@@ -214,48 +214,15 @@ extension PostgresTransaction: BatchInserting {
         }
     }
 
-    /// The decision log's batch: through `COPY` (`copyDecisionRecords`), or, for a batch `COPY`'s text form cannot
-    /// write, in one statement whose text never changes: each column's values bound as one array and `unnest`ed, so
-    /// PostgreSQL parses and plans one short statement per batch, not a `VALUES` list of up to 6,000 parameters, and the
-    /// server builds no row through `Codable`. The arrays are written in PostgreSQL's binary form by `PostgresTextArray`
-    /// and `PostgresTimestampArray` (NULL elements included). What a record costs when every decision is recorded
-    /// (docs/performance.md, "Recording decisions").
+    /// The decision log's batch through `COPY "decisionLog" (...) FROM STDIN` in the text form (`PostgresCopyRows`):
+    /// PostgreSQL inserts the rows into the table in groups (one WAL record a group, not a row) and parses no statement
+    /// per batch, and the server builds no row through `Codable` and binds no parameter. What a record costs when every
+    /// decision is recorded (docs/performance.md, "Recording decisions").
     private func insertDecisionRecords(_ records: [DecisionLogRow]) async throws {
         guard !records.isEmpty else { return }
-        if try await copyDecisionRecords(records) { return }
-        var at: [Date] = [], actor: [String?] = [], action: [String?] = [], resourceType: [String?] = []
-        var resourceId: [String?] = [], effect: [String?] = [], reason: [String?] = [], policyHash: [String?] = []
-        var policyLocation: [String?] = [], subject: [String?] = [], facts: [String?] = []
-        at.reserveCapacity(records.count)
-        for row in records {
-            at.append(row.at)
-            actor.append(row.actor)
-            action.append(row.action)
-            resourceType.append(row.resourceType)
-            resourceId.append(row.resourceId)
-            effect.append(row.effect)
-            reason.append(row.reason)
-            policyHash.append(row.policyHash)
-            policyLocation.append(row.policyLocation)
-            subject.append(row.subject)
-            facts.append(row.facts)
-        }
-        var binds = PostgresBindings()
-        binds.append(PostgresTimestampArray(elements: at))
-        for column in [actor, action, resourceType, resourceId, effect, reason, policyHash, policyLocation, subject, facts] {
-            binds.append(PostgresTextArray(elements: column))
-        }
-        _ = try await rows(Self.insertDecisionRecordsSQL, binds)
-    }
-
-    /// The decision log's batch through `COPY "decisionLog" (...) FROM STDIN`: PostgreSQL inserts the rows into the
-    /// table in groups (one WAL record a group, not a row) and parses no statement per batch. False, with nothing sent,
-    /// when a record's time is outside the years 1-9999 (the text form writes four-digit years); the caller binds that
-    /// batch instead.
-    private func copyDecisionRecords(_ records: [DecisionLogRow]) async throws -> Bool {
         var rows = PostgresCopyRows(capacity: records.count * 512)
         for row in records {
-            guard rows.timestamp(row.at, first: true) else { return false }
+            rows.timestamp(row.at, first: true)
             rows.text(row.actor)
             rows.text(row.action)
             rows.text(row.resourceType)
@@ -272,17 +239,9 @@ extension PostgresTransaction: BatchInserting {
         try await connection.copyFrom(table: "decisionLog", columns: Self.decisionRecordColumns, logger: logger) { writer in
             try await writer.write(rows.buffer)
         }
-        return true
     }
 
     private static let decisionRecordColumns = [
         "at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", "policyLocation", "subject", "facts",
     ]
-
-    private static let insertDecisionRecordsSQL = """
-        INSERT INTO "decisionLog" ("at", "actor", "action", "resourceType", "resourceId", "effect", "reason", "policyHash", \
-        "policyLocation", "subject", "facts") \
-        SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-        $8::text[], $9::text[], $10::text[], $11::text[])
-        """
 }

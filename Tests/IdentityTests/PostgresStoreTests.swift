@@ -135,17 +135,23 @@ import Testing
             try await tx.insertAll(rows)
         }
         let written = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, [:]) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
-        // A batch holding a time outside the years 1-9999 is bound instead of copied: both roads write what a row insert does.
-        let farRows = [DecisionLogRow(
-            id: nil, at: Date(timeIntervalSince1970: 300_000_000_000), actor: "\\", action: "far", resourceType: "app", resourceId: nil,
-            effect: "allow", reason: "allowed", policyHash: "h", policyLocation: nil, subject: nil, facts: "\n")]
+        // Times past year 9999 and before year 1 (written `... BC` by the batch's text form) store what a row insert does.
+        let farRows = [300_000_000_000.25, -70_000_000_000.5, -62_135_596_800].map { seconds in
+            DecisionLogRow(
+                id: nil, at: Date(timeIntervalSince1970: seconds), actor: "\\", action: "far", resourceType: "app", resourceId: nil,
+                effect: "allow", reason: "allowed", policyHash: "h", policyLocation: nil, subject: nil, facts: "\n")
+        }
         try await h.service.store.write { tx in
             for row in farRows { try await tx.insert(row) }
             try await tx.insertAll(farRows)
         }
         let far = try await h.service.store.read { tx in try await tx.fetchAll(DecisionLogRow.self, ["action": .text("far")]) }
-        try #require(far.count == 2)
-        #expect(far[0].actor == far[1].actor && far[0].facts == far[1].facts && far[0].at == far[1].at)
+            .sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+        try #require(far.count == 2 * farRows.count)
+        for i in farRows.indices {
+            #expect(far[i].at == far[i + farRows.count].at, "\(far[i].at) \(far[i + farRows.count].at)")
+            #expect(far[i].actor == far[i + farRows.count].actor && far[i].facts == far[i + farRows.count].facts)
+        }
         try #require(written.count == 2 * rows.count)
         for i in rows.indices {
             var single = written[i]
