@@ -14,6 +14,10 @@
 #                                                    server and wrk on the others, as PostgreSQL on a machine of its own
 #                                                    (every postgres process is pinned before the server connects, and
 #                                                    the backends it forks inherit the pin)
+#   SHADOW=1                                         shadow evaluation's cost instead (issue 37 item 4, target >= 0.8x):
+#                                                    off against `--shadow` of a candidate that disagrees with every
+#                                                    decision of the run (the free limit 50 -> 40, AI suggestions for
+#                                                    free), nothing recorded in either run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS="${1:-10}"
@@ -47,7 +51,9 @@ pg_cpu() {
   # shellcheck disable=SC2046
   cpu_of $(pgrep -x postgres)
 }
-written() { curl -s "$1/metrics" | awk '/^gatehouse_decision_log_(written|dropped)_total/ {n += $NF} END {print n + 0}'; }
+# What the server has done off the answer's path so far: records written or dropped, and shadow decisions made or
+# dropped; the CPU is read once this stops moving.
+written() { curl -s "$1/metrics" | awk '/^gatehouse_(decision_log_(written|dropped)|shadow_(decisions|dropped))_total/ {n += $NF} END {print n + 0}'; }
 # One wrk run: its rate goes to stdout as "RATE CPU_US_PER_REQUEST PG_CPU_US_PER_REQUEST"; the CPU is read after the
 # writer is idle.
 rate() {
@@ -71,10 +77,28 @@ if [ "${PG_OWN_CPU:-}" = 1 ]; then
   PIN=(taskset -c "0-$(( last - 1 ))")
   UNPIN="0-$last"  # every CPU again for PostgreSQL when the script ends, however it ends (cleanup)
 fi
-for mode in off all; do
+SECOND=all
+if [ "${SHADOW:-}" = 1 ]; then
+  SECOND=shadow
+  cp -r policies/research-crawler "$WORK/candidate"
+  # As scripts/decision-log-replay-check.sh's candidate: both bodies below are decided otherwise under it.
+  python3 - "$WORK/candidate/tiers.yaml" <<'EOF'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+gate = "    name: AI Suggestions\n    tiers: [pro, academic, team]"
+assert "free: 50" in text and gate in text
+open(path, "w").write(text.replace("free: 50", "free: 40").replace(gate, gate.replace("[pro", "[free, pro")))
+EOF
+fi
+for mode in off "$SECOND"; do
   db="${DATABASE:-$WORK/identity-$mode.sqlite}"
+  case "$mode" in
+    shadow) extra=(--decision-log off --shadow "$WORK/candidate") ;;
+    *) extra=(--decision-log "$mode") ;;
+  esac
   "${PIN[@]}" "$BIN" serve --policies policies/research-crawler --database "$db" --trust-caller-subjects --sign-in-limit 1000000/60 \
-    --decision-log "$mode" --decision-log-limit 1000000000/60 --host 127.0.0.1 --port 0 > "$WORK/$mode.out" 2> "$WORK/$mode.log" &
+    "${extra[@]}" --decision-log-limit 1000000000/60 --host 127.0.0.1 --port 0 > "$WORK/$mode.out" 2> "$WORK/$mode.log" &
   SERVER=$!
   for _ in $(seq 1 300); do grep -q '^listening on ' "$WORK/$mode.out" 2>/dev/null && break; sleep 0.1; done
   URL="$(sed -n 's/^listening on //p' "$WORK/$mode.out" | head -1)"
@@ -88,15 +112,18 @@ for mode in off all; do
   eval "CALLERPG_$mode=$caller_pg; BEARERPG_$mode=$bearer_pg"
   printf '%-4s caller-subject %10s req/s %8s CPU us/req (+%s PostgreSQL)   bearer %10s req/s %8s CPU us/req (+%s PostgreSQL)\n' \
     "$mode" "$caller" "$caller_cpu" "$caller_pg" "$bearer" "$bearer_cpu" "$bearer_pg"
-  if [ "$mode" = all ]; then
-    curl -s "$URL/metrics" | grep -E '^gatehouse_decision_log_(written|dropped)_total' | grep -v ' 0$' || true
+  if [ "$mode" != off ]; then
+    curl -s "$URL/metrics" | grep -E '^gatehouse_(decision_log_(written|dropped)|shadow_dropped)_total' | grep -v ' 0$' || true
+    curl -s "$URL/metrics" | awk '/^gatehouse_shadow_decisions_total/ {n += $NF} END {if (n) print "gatehouse_shadow_decisions_total (every label) " n}'
   fi
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
 done
-awk -v co="$CALLER_off" -v ca="$CALLER_all" -v bo="$BEARER_off" -v ba="$BEARER_all" \
-  -v cco="$CALLERCPU_off" -v cca="$CALLERCPU_all" -v bco="$BEARERCPU_off" -v bca="$BEARERCPU_all" \
-  -v pco="$CALLERPG_off" -v pca="$CALLERPG_all" -v pbo="$BEARERPG_off" -v pba="$BEARERPG_all" 'BEGIN {
-  printf "all / off, rates: caller-subject %.2fx, bearer %.2fx (target >= 0.8x)\n", ca / co, ba / bo
-  printf "all / off, by the server'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", cco / cca, bco / bca
-  if (pca + pba > 0) printf "all / off, by the server'"'"'s and PostgreSQL'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", (cco + pco) / (cca + pca), (bco + pbo) / (bca + pba) }'
+eval "CALLER_2=\$CALLER_$SECOND; BEARER_2=\$BEARER_$SECOND; CALLERCPU_2=\$CALLERCPU_$SECOND; BEARERCPU_2=\$BEARERCPU_$SECOND"
+eval "CALLERPG_2=\$CALLERPG_$SECOND; BEARERPG_2=\$BEARERPG_$SECOND"
+awk -v m="$SECOND" -v co="$CALLER_off" -v ca="$CALLER_2" -v bo="$BEARER_off" -v ba="$BEARER_2" \
+  -v cco="$CALLERCPU_off" -v cca="$CALLERCPU_2" -v bco="$BEARERCPU_off" -v bca="$BEARERCPU_2" \
+  -v pco="$CALLERPG_off" -v pca="$CALLERPG_2" -v pbo="$BEARERPG_off" -v pba="$BEARERPG_2" 'BEGIN {
+  printf m " / off, rates: caller-subject %.2fx, bearer %.2fx (target >= 0.8x)\n", ca / co, ba / bo
+  printf m " / off, by the server'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", cco / cca, bco / bca
+  if (pca + pba > 0) printf m " / off, by the server'"'"'s and PostgreSQL'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", (cco + pco) / (cca + pca), (bco + pbo) / (bca + pba) }'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
