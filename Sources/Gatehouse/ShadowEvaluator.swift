@@ -68,12 +68,20 @@ public final class ShadowEvaluator: Sendable {
     public let queueCapacity: Int
     /// Disagreements kept as examples (the newest).
     public static let maxSamples = 50
+    /// Requests decided per pass of the draining task, at most.
+    static let batchSize = 1_024
+    /// How long the draining task waits, once a request is queued and fewer than `batchSize` are, for others to join its
+    /// batch. Without it a busy server started a task (and woke a thread) for every request or two: 9 µs of CPU a
+    /// request with every decision disagreeing (docs/performance.md, "Shadow evaluation"). Counts and samples are at
+    /// most this late; answers never wait for it.
+    public let linger: Duration
     private let state = Mutex(State())
 
     /// An evaluator of the set in `directory`, compiled now (a set that does not compile is reported, not served).
-    public init(directory: String, queueCapacity: Int = 65_536) {
+    public init(directory: String, queueCapacity: Int = 65_536, linger: Duration = .milliseconds(10)) {
         self.directory = directory
         self.queueCapacity = max(1, queueCapacity)
+        self.linger = max(.zero, linger)
         reload()
     }
 
@@ -118,39 +126,47 @@ public final class ShadowEvaluator: Sendable {
         }
     }
 
+    /// Decides queued requests by the candidate, a batch at a time, until the queue is empty; then ends (the next offer
+    /// starts another task). A batch's counts and newest disagreements are gathered outside the lock and merged once.
     private func drain() async {
         while true {
+            if linger > .zero, state.withLock({ $0.queue.count < Self.batchSize && $0.candidate.policy != nil }) {
+                try? await Task.sleep(for: linger)
+            }
             let taken: (batch: [Pending], policy: CompiledPolicy)? = state.withLock { s in
                 guard !s.queue.isEmpty, let policy = s.candidate.policy else {
                     s.draining = nil
                     s.queue = []
                     return nil
                 }
-                let batch = s.queue.count <= 1_024 ? s.queue : Array(s.queue.prefix(1_024))
-                s.queue.removeFirst(batch.count)
+                if s.queue.count <= Self.batchSize {
+                    let batch = s.queue
+                    // The next batch's queue starts as large as this one, so a busy queue does not grow it again.
+                    s.queue = []
+                    s.queue.reserveCapacity(batch.count)
+                    return (batch, policy)
+                }
+                let batch = Array(s.queue.prefix(Self.batchSize))
+                s.queue.removeFirst(Self.batchSize)
                 return (batch, policy)
             }
             guard let (batch, policy) = taken else { return }
-            var pairs: [(Pair, Sample?)] = []
-            pairs.reserveCapacity(batch.count)
-            for p in batch {
+            var counts: [Pair: Int] = [:]
+            var disagreements: [(index: Int, shadow: Reason)] = []
+            for (index, p) in batch.enumerated() {
                 let shadow =
                     p.tokenRejected
                     ? policy.signedOutDecision(resourceType: p.request.resource.type, action: p.request.action) : policy.decide(p.request)
                 let action = policy.resourceTypes[p.request.resource.type]?.actions[p.request.action] != nil ? p.request.action : "other"
-                let pair = Pair(action: action, live: p.live.reason, shadow: shadow.reason)
-                pairs.append((pair, shadow.reason == p.live.reason ? nil : Sample(request: p.request, live: p.live.reason, shadow: shadow.reason)))
+                counts[Pair(action: action, live: p.live.reason, shadow: shadow.reason), default: 0] += 1
+                if shadow.reason != p.live.reason { disagreements.append((index, shadow.reason)) }
             }
+            let samples = disagreements.suffix(Self.maxSamples).map { Sample(request: batch[$0.index].request, live: batch[$0.index].live.reason, shadow: $0.shadow) }
             state.withLock { s in
-                for (pair, sample) in pairs {
-                    s.counts[pair, default: 0] += 1
-                    if let sample {
-                        s.samples.append(sample)
-                        if s.samples.count > Self.maxSamples { s.samples.removeFirst(s.samples.count - Self.maxSamples) }
-                    }
-                }
+                s.counts.merge(counts, uniquingKeysWith: +)
+                s.samples.append(contentsOf: samples)
+                if s.samples.count > Self.maxSamples { s.samples.removeFirst(s.samples.count - Self.maxSamples) }
             }
-            await Task.yield()
         }
     }
 

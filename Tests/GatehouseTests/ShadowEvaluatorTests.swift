@@ -41,6 +41,31 @@ import Testing
         #expect(!shadow.samples.isEmpty && shadow.samples.allSatisfy { $0.live == .allowed && $0.shadow == .limitExceeded })
     }
 
+    /// The samples are the newest disagreements, oldest first, however the queue was batched: 130 disagreements
+    /// offered in three bursts leave exactly the last `maxSamples`, in the order they were decided.
+    @Test func theSamplesAreTheNewestDisagreementsInOrder() async throws {
+        let shadow = ShadowEvaluator(directory: try Self.candidate { $0.replacingOccurrences(of: "free: 50", with: "free: 40") }.path)
+        let f = try Facade(policySet: "research-crawler", trust: true)
+        let gate = GatehouseService(policy: f.gate.policy, identity: f.identity, shadow: shadow, trustCallerSubjects: true)
+        var disagreeing: [String] = []
+        for burst in [7, 90, 33] {
+            for _ in 0..<burst {
+                let id = "u\(disagreeing.count)"
+                // Every other request agrees (pro has no sources limit), so agreements sit between the samples.
+                for tier in ["free", "pro"] {
+                    let request = Request(
+                        subject: Subject(id: id, tier: tier), action: "add_source", resource: Resource(type: "app", usage: ["sources": 45]))
+                    _ = try await gate.decide(request, bearer: nil, by: gate.policy)
+                }
+                disagreeing.append(id)
+            }
+            await shadow.flush()
+        }
+        #expect(shadow.samples.map { $0.request.subject.id ?? "" } == Array(disagreeing.suffix(ShadowEvaluator.maxSamples)))
+        #expect(shadow.counts[ShadowEvaluator.Pair(action: "add_source", live: .allowed, shadow: .limitExceeded)] == disagreeing.count)
+        #expect(shadow.counts.values.reduce(0, +) == 2 * disagreeing.count)
+    }
+
     /// A candidate that does not compile is reported, not decided; fixing it reloads it.
     @Test func aBrokenCandidateIsReportedNotDecided() async throws {
         let dir = try Self.candidate { $0 + "\nlimits: [not, a, map\n" }
