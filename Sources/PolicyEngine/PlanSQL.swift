@@ -172,14 +172,20 @@ private struct SQLWriter {
     private mutating func usage(_ name: String) throws(PlanSQLError) -> String {
         if let column = columns.usage[name] { return column }
         guard let counter = columns.usageCounter else { throw PlanSQLError(field: "resource.usage.\(name)", message: "no column given") }
-        return counter.replacingOccurrences(of: "?", with: bind(.text(name)))
+        return Self.filling(counter, with: bind(.text(name)))
     }
 
     /// The member-role expression for `user`, the user's id bound.
     private mutating func memberRole(of user: String) throws(PlanSQLError) -> String {
         if let known = columns.knownMemberRoles[user] { return known }
         guard let role = columns.memberRole else { throw PlanSQLError(field: "resource.members", message: "no member-role expression given") }
-        return role.replacingOccurrences(of: "?", with: bind(.text(user)))
+        return Self.filling(role, with: bind(.text(user)))
+    }
+
+    /// `template` with every `?` in it replaced by `placeholder`: Foundation's `replacingOccurrences` did the same
+    /// through NSString, once for each page of a resource list (about 4% of the server's CPU listing 1,000 ids a page).
+    private static func filling(_ template: String, with placeholder: String) -> String {
+        template.split(separator: "?", omittingEmptySubsequences: false).joined(separator: placeholder)
     }
 
     /// Whether the node is an error on every row, as `decide` finds it: it reads an attribute no row has (when the
