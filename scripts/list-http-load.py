@@ -3,6 +3,8 @@
 next to a plain SELECT of the same ids on the same file (issue 41's lists row: HTTP <= 3x at limit 1000).
 
     scripts/list-http-load.py [--bin PATH] [--rounds 7] [--cpu N]
+    scripts/list-http-load.py --callgrind DIR       the server under callgrind: instructions per whole listing
+                                                    (every page) at limit 1000 and 100, dumps kept in DIR
 
 The server gets a fresh SQLite file; two PIN accounts register through it (`me` and `other`), then 20,000 projects
 owned by `other` are written straight into the file with Python's sqlite3 (the v22 triggers fill the membership rows'
@@ -18,12 +20,32 @@ import argparse, http.client, json, os, sqlite3, statistics, subprocess, sys, te
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def start(binary, database, cpu):
-    cmd = [binary, 'serve', '--policies', os.path.join(ROOT, 'policies/research-crawler'), '--database', database,
+SIGSUSPEND = r'''
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscall(SYS_rt_sigsuspend, &copy, 8); }
+'''
+
+
+def under_callgrind(binary, work, out):
+    """The command prefix and environment that run `binary` under callgrind as scripts/callgrind-per-request.sh does
+    (a copy without debug info, which valgrind 3.19 cannot read, and a sigsuspend shim)."""
+    copy = os.path.join(work, 'policy')
+    subprocess.run(['objcopy', '--strip-debug', binary, copy], check=True)
+    with open(os.path.join(work, 'sigsuspend.c'), 'w') as f:
+        f.write(SIGSUSPEND)
+    subprocess.run(['cc', '-shared', '-fPIC', '-O2', '-o', os.path.join(work, 'sigsuspend.so'), os.path.join(work, 'sigsuspend.c')], check=True)
+    env = dict(os.environ, LD_PRELOAD=os.path.join(work, 'sigsuspend.so'), SWIFT_DETERMINISTIC_HASHING='1')
+    return ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--callgrind-out-file=' + out], copy, env
+
+
+def start(binary, database, cpu, prefix=(), env=None):
+    cmd = list(prefix) + [binary, 'serve', '--policies', os.path.join(ROOT, 'policies/research-crawler'), '--database', database,
            '--sign-in-limit', '1000000/60', '--host', '127.0.0.1', '--port', '0']
     if cpu is not None:
         cmd = ['taskset', '-c', str(cpu)] + cmd
-    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     for line in server.stdout:
         if line.startswith('listening on '):
             return server, urllib.parse.urlparse(line.split(' ', 2)[2].strip())
@@ -74,11 +96,45 @@ def list_all(conn, token, limit):
             return ids
 
 
+def callgrind(pid, work, keep, listing):
+    """Instructions of the server for one whole listing at each limit (after the warm-up listings above), and for an
+    idle window as long as the listing at 1000 (the policy watcher's polls and timers), from callgrind's dumps."""
+    import glob, shutil
+    def dump(label):
+        before = len(glob.glob(os.path.join(work, 'cg.out.*')))
+        subprocess.run(['callgrind_control', '-d', label, str(pid)], check=True, stdout=subprocess.DEVNULL)
+        for _ in range(300):
+            files = sorted(glob.glob(os.path.join(work, 'cg.out.*')), key=lambda f: int(f.rsplit('.', 1)[1]))
+            if len(files) > before and 'totals:' in open(files[-1]).read():
+                shutil.copy(files[-1], os.path.join(keep, 'dump.' + label))
+                return int(next(l for l in open(files[-1]) if l.startswith('totals:')).split()[1])
+            time.sleep(0.2)
+        raise SystemExit('no callgrind dump for ' + label)
+    subprocess.run(['callgrind_control', '-i', 'on', str(pid)], check=True, stdout=subprocess.DEVNULL)
+    listing(1000), listing(100)
+    subprocess.run(['callgrind_control', '-z', str(pid)], check=True, stdout=subprocess.DEVNULL)
+    counts = {}
+    for limit in (1000, 100):
+        start_time = time.perf_counter()
+        listing(limit)
+        elapsed = time.perf_counter() - start_time
+        counts[limit] = dump('limit%d' % limit)
+        if limit == 1000:
+            window = elapsed
+    time.sleep(window)
+    idle = dump('idle')
+    for limit in (1000, 100):
+        print('GET /v1/resources, every page of 10,000 ids, limit %4d: %12d instructions (%d net of an idle window of the '
+              'limit-1000 listing\'s length), %d a page' % (limit, counts[limit], counts[limit] - idle, (counts[limit] - idle) // (10000 // limit)))
+    print('dumps in %s (callgrind_annotate --inclusive=yes %s/dump.limit1000)' % (keep, keep))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--bin', default=os.path.join(ROOT, '.build-release/release/policy'))
     parser.add_argument('--rounds', type=int, default=7)
     parser.add_argument('--cpu', type=int)
+    parser.add_argument('--callgrind')
     args = parser.parse_args()
     if args.cpu is not None:
         others = {c for c in os.sched_getaffinity(0) if c != args.cpu}
@@ -86,7 +142,12 @@ def main():
             os.sched_setaffinity(0, others)
     work = tempfile.mkdtemp()
     database = os.path.join(work, 'identity.sqlite')
-    server, url = start(args.bin, database, args.cpu)
+    if args.callgrind:
+        os.makedirs(args.callgrind, exist_ok=True)
+        prefix, binary, env = under_callgrind(args.bin, work, os.path.join(work, 'cg.out'))
+        server, url = start(binary, database, args.cpu, prefix, env)
+    else:
+        server, url = start(args.bin, database, args.cpu)
     try:
         conn = http.client.HTTPConnection(url.hostname, url.port)
         me, token = sign_in(conn, 'list_me')
@@ -102,6 +163,9 @@ def main():
         for limit in (1000, 100):
             listed = list_all(conn, token, limit)
             assert listed == expected, 'limit %d listed %d ids, not the SELECT\'s' % (limit, len(listed))
+        if args.callgrind:
+            callgrind(server.pid, work, args.callgrind, lambda limit: list_all(conn, token, limit))
+            return
         times = {'plain': [], 1000: [], 100: []}
         for _ in range(args.rounds):
             for what in ('plain', 1000, 100):
