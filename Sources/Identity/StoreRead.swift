@@ -14,13 +14,30 @@ package struct StoreRead<R: StoredRow>: Sendable, Hashable {
         case equal = "="
         case atLeast = ">="
         case below = "<"
+        /// The column equals one of the term's values (`IN`): many keys in one statement.
+        case oneOf = "IN"
     }
 
-    /// One term of the filter: `column comparison value`; the terms are joined with `AND`.
+    /// One term of the filter: `column comparison value` (`column IN (values...)` for `oneOf`); the terms are joined
+    /// with `AND`.
     package struct Term: Sendable, Hashable {
         package var column: String
         package var comparison: Comparison
-        package var value: StoreValue
+        /// The value compared with: one, or for `oneOf` every value the column may equal (none: no row).
+        package var values: [StoreValue]
+
+        package init(column: String, comparison: Comparison, value: StoreValue) {
+            self.column = column
+            self.comparison = comparison
+            self.values = [value]
+        }
+
+        /// `column IN (values...)`.
+        package init(column: String, oneOf values: [StoreValue]) {
+            self.column = column
+            self.comparison = .oneOf
+            self.values = values
+        }
     }
 
     /// One key of the order: a column, ascending or descending.
@@ -53,8 +70,18 @@ package struct StoreRead<R: StoredRow>: Sendable, Hashable {
         var sql = "SELECT * FROM \"\(R.table)\""
         var terms: [String] = []
         for term in filter {
-            terms.append("\"\(term.column)\" \(term.comparison.rawValue) \(placeholders.mark(after: values.count))")
-            values.append(term.value)
+            guard term.comparison == .oneOf else {
+                terms.append("\"\(term.column)\" \(term.comparison.rawValue) \(placeholders.mark(after: values.count))")
+                values.append(contentsOf: term.values)
+                continue
+            }
+            guard !term.values.isEmpty else {
+                terms.append("FALSE")
+                continue
+            }
+            let marks = term.values.indices.map { placeholders.mark(after: values.count + $0) }
+            terms.append("\"\(term.column)\" IN (\(marks.joined(separator: ", ")))")
+            values.append(contentsOf: term.values)
         }
         if !terms.isEmpty { sql += " WHERE " + terms.joined(separator: " AND ") }
         if !order.isEmpty {

@@ -76,7 +76,8 @@ import Testing
             let tokens = try await h.service.signInAnonymously(source: ClientSource(UUID().uuidString))
             users.append(try await h.service.validate(accessToken: tokens.accessToken).userId)
         }
-        let ids = users + (0..<10).map { "not-a-user-\($0)" }
+        // A caller-named id may hold U+0000 (PostgreSQL refuses it as a parameter): no user's, never looked up.
+        let ids = users + (0..<9).map { "not-a-user-\($0)" } + ["nul\u{0}id"]
         let drafts = (0..<100).map { i in
             DecisionRecordDraft(
                 request: Request(subject: Subject(id: ids[i % ids.count], tier: "pro"), action: "view", resource: Resource(type: "doc", id: "d\(i)")),
