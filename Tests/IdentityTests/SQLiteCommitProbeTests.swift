@@ -36,6 +36,30 @@ import Testing
         #expect(foreign == 0, "\(foreign) of \(looks) looks took this process's own writes for another process's")
     }
 
+    /// Decision records of many users, batch after batch, as `--decision-log all` writes them under load with many
+    /// users signed in: their index entries spread over many pages, so the WAL fills and is checkpointed often. No
+    /// look may say another process wrote (each such look drops every cached session).
+    @Test(.timeLimit(.minutes(3))) func manyUsersDecisionBatchesNeverPassForAnotherProcesss() async throws {
+        let (dir, store, probe) = try Self.opened()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        _ = probe.changedSinceLastLook()
+        let looking = Looking(probe)
+        looking.start()
+        for batch in 0..<150 {
+            let rows = (0..<100).map { i in
+                let user = (batch * 100 + i) % 1_000
+                return DecisionLogRow(
+                    id: nil, at: Date(timeIntervalSince1970: 1_800_000_000 + Double(batch)), actor: "p-\(user)", action: "view",
+                    resourceType: "app", resourceId: nil, effect: "deny", reason: "requires_upgrade", policyHash: "h", policyLocation: nil,
+                    subject: "u-\(String(user * 7919, radix: 16))", facts: String(repeating: "f", count: 300))
+            }
+            try await store.write { tx in try await tx.insertAll(rows) }
+        }
+        let (looks, foreign) = await looking.stop()
+        #expect(looks > 0)
+        #expect(foreign == 0, "\(foreign) of \(looks) looks took this process's own writes for another process's")
+    }
+
     /// A fresh database in a folder of its own (the caller removes it), its store, and a probe on the file.
     static func opened() throws -> (folder: URL, store: SQLiteStore, probe: SQLiteCommitProbe) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-own-commits-\(UUID().uuidString)")
