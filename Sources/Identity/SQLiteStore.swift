@@ -563,7 +563,9 @@ package final class OwnCommits: Sendable {
             guard from != to else {
                 // A checkpoint running, or a transaction of this process committing: SQLite restarts a checkpointed
                 // log when the next commit writes to it, and readers see that as a change before the commit's number.
-                if s.checkpointing || !s.inFlight.isEmpty { return .pending }
+                // Or the change was the restart of a checkpointed log by this process's next commit, which finished
+                // between the probe's two reads: its number, read too early, has been noted since.
+                if s.checkpointing || !s.inFlight.isEmpty || s.noted.contains(Self.next(to)) { return .pending }
                 defer { s.checkpointed = false }
                 return s.checkpointed ? .own : .foreign
             }

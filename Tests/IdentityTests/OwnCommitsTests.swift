@@ -27,6 +27,19 @@ import Testing
         #expect(own.consume(after: 6, through: 7) == .own)
     }
 
+    /// The file changed but the number read had not moved, and this process's next commit was noted meanwhile: the
+    /// change was that commit (the restart of a checkpointed log by it, seen before its number), so the probe looks
+    /// again and then counts the commit as its own; with nothing noted after the number, an unnumbered change stays
+    /// another process's.
+    @Test func anUnmovedNumberWithOurNextCommitNotedIsPendingThenOwn() {
+        let own = OwnCommits()
+        own.began(129)
+        own.committed(129)
+        #expect(own.consume(after: 128, through: 128) == .pending)
+        #expect(own.consume(after: 128, through: 129) == .own)
+        #expect(own.consume(after: 129, through: 129) == .foreign)
+    }
+
     /// A rolled-back number is free: another process may commit it next, and that commit must be seen.
     @Test func aRolledBackNumberCommittedByAnotherProcessIsForeign() {
         let own = OwnCommits()
