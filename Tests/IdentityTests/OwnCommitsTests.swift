@@ -40,6 +40,39 @@ import Testing
         #expect(own.consume(after: 129, through: 129) == .foreign)
     }
 
+    /// A look began reading before this process's checkpoint ended, and saw the commit's number move: the checkpoint's
+    /// own change was not read yet, so the next unnumbered change is that checkpoint (once); a look that began after
+    /// the checkpoint ended saw it with the number, and excuses nothing after.
+    @Test func aCheckpointEndingDuringALookExcusesTheNextUnnumberedChange() {
+        let own = OwnCommits()
+        own.began(5)
+        let look = own.lookBegins()
+        own.checkpointBegan()
+        own.checkpointEnded()
+        own.committed(5)
+        #expect(own.consume(after: 4, through: 5, look: look) == .own)
+        #expect(own.consume(after: 5, through: 5, look: own.lookBegins()) == .own)
+        #expect(own.consume(after: 5, through: 5, look: own.lookBegins()) == .foreign)
+
+        own.began(6)
+        own.checkpointBegan()
+        own.checkpointEnded()
+        own.committed(6)
+        #expect(own.consume(after: 5, through: 6, look: own.lookBegins()) == .own)
+        #expect(own.consume(after: 6, through: 6, look: own.lookBegins()) == .foreign)
+    }
+
+    /// A write transaction of this process is open (not numbered yet: its number is set at its end): an unnumbered
+    /// change may be its pages, spilled to the WAL early, so the probe looks again; once it ended, such a change is
+    /// another process's.
+    @Test func anUnnumberedChangeWhileAWriteIsOpenIsPending() {
+        let own = OwnCommits()
+        own.openedForTesting()
+        #expect(own.consume(after: 3, through: 3) == .pending)
+        own.closed()
+        #expect(own.consume(after: 3, through: 3) == .foreign)
+    }
+
     /// A rolled-back number is free: another process may commit it next, and that commit must be seen.
     @Test func aRolledBackNumberCommittedByAnotherProcessIsForeign() {
         let own = OwnCommits()
