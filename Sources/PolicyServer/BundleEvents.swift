@@ -15,13 +15,6 @@ public struct BundleEvent: Sendable, Hashable {
     /// The policy version hash of the bundled set (`Gatehouse-Policy`).
     public let policyHash: String
 
-    /// An event naming the bundle with `etag`.
-    public init(etag: String, revision: UInt64, policyHash: String) {
-        self.etag = etag
-        self.revision = revision
-        self.policyHash = policyHash
-    }
-
     init(_ current: PolicyBundles.Current) {
         self.init(etag: current.etag, revision: current.manifest.revision, policyHash: current.manifest.policyHash)
     }
