@@ -18,13 +18,6 @@ public final class ShadowEvaluator: Sendable {
         public var live: Reason
         /// The candidate's reason.
         public var shadow: Reason
-
-        /// A count's key.
-        public init(action: String, live: Reason, shadow: Reason) {
-            self.action = action
-            self.live = live
-            self.shadow = shadow
-        }
     }
 
     /// A disagreement kept as an example: the request as decided and both reasons.

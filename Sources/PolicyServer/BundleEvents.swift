@@ -15,23 +15,19 @@ public struct BundleEvent: Sendable, Hashable {
     /// The policy version hash of the bundled set (`Gatehouse-Policy`).
     public let policyHash: String
 
-    /// An event naming the bundle with `etag`.
-    public init(etag: String, revision: UInt64, policyHash: String) {
-        self.etag = etag
-        self.revision = revision
-        self.policyHash = policyHash
-    }
-
-    init(_ current: PolicyBundles.Current) {
-        self.init(etag: current.etag, revision: current.manifest.revision, policyHash: current.manifest.policyHash)
-    }
-
     /// The Server-Sent Events frame: `id:` the ETag, `event: bundle`, one line of JSON data.
     public var frame: String {
         let data = JSONText.object([
             .init("etag", .string(etag)), .init("policyHash", .string(policyHash)), .init("revision", .int(Int(clamping: revision))),
         ]).rendered()
         return "id: \(etag)\nevent: bundle\ndata: \(data)\n\n"
+    }
+}
+
+extension BundleEvent {
+    /// The event naming the installed bundle `current` (in an extension, so the memberwise init stays).
+    init(_ current: PolicyBundles.Current) {
+        self.init(etag: current.etag, revision: current.manifest.revision, policyHash: current.manifest.policyHash)
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Gatehouse
+@testable import Gatehouse
 import Testing
 
 /// `policy serve --shadow DIR` (issue 37, item 4): a candidate decided beside the live set after each answer.

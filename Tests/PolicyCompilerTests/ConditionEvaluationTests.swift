@@ -213,33 +213,14 @@ func evaluate(_ text: String, _ input: EvaluationInput = makeInput()) throws -> 
         if let expected { #expect(c.evaluate(makeInput()) == expected) }
     }
 
-    @Test func comparedLiteralsAndReadPaths() throws {
+    @Test func readPaths() throws {
         let amount = try condition("resource.attributes.amount < 500 && 10 <= resource.usage.sources")
-        #expect(amount.comparedLiterals == [
-            ComparedLiteral(path: "resource.attributes.amount", op: "<", literal: .int(500)),
-            ComparedLiteral(path: "resource.usage.sources", op: ">=", literal: .int(10)),
-        ])
         #expect(amount.readPaths == ["resource.attributes.amount", "resource.usage.sources"])
 
-        let method = try condition("subject.auth.method in ['pin', 'biometric'] || 'admin' in subject.roles")
-        #expect(method.comparedLiterals == [
-            ComparedLiteral(path: "subject.auth.method", op: "in", literal: .string("pin")),
-            ComparedLiteral(path: "subject.auth.method", op: "in", literal: .string("biometric")),
-            ComparedLiteral(path: "subject.roles", op: "contains", literal: .string("admin")),
-        ])
-
         let time = try condition("context.now < timestamp('2026-11-22T12:00:00Z') && context.now - subject.auth.verifiedAt < duration('5m')")
-        #expect(time.comparedLiterals == [
-            ComparedLiteral(path: "context.now", op: "<", literal: .timestamp(t0)),
-            ComparedLiteral(path: "context.now - subject.auth.verifiedAt", op: "<", literal: .duration(300)),
-        ])
         #expect(time.readPaths == ["context.now", "subject.auth.verifiedAt"])
 
         let misc = try condition("subject.tier != 'free' && subject.signedIn == true && has(resource.ownerId) && resource.members[subject.id] == 'owner'")
-        #expect(misc.comparedLiterals == [
-            ComparedLiteral(path: "subject.tier", op: "!=", literal: .string("free")),
-            ComparedLiteral(path: "subject.signedIn", op: "==", literal: .bool(true)),
-        ])
         #expect(misc.readPaths == ["subject.tier", "subject.signedIn", "resource.ownerId", "resource.members", "subject.id"])
         #expect(misc.source.hasPrefix("subject.tier"))
         #expect(misc.location == conditionOrigin)

@@ -47,11 +47,11 @@ import Testing
         let condition = CompiledCondition(
             source: "…", location: SourceLocation(file: "f", line: 1, column: 1),
             root: .and(.inStrings(.field(.subjectTier), ["pro", "team"]), .contains(element: .field(.subjectId), container: .field(.resourceMembers))),
-            comparedLiterals: [], readPaths: [])
+            readPaths: [])
         #expect(condition.evaluate(input) == true)
         #expect(condition.constantValue == nil)
         let absent = CompiledCondition(source: "", location: condition.location, root: .compare(.equal, .field(.resourceOwnerId), .constant(.string("u1"))),
-                                       comparedLiterals: [], readPaths: [])
+                                       readPaths: [])
         #expect(absent.evaluate(input) == nil)
         #expect(ConditionNode.compare(.less, .field(.now), .constant(.timestamp(101))).evaluate(input) == .bool(true))
         #expect(ConditionNode.add(.constant(.int(.max)), .constant(.int(1))).evaluate(input) == nil)

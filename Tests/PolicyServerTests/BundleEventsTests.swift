@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import PolicyBundle
-import PolicyServer
+@testable import PolicyServer
 import Testing
 import GatehouseTestSupport
 import Synchronization

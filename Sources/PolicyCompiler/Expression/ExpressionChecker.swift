@@ -25,7 +25,7 @@ package enum ExpressionChecker {
             return .failure(ExpressionDiagnostics(checker.diagnostics.diagnostics))
         }
         return .success(CompiledCondition(
-            source: text, location: origin, root: checked.node, comparedLiterals: checker.comparedLiterals, readPaths: checker.readPaths))
+            source: text, location: origin, root: checked.node, readPaths: checker.readPaths))
     }
 }
 
@@ -110,8 +110,6 @@ struct CheckedExpression {
     var type: ExpressionType
     /// The domain of the value, or of its elements for a list, or of its values for a map.
     var domain: ValueDomain? = nil
-    /// The path compared literals are reported against: a dotted path, or `a - b` of two paths.
-    var comparedPath: String? = nil
 }
 
 /// One pass over a condition's syntax tree: resolves paths, checks types, folds constants, builds nodes.
@@ -121,7 +119,6 @@ struct ExpressionTypeChecker {
     let schema: ExpressionSchema
     var diagnostics = DiagnosticCollector()
     var readPaths: [String] = []
-    var comparedLiterals: [ComparedLiteral] = []
 
     init(schema: ExpressionSchema) { self.schema = schema }
 
@@ -318,7 +315,7 @@ struct ExpressionTypeChecker {
                 guard let (name, _) = nextName() else { return notAValue(["NAME"]) }
                 path += ".\(name)"
                 noteRead(path)
-                result = ResolvedPath(checked: CheckedExpression(node: .usage(name), type: .int, comparedPath: path), presence: .usage(name))
+                result = ResolvedPath(checked: CheckedExpression(node: .usage(name), type: .int), presence: .usage(name))
             case "attributes":
                 guard let r = declaredAttribute(.resource, schema.resourceAttributes) else { return nil }
                 result = r
@@ -345,7 +342,7 @@ struct ExpressionTypeChecker {
     private mutating func field(_ field: ConditionField, _ type: ExpressionType, domain: ValueDomain? = nil) -> ResolvedPath {
         noteRead(field.rawValue)
         return ResolvedPath(
-            checked: CheckedExpression(node: .field(field), type: type, domain: domain, comparedPath: field.rawValue),
+            checked: CheckedExpression(node: .field(field), type: type, domain: domain),
             presence: field.isOptional ? .field(field) : nil)
     }
 
@@ -366,7 +363,7 @@ struct ExpressionTypeChecker {
             domain = ValueDomain(code: .unknownValue, noun: "value", owner: " for \(path)", plural: "values", values: values)
         }
         return ResolvedPath(
-            checked: CheckedExpression(node: .attribute(scope, name, type.conditionType), type: ExpressionType(type), domain: domain, comparedPath: path),
+            checked: CheckedExpression(node: .attribute(scope, name, type.conditionType), type: ExpressionType(type), domain: domain),
             presence: .attribute(scope, name))
     }
 
@@ -512,7 +509,6 @@ struct ExpressionTypeChecker {
             checkDomain(of: l, against: right)
             checkDomain(of: r, against: left)
             let comparison: ComparisonOperator = op == .equal ? .equal : .notEqual
-            recordComparison(comparison, l, r)
             return CheckedExpression(node: folded(.compare(comparison, l.node, r.node)), type: .bool)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             let orderable = (l.type.isNumeric && r.type.isNumeric)
@@ -523,7 +519,6 @@ struct ExpressionTypeChecker {
                 return nil
             }
             let comparison = ComparisonOperator(rawValue: op.rawValue) ?? .less
-            recordComparison(comparison, l, r)
             return CheckedExpression(node: folded(.compare(comparison, l.node, r.node)), type: .bool)
         case .in:
             return checkIn(l, r, left, right, span)
@@ -543,12 +538,8 @@ struct ExpressionTypeChecker {
                       help: ["'+' and '-' work on numbers, timestamp +/- duration, timestamp - timestamp, and durations"])
                 return nil
             }
-            var comparedPath: String?
-            if op == .subtract, l.type == .timestamp, r.type == .timestamp, let a = l.comparedPath, let b = r.comparedPath {
-                comparedPath = "\(a) - \(b)"
-            }
             let node: ConditionNode = op == .add ? .add(l.node, r.node) : .subtract(l.node, r.node)
-            return CheckedExpression(node: folded(node), type: type, comparedPath: comparedPath)
+            return CheckedExpression(node: folded(node), type: type)
         }
     }
 
@@ -575,16 +566,6 @@ struct ExpressionTypeChecker {
             for item in items { checkDomain(of: l, against: item) }
         }
         if r.type != .map { checkDomain(of: r, against: left) }
-        if let path = l.comparedPath, case .constant(.list(let list)) = r.node {
-            for i in 0..<list.count {
-                if let value = list.element(at: i), let literal = Self.literal(value) {
-                    comparedLiterals.append(ComparedLiteral(path: path, op: "in", literal: literal))
-                }
-            }
-        }
-        if let path = r.comparedPath, let literal = Self.literal(l.node) {
-            comparedLiterals.append(ComparedLiteral(path: path, op: "contains", literal: literal))
-        }
 
         let node: ConditionNode
         switch r.node {
@@ -612,31 +593,6 @@ struct ExpressionTypeChecker {
         guard let domain = value.domain, case .literal(.string(let text), let span) = other, !domain.values.contains(text) else { return }
         error(domain.code, "unknown \(domain.noun) '\(text)'\(domain.owner)", at: span,
               help: Suggestion.help(for: text, kind: domain.plural, known: domain.values))
-    }
-
-    mutating func recordComparison(_ op: ComparisonOperator, _ l: CheckedExpression, _ r: CheckedExpression) {
-        if let path = l.comparedPath, let literal = Self.literal(r.node) {
-            comparedLiterals.append(ComparedLiteral(path: path, op: op.rawValue, literal: literal))
-        } else if let path = r.comparedPath, let literal = Self.literal(l.node) {
-            comparedLiterals.append(ComparedLiteral(path: path, op: op.flipped.rawValue, literal: literal))
-        }
-    }
-
-    static func literal(_ node: ConditionNode) -> ComparedLiteral.Literal? {
-        guard case .constant(let value) = node else { return nil }
-        return literal(value)
-    }
-
-    static func literal(_ value: ConditionValue) -> ComparedLiteral.Literal? {
-        switch value {
-        case .int(let i): .int(i)
-        case .double(let d): .double(d)
-        case .string(let s): .string(s)
-        case .bool(let b): .bool(b)
-        case .timestamp(let t): .timestamp(Date(timeIntervalSince1970: t))
-        case .duration(let d): .duration(d)
-        case .null, .list, .map: nil
-        }
     }
 
     // MARK: - Constant folding
