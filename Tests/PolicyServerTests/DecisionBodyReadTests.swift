@@ -8,9 +8,9 @@ import Testing
 import Glibc
 #endif
 
-/// How a decision route reads its body off the wire (`readBytes`): a body whose declared length came whole in the
-/// first part is taken as it is (issue 41 item 1), and every other shape takes the road that gathers parts. Each
-/// shape must give the same answer, and the connection must go on to the next request.
+/// How a decision route reads its body off the wire (`readBytes`, then `DecisionBodies.request` over the buffer):
+/// a body in one part, split over reads, chunked or pipelined behind another must give the same answer, and the
+/// connection must go on to the next request (issue 41 item 1 keeps these while it cuts the route's cost).
 @Suite(.startsServers) struct DecisionBodyReadTests {
     static let freeAI = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
     static let proAI = #"{"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
