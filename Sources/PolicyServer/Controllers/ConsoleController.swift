@@ -46,7 +46,7 @@ struct ConsoleController {
         let credential = try server.requireOperator(request, context)
         let query = try onlyParameters(request, Self.explainQuery)
         let body = try await readBytes(request, limit: server.settings.bodyLimit)
-        let asked = try DecisionBodies.request(body.readableBytesView, limit: server.settings.bodyLimit)
+        let asked = try DecisionBodies.request(body, limit: server.settings.bodyLimit)
         let policy = server.service.policy
         let answer = try await server.service.explain(
             forUser: try context.parameters.require("id"), sessionId: query["session"], asked, operator: credential, by: policy)

@@ -18,7 +18,7 @@ struct DecisionController {
     @Sendable func decide(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy, _ origin: DecisionOrigin?) async throws -> Response {
         let report = BearerReport.forRequest(bearer)
         let decision = try await service.decide(
-            try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report, origin: origin)
+            try DecisionBodies.request(body, limit: limit), bearer: bearer, by: policy, report: report, origin: origin)
         return jsonBytes(decision.jsonBytes, headers.fields(for: policy, report))
     }
 
@@ -32,7 +32,7 @@ struct DecisionController {
     @Sendable func explain(_ body: ByteBuffer, _ bearer: String?, _ policy: CompiledPolicy, _ origin: DecisionOrigin?) async throws -> Response {
         let report = BearerReport.forRequest(bearer)
         let explanation = try await service.explain(
-            try DecisionBodies.request(body.readableBytesView, limit: limit), bearer: bearer, by: policy, report: report)
+            try DecisionBodies.request(body, limit: limit), bearer: bearer, by: policy, report: report)
         return json(explanation.json, policy: policy.contentHash).refusingBearer(report)
     }
 
