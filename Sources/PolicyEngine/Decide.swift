@@ -176,6 +176,9 @@ extension DecisionTable {
             if matched { return useIndex ? entry.allowRuleDecisions[position] : Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
         }
 
+        // A pre-built deny is returned here, inlined: calling `decision(for:)` for it cost ~40 instructions of
+        // prologue and a second copy of the decision (issue 41).
+        if useIndex, let prebuilt = entry.denyDecision(failure.reason) { return prebuilt }
         return decision(for: failure, entry: entry, tier: tier, useIndex: useIndex)
     }
 
