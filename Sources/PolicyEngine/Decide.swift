@@ -94,6 +94,7 @@ extension DecisionTable {
         return Subject.subscriptionHasLapsed(expiry: subject.subscriptionExpiry, at: now) ? defaultTier : index
     }
 
+    @inline(__always)
     func evaluate<T: Tracer>(_ request: Request, useIndex: Bool, tracer: inout T) -> Decision {
         guard let slot = slot(type: request.resource.type, action: request.action) else {
             tracer.record(self.unknownPairEvent(request))
@@ -116,6 +117,7 @@ extension DecisionTable {
         return .unknownAction(request.action, type: type.name)
     }
 
+    @inline(__always)
     func evaluate<Input: DecideInput, T: Tracer>(_ request: Input, entry: ActionEntry, slot: Int, useIndex: Bool, tracer: inout T) -> Decision {
         tracer.record(.action(slot: slot))
         let signedIn = request.signedIn
