@@ -74,7 +74,17 @@ struct ActionTable: Sendable {
             return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
         }
         guard usable, let hash = Self.hash(type: type, action: action) else { return .notASCII }
-        return table.probe(Int(truncatingIfNeeded: hash)) { hashes[$0] == hash && types[$0] == type && actions[$0] == action }
+        return table.probe(Int(truncatingIfNeeded: hash)) { hashes[$0] == hash && types[$0] == type && Self.asciiEqual(actions[$0], action) }
+    }
+
+    /// `name == other` for two ASCII names (the table's, all ASCII when it is usable, and a request's whose hash proved
+    /// it ASCII), where equal bytes are equal Strings: a name longer than 15 bytes is compared by `memcmp` instead of
+    /// the standard library's compare (issue 41); a shorter one is a small string, compared as two words by `==`.
+    @inline(__always)
+    private static func asciiEqual(_ name: String, _ other: String) -> Bool {
+        guard name.utf8.count > 15 else { return name == other }
+        let same: Bool? = other.utf8.withContiguousStorageIfAvailable { WordHasher.equal(name, UnsafeRawBufferPointer($0)) }
+        return same ?? (name == other)
     }
 
     /// The hash of the pair, or nil when either name is not ASCII.

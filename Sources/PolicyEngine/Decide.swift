@@ -94,6 +94,7 @@ extension DecisionTable {
         return Subject.subscriptionHasLapsed(expiry: subject.subscriptionExpiry, at: now) ? defaultTier : index
     }
 
+    @inline(__always)
     func evaluate<T: Tracer>(_ request: Request, useIndex: Bool, tracer: inout T) -> Decision {
         guard let slot = slot(type: request.resource.type, action: request.action) else {
             tracer.record(self.unknownPairEvent(request))
@@ -116,6 +117,7 @@ extension DecisionTable {
         return .unknownAction(request.action, type: type.name)
     }
 
+    @inline(__always)
     func evaluate<Input: DecideInput, T: Tracer>(_ request: Input, entry: ActionEntry, slot: Int, useIndex: Bool, tracer: inout T) -> Decision {
         tracer.record(.action(slot: slot))
         let signedIn = request.signedIn
@@ -176,6 +178,9 @@ extension DecisionTable {
             if matched { return useIndex ? entry.allowRuleDecisions[position] : Decision(effect: .allow, reason: .allowed, policy: rules[index].location) }
         }
 
+        // A pre-built deny is returned here, inlined: calling `decision(for:)` for it cost ~40 instructions of
+        // prologue and a second copy of the decision (issue 41).
+        if useIndex, let prebuilt = entry.denyDecision(failure.reason) { return prebuilt }
         return decision(for: failure, entry: entry, tier: tier, useIndex: useIndex)
     }
 
