@@ -80,16 +80,9 @@ fi
 SECOND=all
 if [ "${SHADOW:-}" = 1 ]; then
   SECOND=shadow
-  cp -r policies/research-crawler "$WORK/candidate"
-  # As scripts/decision-log-replay-check.sh's candidate: both bodies below are decided otherwise under it.
-  python3 - "$WORK/candidate/tiers.yaml" <<'EOF'
-import sys
-path = sys.argv[1]
-text = open(path).read()
-gate = "    name: AI Suggestions\n    tiers: [pro, academic, team]"
-assert "free: 50" in text and gate in text
-open(path, "w").write(text.replace("free: 50", "free: 40").replace(gate, gate.replace("[pro", "[free, pro")))
-EOF
+  # As scripts/decision-log-replay-check.sh's candidate: both requests below are decided otherwise under it.
+  . scripts/lib/candidate.sh
+  shadow_candidate "$WORK/candidate"
 fi
 for mode in off "$SECOND"; do
   db="${DATABASE:-$WORK/identity-$mode.sqlite}"

@@ -21,16 +21,9 @@ WORK="$(mktemp -d)"
 SERVER=""
 trap 'kill "$SERVER" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 cp -r policies/research-crawler "$WORK/live"
-cp -r policies/research-crawler "$WORK/candidate"
 # The candidate lowers the free tier's sources limit (50 -> 40) and gives AI suggestions to free.
-python3 - "$WORK/candidate/tiers.yaml" <<'EOF'
-import sys
-path = sys.argv[1]
-text = open(path).read()
-gate = "    name: AI Suggestions\n    tiers: [pro, academic, team]"
-assert "free: 50" in text and gate in text
-open(path, "w").write(text.replace("free: 50", "free: 40").replace(gate, gate.replace("[pro", "[free, pro")))
-EOF
+. scripts/lib/candidate.sh
+shadow_candidate "$WORK/candidate"
 printf 'operator-credential-%s\n' "$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$WORK/operator.token"
 "$BIN" serve --policies "$WORK/live" --database "${DATABASE:-$WORK/identity.sqlite}" --trust-caller-subjects \
   --decision-log all --decision-log-limit 1000000000/60 --shadow "$WORK/candidate" --operator-token-file "$WORK/operator.token" \
