@@ -28,7 +28,7 @@ public func fuzzExpression(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         return 0
     case (.success, .success(let condition)):
-        _ = condition.comparedLiterals.map(\.description)
+        _ = condition.readPaths.joined(separator: ",")
         for input in FuzzSchema.inputs {
             let value = condition.evaluate(input)
             if let constant = condition.constantValue, value != constant {
