@@ -264,16 +264,7 @@ public final class DecisionRecorder: Sendable {
                     s.draining = nil
                     return nil
                 }
-                if s.queue.count <= size {
-                    let taken = s.queue
-                    // The next batch's queue starts as large as this one, so a busy queue does not grow it again.
-                    s.queue = []
-                    s.queue.reserveCapacity(taken.count)
-                    return taken
-                }
-                let taken = Array(s.queue.prefix(size))
-                s.queue.removeFirst(size)
-                return taken
+                return s.queue.takeBatch(upTo: size)
             }
             guard let batch else { return }
             do {

@@ -132,16 +132,7 @@ public final class ShadowEvaluator: Sendable {
                     s.queue = []
                     return nil
                 }
-                if s.queue.count <= Self.batchSize {
-                    let batch = s.queue
-                    // The next batch's queue starts as large as this one, so a busy queue does not grow it again.
-                    s.queue = []
-                    s.queue.reserveCapacity(batch.count)
-                    return (batch, policy)
-                }
-                let batch = Array(s.queue.prefix(Self.batchSize))
-                s.queue.removeFirst(Self.batchSize)
-                return (batch, policy)
+                return (s.queue.takeBatch(upTo: Self.batchSize), policy)
             }
             guard let (batch, policy) = taken else { return }
             var counts: [Pair: Int] = [:]

@@ -505,18 +505,18 @@ package final class OwnCommits: Sendable {
     /// a reader sees that as a change with no number moved: with a thousand users' decision records a batch, that
     /// happened about twice a second and each time dropped every cached session.
     func opened(_ db: Database) {
-        state.withLock { $0.openWrites += 1 }
+        opened()
         db.afterNextTransaction(onCommit: { [self] _ in closed() }, onRollback: { [self] _ in closed() })
+    }
+
+    /// A write transaction of this process began.
+    package func opened() {
+        state.withLock { $0.openWrites += 1 }
     }
 
     /// A write transaction counted by `opened` ended.
     package func closed() {
         state.withLock { $0.openWrites -= 1 }
-    }
-
-    /// A write transaction of this process began (the test's stand-in for `opened`).
-    package func openedForTesting() {
-        state.withLock { $0.openWrites += 1 }
     }
 
     /// Numbers this writing transaction on `db` and notes the number when it commits.

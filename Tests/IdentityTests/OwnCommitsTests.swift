@@ -67,7 +67,7 @@ import Testing
     /// another process's.
     @Test func anUnnumberedChangeWhileAWriteIsOpenIsPending() {
         let own = OwnCommits()
-        own.openedForTesting()
+        own.opened()
         #expect(own.consume(after: 3, through: 3) == .pending)
         own.closed()
         #expect(own.consume(after: 3, through: 3) == .foreign)
