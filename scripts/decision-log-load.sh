@@ -14,6 +14,10 @@
 #                                                    server and wrk on the others, as PostgreSQL on a machine of its own
 #                                                    (every postgres process is pinned before the server connects, and
 #                                                    the backends it forks inherit the pin)
+#   ROUNDS=N                                         N rounds (default 1), the two modes' order alternating (off first
+#                                                    in odd rounds): each round's ratios, then their medians. The same
+#                                                    binary's single-run ratio moves by 0.2 here between runs (the VM's
+#                                                    neighbours), so a claim rests on the median of several rounds
 #   SHADOW=1                                         shadow evaluation's cost instead (issue 37 item 4, target >= 0.8x):
 #                                                    off against `--shadow` of a candidate that disagrees with every
 #                                                    decision of the run (the free limit 50 -> 40, AI suggestions for
@@ -84,8 +88,14 @@ if [ "${SHADOW:-}" = 1 ]; then
   . scripts/lib/candidate.sh
   shadow_candidate "$WORK/candidate"
 fi
-for mode in off "$SECOND"; do
-  db="${DATABASE:-$WORK/identity-$mode.sqlite}"
+ROUNDS="${ROUNDS:-1}"
+RATIOS="$WORK/ratios"
+: > "$RATIOS"
+for round in $(seq 1 "$ROUNDS"); do
+[ "$ROUNDS" = 1 ] || echo "round $round of $ROUNDS"
+if [ $((round % 2)) = 1 ]; then order=(off "$SECOND"); else order=("$SECOND" off); fi
+for mode in "${order[@]}"; do
+  db="${DATABASE:-$WORK/identity-$mode-$round.sqlite}"
   case "$mode" in
     shadow) extra=(--decision-log off --shadow "$WORK/candidate") ;;
     *) extra=(--decision-log "$mode") ;;
@@ -110,13 +120,24 @@ for mode in off "$SECOND"; do
     curl -s "$URL/metrics" | awk '/^gatehouse_shadow_decisions_total/ {n += $NF} END {if (n) print "gatehouse_shadow_decisions_total (every label) " n}'
   fi
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
+  [ -n "${DATABASE:-}" ] || rm -f "$db" "$db-wal" "$db-shm"
 done
 eval "CALLER_2=\$CALLER_$SECOND; BEARER_2=\$BEARER_$SECOND; CALLERCPU_2=\$CALLERCPU_$SECOND; BEARERCPU_2=\$BEARERCPU_$SECOND"
 eval "CALLERPG_2=\$CALLERPG_$SECOND; BEARERPG_2=\$BEARERPG_$SECOND"
 awk -v m="$SECOND" -v co="$CALLER_off" -v ca="$CALLER_2" -v bo="$BEARER_off" -v ba="$BEARER_2" \
   -v cco="$CALLERCPU_off" -v cca="$CALLERCPU_2" -v bco="$BEARERCPU_off" -v bca="$BEARERCPU_2" \
-  -v pco="$CALLERPG_off" -v pca="$CALLERPG_2" -v pbo="$BEARERPG_off" -v pba="$BEARERPG_2" 'BEGIN {
+  -v pco="$CALLERPG_off" -v pca="$CALLERPG_2" -v pbo="$BEARERPG_off" -v pba="$BEARERPG_2" -v out="$RATIOS" 'BEGIN {
   printf m " / off, rates: caller-subject %.2fx, bearer %.2fx (target >= 0.8x)\n", ca / co, ba / bo
   printf m " / off, by the server'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", cco / cca, bco / bca
-  if (pca + pba > 0) printf m " / off, by the server'"'"'s and PostgreSQL'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", (cco + pco) / (cca + pca), (bco + pbo) / (bca + pba) }'
+  if (pca + pba > 0) printf m " / off, by the server'"'"'s and PostgreSQL'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", (cco + pco) / (cca + pca), (bco + pbo) / (bca + pba)
+  printf "%f %f %f %f\n", ca / co, ba / bo, cco / cca, bco / bca >> out }'
+done
+if [ "$ROUNDS" != 1 ]; then
+  # The median of each column over the rounds (the middle one; the mean of the two middle ones for an even count).
+  for column in 1 2 3 4; do
+    sort -g -k"$column,$column" "$RATIOS" | awk -v c="$column" '{v[NR] = $c} END {printf "%.2f ", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+  done | awk -v m="$SECOND" -v n="$ROUNDS" '{
+    printf m " / off, median of %d rounds, rates: caller-subject %.2fx, bearer %.2fx (target >= 0.8x)\n", n, $1, $2
+    printf m " / off, median of %d rounds, by the server'"'"'s CPU per request: caller-subject %.2fx, bearer %.2fx\n", n, $3, $4 }'
+fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
