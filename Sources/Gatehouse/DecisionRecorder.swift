@@ -144,7 +144,22 @@ public final class DecisionRecorder: Sendable {
         /// The coalescing window the keys below belong to, and the keys of signed-out records written in it.
         var window: Int64 = .min
         var seen: Set<Int> = []
+        /// The text of each deciding rule's location, made once: formatting `file:line:column` for every record was
+        /// about 1,100 instructions on the answer's path (callgrind), and a policy has few rules.
+        var locations: [SourceLocation: String] = [:]
+
+        /// `location` as `file:line:column`, remembered.
+        mutating func text(of location: SourceLocation) -> String {
+            if let known = locations[location] { return known }
+            if locations.count >= DecisionRecorder.maxLocations { locations.removeAll(keepingCapacity: true) }
+            let made = location.description
+            locations[location] = made
+            return made
+        }
     }
+
+    /// How many rule locations `State.locations` keeps before it starts again (policies have far fewer rules).
+    private static let maxLocations = 4096
 
     /// The settings recording follows.
     public let settings: DecisionRecording
@@ -231,7 +246,6 @@ public final class DecisionRecorder: Sendable {
             state.withLock { $0.counts.droppedQuota += 1 }
             return
         }
-        let location = decision.policy?.description
         state.withLock { s in
             if s.closed {
                 s.counts.droppedClosed += 1
@@ -241,6 +255,7 @@ public final class DecisionRecorder: Sendable {
                 s.counts.droppedQueueFull += 1
                 return
             }
+            let location = decision.policy.map { s.text(of: $0) }
             // Made where it is stored: a draft built outside the lock was copied into the queue and then destroyed,
             // about 1,700 instructions a record (callgrind).
             s.queue.append(DecisionRecordDraft(

@@ -123,23 +123,21 @@ extension IdentityService {
         let names = try await decisionPseudonyms()
         let t = now()
         var memo = DecisionPseudonyms.Memo()
-        let rows: [(row: DecisionLogRow, userId: String?, fromSession: Bool)] = drafts.map { d in
-            let request = d.request
-            let userId = request.subject.id.flatMap { $0.isEmpty ? nil : $0 }
-            let facts = RequestWriter.text(request) { names.pseudonym($0, memo: &memo) }
-            let row = DecisionLogRow(
-                id: nil, at: request.context.now ?? t, actor: nil, action: Self.bounded(request.action),
-                resourceType: Self.bounded(request.resource.type), resourceId: request.resource.id.map(Self.bounded),
-                effect: Self.bounded(d.effect), reason: Self.bounded(d.reason), policyHash: Self.bounded(d.policyHash),
-                policyLocation: d.policyLocation.map(Self.bounded), subject: userId.map { names.pseudonym($0, memo: &memo) },
+        // What each record takes from the key, made before the transaction; the rows are made once inside it, when the
+        // actors are known (made outside and amended inside, each row was copied twice and destroyed once: about 1,000
+        // instructions a record, callgrind).
+        let keyed: [KeyedParts] = drafts.map { d in
+            let userId = d.request.subject.id.flatMap { $0.isEmpty ? nil : $0 }
+            let facts = RequestWriter.text(d.request) { names.pseudonym($0, memo: &memo) }
+            return KeyedParts(
+                userId: userId, subject: userId.map { names.pseudonym($0, memo: &memo) },
                 facts: facts.utf8.count <= Self.maxRecordedFactsLength ? facts : nil)
-            return (row, userId, d.fromSession)
         }
         // The batch's users in one statement: a lookup per user was a round trip each on PostgreSQL, inside the
         // transaction, and a thousand users deciding at once held the writer to about 1,000 records a second.
         // An id holding U+0000 is no user's (ids are UUIDs), and PostgreSQL refuses it as a parameter (22021), which
         // would fail the whole batch: it is not looked up.
-        let userIds = Set(rows.compactMap(\.userId)).filter { !$0.utf8.contains(0) }.sorted()
+        let userIds = Set(keyed.compactMap(\.userId)).filter { !$0.utf8.contains(0) }.sorted()
         try await store.write { tx in
             var actors: [String: String] = [:]
             if !userIds.isEmpty {
@@ -148,20 +146,31 @@ extension IdentityService {
                 }
             }
             var written: [DecisionLogRow] = []
-            written.reserveCapacity(rows.count)
-            for (row, userId, fromSession) in rows {
-                var row = row
-                if let userId {
-                    row.actor = actors[userId]
-                    if fromSession, row.actor == nil {
-                        row.subject = nil
-                        row.facts = nil
-                        row.resourceId = nil
-                    }
-                }
-                written.append(row)
+            written.reserveCapacity(drafts.count)
+            // By index, reading the drafts' fields in place: a `zip` of the two arrays copied each draft out (its request
+            // and every string in it retained, then released).
+            for i in drafts.indices {
+                let actor = keyed[i].userId.flatMap { actors[$0] }
+                // A session's user gone by the time the record is written (deleted in between): written as an erasure
+                // leaves it, without subject, facts or resource id.
+                let erased = drafts[i].fromSession && keyed[i].userId != nil && actor == nil
+                written.append(DecisionLogRow(
+                    id: nil, at: drafts[i].request.context.now ?? t, actor: actor, action: Self.bounded(drafts[i].request.action),
+                    resourceType: Self.bounded(drafts[i].request.resource.type),
+                    resourceId: erased ? nil : drafts[i].request.resource.id.map(Self.bounded),
+                    effect: Self.bounded(drafts[i].effect), reason: Self.bounded(drafts[i].reason),
+                    policyHash: Self.bounded(drafts[i].policyHash), policyLocation: drafts[i].policyLocation.map(Self.bounded),
+                    subject: erased ? nil : keyed[i].subject, facts: erased ? nil : keyed[i].facts))
             }
             try await tx.insertAll(written)
         }
+    }
+
+    /// A record's parts that take the pseudonym key: the user id (in the clear, to find the actor), the subject's
+    /// pseudonym and the facts with every user id pseudonymised (nil when too long to keep).
+    private struct KeyedParts: Sendable {
+        let userId: String?
+        let subject: String?
+        let facts: String?
     }
 }

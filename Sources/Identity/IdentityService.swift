@@ -63,12 +63,22 @@ public final class IdentityService: Sendable {
     /// The longest string a log row keeps of a caller-supplied value (UTF-8 bytes); longer ones are cut.
     public static let maxLoggedLength = 128
 
+    /// Whether `text` holds U+0000: `memchr` over its UTF-8 where the string is contiguous (a native one), byte by
+    /// byte otherwise. The generic `utf8.contains(0)` stepped an iterator a byte at a time: about 550 instructions for a
+    /// policy hash, six times a decision record (callgrind).
+    static func holdsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, 0, bytes.count) != nil
+        } ?? text.utf8.contains(0)
+    }
+
     /// `text` cut to at most `maxLoggedLength` UTF-8 bytes on a character boundary, each U+0000 written as U+FFFD:
     /// PostgreSQL's text takes no NUL, and a row holding one would fail the batch it is written in (every record in it
     /// dropped), while SQLite's text reads back cut at it.
     static func bounded(_ text: String) -> String {
         var text = text
-        if text.utf8.contains(0) {
+        if holdsNUL(text) {
             var replaced = String.UnicodeScalarView()
             for scalar in text.unicodeScalars { replaced.append(scalar.value == 0 ? "\u{FFFD}" : scalar) }
             text = String(replaced)

@@ -123,7 +123,10 @@ import Testing
             let r = try Request(json: try #require(row["facts"] as String?))
             let again = f.gate.policy.decide(r)
             #expect(again.effect.rawValue == row["effect"] as String && again.reason.rawValue == row["reason"] as String, "\(r.action)")
+            // The deciding rule's place, as the recorder remembers each one's text.
+            #expect(again.policy?.description == row["policyLocation"] as String?, "\(r.action)")
         }
+        #expect(Set(rows.compactMap { $0["policyLocation"] as String? }).count > 1)
         // The export shows the user's own records with their facts.
         let object = try #require(try JSONSerialization.jsonObject(with: export) as? [String: Any])
         let decisions = try #require(object["decisions"] as? [[String: Any]])

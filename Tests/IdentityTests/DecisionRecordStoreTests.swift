@@ -93,6 +93,25 @@ import PostgresNIO
         #expect(rows.count == 3 && rows[1].facts?.contains(#"a\u0000b"#) == true)
     }
 
+    /// `holdsNUL` reads a contiguous string's bytes with `memchr` and any other byte by byte: the same answer for small
+    /// (inline) and large strings, a NUL first, last or absent, and strings made from slices and scalars.
+    @Test func aNulIsFoundWhereverItIsAndHoweverTheStringIsHeld() {
+        let long = String(repeating: "x", count: 200)
+        let cases: [(String, Bool)] = [
+            ("", false), ("a", false), ("\u{0}", true), ("a\u{0}", true), (long, false), (long + "\u{0}", true),
+            ("\u{0}" + long, true), (String(long.dropFirst(3)), false), (String((long + "\u{0}y").dropFirst(150)), true),
+            (String(String.UnicodeScalarView([Unicode.Scalar(0)!, "é"])), true), ("é" + long + "ü", false),
+        ]
+        for (text, expected) in cases {
+            #expect(IdentityService.holdsNUL(text) == expected, "\(text.utf8.count) bytes")
+            #expect(IdentityService.holdsNUL(text) == text.utf8.contains(0))
+        }
+        // Cut past the bound after the NUL is replaced: the replacement (3 bytes) counts toward the bound.
+        let cut = IdentityService.bounded(String(repeating: "a", count: 125) + "\u{0}" + long)
+        #expect(cut == String(repeating: "a", count: 125) + "...")
+        #expect(IdentityService.bounded(String(repeating: "a", count: 60) + "\u{0}") == String(repeating: "a", count: 60) + "\u{FFFD}")
+    }
+
     @Test func pseudonymsAreTheKeyedHashOfTheId() throws {
         let key = Data((0..<32).map { UInt8($0 * 7 % 256) })
         let names = DecisionPseudonyms(key: key)
