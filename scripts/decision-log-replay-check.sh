@@ -25,6 +25,10 @@ cp -r policies/research-crawler "$WORK/live"
 . scripts/lib/candidate.sh
 shadow_candidate "$WORK/candidate"
 printf 'operator-credential-%s\n' "$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$WORK/operator.token"
+# Only this run's records are pulled: a PostgreSQL database used before holds other runs' records (decided under other
+# candidates), which the checks below would count as flips.
+STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+sleep 1
 "$BIN" serve --policies "$WORK/live" --database "${DATABASE:-$WORK/identity.sqlite}" --trust-caller-subjects \
   --decision-log all --decision-log-limit 1000000000/60 --shadow "$WORK/candidate" --operator-token-file "$WORK/operator.token" \
   --host 127.0.0.1 --port 0 > "$WORK/out" 2> "$WORK/server.log" &
@@ -56,7 +60,7 @@ while [ "$(metric 'gatehouse_decision_log_written_total')" -lt "$WANT" ]; do
   echo ", $now recorded"
 done
 dropped="$(curl -s "$URL/metrics" | awk '$1 ~ /^gatehouse_(decision_log|shadow)_dropped_total/ {s += $2} END {print s + 0}')"
-"$BIN" log pull --server "$URL" --operator-token-file "$WORK/operator.token" --max 100000000 -o "$WORK/decisions.jsonl"
+"$BIN" log pull --server "$URL" --operator-token-file "$WORK/operator.token" --max 100000000 --from "$STARTED" -o "$WORK/decisions.jsonl"
 curl -s -H "Authorization: Bearer $(cat "$WORK/operator.token")" "$URL/v1/operator/shadow" > "$WORK/shadow.json"
 kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
 records="$(wc -l < "$WORK/decisions.jsonl")"
