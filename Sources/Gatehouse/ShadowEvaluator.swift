@@ -9,10 +9,10 @@ import Synchronization
 /// candidate and counts the pair (action, live reason, shadow reason). The answer is never delayed or changed; a full
 /// queue drops and counts. A sample of the disagreements is kept for the operator (`GET /v1/operator/shadow`).
 public final class ShadowEvaluator: Sendable {
-    /// One count's key: the action (as the live policy knows it; `other` for an action it does not declare, so a
-    /// caller cannot grow the table) and the live and shadow reasons.
+    /// One count's key: the action (as the candidate declares it, so an action a change adds is counted by name; `other`
+    /// for an action the candidate does not declare, so a caller cannot grow the table) and the live and shadow reasons.
     public struct Pair: Sendable, Hashable {
-        /// The action, or `other` for one the live policy does not declare.
+        /// The action, or `other` for one the candidate does not declare.
         public var action: String
         /// The live policy's reason.
         public var live: Reason
