@@ -53,7 +53,7 @@ cpu() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }  # utime + stime, in clo
 pg_cpu() {
   case "${DATABASE:-}" in postgres://*|postgresql://*) ;; *) echo 0; return ;; esac
   # shellcheck disable=SC2046
-  cpu_of $(pgrep -x postgres)
+  cpu_with_reaped_of $(pgrep -x postgres)
 }
 # What the server has done off the answer's path so far: records written or dropped, and shadow decisions made or
 # dropped; the CPU is read once this stops moving.

@@ -56,16 +56,15 @@ post_script() {  # $1 file, $2 body, $3 bearer (optional)
     if [ -n "${3:-}" ]; then echo "wrk.headers[\"Authorization\"] = \"Bearer $3\""; fi; } > "$1"
 }
 
-# CPU (user + system, clock ticks) of processes: cpu_of PIDS... PostgreSQL's are the cluster's processes (its backends
-# live as long as the replicas' pools).
+# CPU (user + system, clock ticks) of processes: cpu_of PIDS... PostgreSQL's are the cluster's processes at each read,
+# with what the postmaster's ended backends spent (cpu_with_reaped_of).
 . scripts/lib/cpu.sh
 postgres_pids() { case "$DATABASE" in postgres://*|postgresql://*) pgrep -x postgres || true ;; esac; }
 nginx_pids() { pgrep -x nginx || true; }
 
 run() {  # $1 label, $2 url, $3 lua, $4 connections
-  local pg_pids; pg_pids="$(postgres_pids)"
   local before_replicas before_nginx before_pg; before_replicas="$(cpu_of "${REPLICA_PIDS[@]}")"
-  before_nginx="$(cpu_of $(nginx_pids))"; before_pg="$(cpu_of $pg_pids)"
+  before_nginx="$(cpu_of $(nginx_pids))"; before_pg="$(cpu_with_reaped_of $(postgres_pids))"
   /usr/bin/time -f '%U %S' -o "$WORK/wrk.cpu" wrk -t1 -c"$4" -d"${SECS}s" --timeout 30s --latency -s "$3" "$2" > "$WORK/run.txt"
   local rate p50 p99 non2xx total errors
   rate="$(awk '/^Requests\/sec:/ {print $2}' "$WORK/run.txt")"
@@ -78,7 +77,7 @@ run() {  # $1 label, $2 url, $3 lua, $4 connections
     "${errors:+  socket errors: $errors}"
   local hz; hz="$(getconf CLK_TCK)"
   local replicas nginx pg; replicas=$(( $(cpu_of "${REPLICA_PIDS[@]}") - before_replicas ))
-  nginx=$(( $(cpu_of $(nginx_pids)) - before_nginx )); pg=$(( $(cpu_of $pg_pids) - before_pg ))
+  nginx=$(( $(cpu_of $(nginx_pids)) - before_nginx )); pg=$(( $(cpu_with_reaped_of $(postgres_pids)) - before_pg ))
   python3 - "$total" "$hz" "$replicas" "$nginx" "$pg" "$(cat "$WORK/wrk.cpu")" <<'PY'
 import sys
 total, hz, replicas, nginx, pg = int(sys.argv[1]), int(sys.argv[2]), *map(int, sys.argv[3:6])
