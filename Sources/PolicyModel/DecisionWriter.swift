@@ -8,11 +8,8 @@ public enum DecisionWriter {
     ///
     /// The message, tier to upgrade to and location come pre-rendered with the decision's shared text
     /// (`DecisionText.json`, written by `appendText` when the text was built), so a decision is a handful of copies.
-    ///
-    /// `decision` is borrowing, so nothing here copies it: taken as an ordinary parameter, the whole value was
-    /// copied and destroyed around the text's copy (~90 instructions a line of the JSON edge, issue 41).
     @inlinable
-    public static func append(_ decision: borrowing Decision, to out: inout [UInt8]) {
+    public static func append(_ decision: Decision, to out: inout [UInt8]) {
         appendHead(effect: decision.effect, reason: decision.reason, to: &out)
         guard let text = decision.text else {
             appendFigures(decision, to: &out)
@@ -23,16 +20,18 @@ public enum DecisionWriter {
             // No limit figures between the two parts: one copy.
             out.append(contentsOf: text.json)
         } else {
-            out.append(contentsOf: text.json[..<text.jsonSplit])
-            appendFigures(decision, to: &out)
-            out.append(contentsOf: text.json[text.jsonSplit...])
+            text.json.withUnsafeBufferPointer { json in
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: json[..<text.jsonSplit]))
+                appendFigures(decision, to: &out)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: json[text.jsonSplit...]))
+            }
         }
         out.append(UInt8(ascii: "}"))
     }
 
     /// `,"limit":…,"used":…,"remaining":…`, those present.
     @inlinable @inline(__always)
-    static func appendFigures(_ decision: borrowing Decision, to out: inout [UInt8]) {
+    static func appendFigures(_ decision: Decision, to out: inout [UInt8]) {
         guard decision.figures != 0 else { return }
         if let limit = decision.limit { appendIntegerField(",\"limit\":", limit, to: &out) }
         if let used = decision.used { appendIntegerField(",\"used\":", used, to: &out) }

@@ -268,12 +268,11 @@ struct JSONRequestParser {
         guard seen & 2 != 0 else { throw RequestError(field: "\(actionKey)", "is required", kind: .missingField, offset: pos - 1) }
         guard seen & 4 != 0 else { throw RequestError(field: "resource", "is required", kind: .missingField, offset: pos - 1) }
         if seen & 1 == 0 { Self.clearStrings(of: &request.subject, seen: 0) }
-        if maxActions != nil { request.action = "" }
     }
 
     /// The subject's strings whose keys were not read (bits as `readSubject` sets them) back to nil (see
-    /// `Request.reset`).
-    @inline(__always)
+    /// `Request.reset`). Not inlined: in `readRequestObject` it made the inliner call `nextMember` instead.
+    @inline(never)
     static func clearStrings(of subject: inout Subject, seen: UInt8) {
         if seen & 1 == 0 { subject.id = nil }
         if seen & 2 == 0 { subject.tier = nil }
@@ -456,8 +455,16 @@ struct JSONRequestParser {
 
     mutating func readString() throws(RequestError) -> String {
         guard pos < count, base[pos] == UInt8(ascii: "\"") else { throw wrongType("a string") }
-        let token = try scanString()
-        return makeString(token)
+        // Plain ASCII up to the closing quote (the common case) is built here, with no token between the scan and
+        // the string (issue 41); the rest as `scanString()` and `makeString` do.
+        let start = pos + 1
+        let end = JSONBytes.skipPlain(base, from: start, count: count, stopAtNonASCII: true)
+        if end < count, base[end] == UInt8(ascii: "\"") {
+            pos = end + 1
+            if let small = SmallASCII.string(base + start, count: end - start) { return small }
+            return String(decoding: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+        }
+        return makeString(try scanString(opening: start - 1, plainTo: end))
     }
 
     mutating func readOptionalString() throws(RequestError) -> String? {
