@@ -870,21 +870,23 @@ struct JSONRequestParser {
     }
 
     private static func appendUTF8(_ scalar: UInt32, to out: inout [UInt8]) {
-        switch scalar {
-        case 0..<0x80:
-            out.append(UInt8(scalar))
-        case 0x80..<0x800:
-            out.append(UInt8(0xC0 | scalar >> 6))
-            out.append(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            out.append(UInt8(0xE0 | scalar >> 12))
-            out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            out.append(UInt8(0x80 | scalar & 0x3F))
-        default:
-            out.append(UInt8(0xF0 | scalar >> 18))
-            out.append(UInt8(0x80 | scalar >> 12 & 0x3F))
-            out.append(UInt8(0x80 | scalar >> 6 & 0x3F))
-            out.append(UInt8(0x80 | scalar & 0x3F))
+        // Written with `UInt8` operands: `UInt8(0x80 | scalar >> 6 & 0x3F)` in a `switch` of ranges took the type
+        // checker 212 ms (issue 41 item 4).
+        @inline(__always) func low6(_ shift: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: scalar >> shift) & 0x3F | 0x80 }
+        if scalar < 0x80 {
+            out.append(UInt8(truncatingIfNeeded: scalar))
+        } else if scalar < 0x800 {
+            out.append(UInt8(truncatingIfNeeded: scalar >> 6) | 0xC0)
+            out.append(low6(0))
+        } else if scalar < 0x10000 {
+            out.append(UInt8(truncatingIfNeeded: scalar >> 12) | 0xE0)
+            out.append(low6(6))
+            out.append(low6(0))
+        } else {
+            out.append(UInt8(truncatingIfNeeded: scalar >> 18) | 0xF0)
+            out.append(low6(12))
+            out.append(low6(6))
+            out.append(low6(0))
         }
     }
 
