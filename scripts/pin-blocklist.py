@@ -65,7 +65,7 @@ enum PINBlocklist {{
     static let pins: Set<String> = Set(
         """
 {body}
-        """.split(whereSeparator: {{ $0 == " " || $0 == "\\n" }}).map(String.init))
+        """.split(whereSeparator: {{ (c: Character) -> Bool in c == " " || c == "\\n" }}).map {{ (s: Substring) -> String in String(s) }})
 
     static func contains(_ pin: String) -> Bool {{ pins.contains(pin) }}
 }}

@@ -46,7 +46,7 @@ enum PINBlocklist {
         888222 888333 888444 888555 888666 888777 888888 888999 889988 898989 909090 919191 929292 939393 949494 959595
         969696 979797 987654 989898 990099 991199 992299 993399 994499 995599 996699 997799 998899 999000 999111 999222
         999333 999444 999555 999666 999777 999888 999999
-        """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+        """.split(whereSeparator: { (c: Character) -> Bool in c == " " || c == "\n" }).map { (s: Substring) -> String in String(s) })
 
     static func contains(_ pin: String) -> Bool { pins.contains(pin) }
 }

@@ -14,6 +14,61 @@ public enum Timestamp {
     /// would disagree), hours 00-23, no leap second (`:60`), offsets up to ±23:59. Every text accepted is one
     /// Foundation's `ISO8601FormatStyle` accepts too, and reads as the same `Date` (tested).
     public static func parse(utf8 p: UnsafeBufferPointer<UInt8>) -> Date? {
+        // Twenty bytes can only be the common form (a fraction needs two more, an offset six).
+        if p.count == 20 { return parseCommon(p.baseAddress!) }
+        return parseGeneral(utf8: p)
+    }
+
+    /// `parse` for exactly the 20 bytes at `p` in the common form `YYYY-MM-DDTHH:MM:SSZ` (UTC, no fraction), nil
+    /// for anything else: the same answer as `parseGeneral` for every 20-byte text (`TimestampCommonFormTests`),
+    /// read as three words instead of byte by byte (the request reader's timestamps, issue 41: ~330 instructions to
+    /// ~90).
+    @inline(__always)
+    package static func parseCommon(_ p: UnsafePointer<UInt8>) -> Date? {
+        #if _endian(little)
+        let raw = UnsafeRawPointer(p)
+        // Bytes 0-7 `YYYY-MM-`, 8-15 `DDTHH:MM`, 12-19 `H:MM:SSZ` (12-15 checked twice).
+        let w0 = raw.loadUnaligned(as: UInt64.self)
+        let w1 = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        let w2 = raw.loadUnaligned(fromByteOffset: 12, as: UInt64.self)
+        let digits0: UInt64 = 0x00FF_FF00_FFFF_FFFF
+        let digits1: UInt64 = 0xFFFF_00FF_FF00_FFFF
+        let digits2: UInt64 = 0x00FF_FF00_0000_0000
+        let separators0: UInt64 = 0x2D00_002D_0000_0000  // '-' at 4 and 7
+        let separators1: UInt64 = 0x0000_3A00_0054_0000  // 'T' at 10, ':' at 13
+        let separators2: UInt64 = 0x5A00_003A_0000_0000  // ':' at 16, 'Z' at 19
+        guard w0 & ~digits0 == separators0, w1 & ~digits1 == separators1, w2 & ~(digits2 | 0x0000_0000_FFFF_FFFF) == separators2
+        else { return nil }
+        // Each digit byte is 0x30-0x39: adding 0x46 leaves its high bit clear only below 0x3A, subtracting 0x30 only
+        // from 0x30 up (a borrow or carry can only follow a byte already marked).
+        @inline(__always) func allDigits(_ w: UInt64, _ mask: UInt64) -> Bool {
+            let x = w & mask
+            let highs = mask & 0x8080_8080_8080_8080
+            return ((x &+ (mask & 0x4646_4646_4646_4646)) | (x &- (mask & 0x3030_3030_3030_3030))) & highs == 0
+        }
+        guard allDigits(w0, digits0), allDigits(w1, digits1), allDigits(w2, digits2) else { return nil }
+        let d0 = w0 &- (digits0 & 0x3030_3030_3030_3030)
+        let d1 = w1 &- (digits1 & 0x3030_3030_3030_3030)
+        let d2 = w2 &- (digits2 & 0x3030_3030_3030_3030)
+        @inline(__always) func byte(_ w: UInt64, _ i: UInt64) -> Int { Int(truncatingIfNeeded: (w &>> (i &* 8)) & 0xFF) }
+        let year = byte(d0, 0) * 1000 + byte(d0, 1) * 100 + byte(d0, 2) * 10 + byte(d0, 3)
+        let month = byte(d0, 5) * 10 + byte(d0, 6)
+        let day = byte(d1, 0) * 10 + byte(d1, 1)
+        let hour = byte(d1, 3) * 10 + byte(d1, 4)
+        let minute = byte(d1, 6) * 10 + byte(d1, 7)
+        let second = byte(d2, 5) * 10 + byte(d2, 6)
+        guard year >= 1583, month >= 1, month <= 12, day >= 1, day <= daysIn(month: month, year: year), hour <= 23, minute <= 59,
+            second <= 59
+        else { return nil }
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - 978_307_200))
+        #else
+        return parseGeneral(utf8: UnsafeBufferPointer(start: p, count: 20))
+        #endif
+    }
+
+    /// `parse` written byte by byte, for every form (`parseCommon` must agree with it on 20 bytes).
+    package static func parseGeneral(utf8 p: UnsafeBufferPointer<UInt8>) -> Date? {
         let n = p.count
         guard n >= 20, n <= 40 else { return nil }
         @inline(__always) func digits(_ at: Int, _ count: Int) -> Int? {
@@ -67,6 +122,7 @@ public enum Timestamp {
 
     private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
 
+    @inline(__always)
     private static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
@@ -76,6 +132,7 @@ public enum Timestamp {
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    @inline(__always)
     private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
