@@ -71,72 +71,8 @@ public func fuzzBundleRoundtrip(_ raw: UnsafeRawBufferPointer) {
 
 enum Shipped {
     static let key = try! BundleSigningKey(fileText: "gatehouse-ed25519-private-key:" + Data(repeating: 0x42, count: 32).base64EncodedString())
-    /// A small set of four files that compiles: the kinds of file research-crawler has (app actions with a feature, a
-    /// limit and a consent; a project type with roles; tiers and messages; a test and an invariant) in 1.3 KB rather
-    /// than 13 KB. The target checks the bundle's reader and writer, which see files as bytes; the compiler's own
-    /// coverage is `policy-compile`'s. Every input compiles this set up to three times (build, compile, build again),
-    /// so its size is most of the target's cost: research-crawler ran about 80 inputs a CPU-second in a release build.
-    static let files: [String: [UInt8]] = [
-        "app.yaml": Array("""
-            attributes:
-              subject:
-                analytics: bool
-            resources:
-              app:
-                actions:
-                  cloud_sync: {feature: cloud_sync}
-                  add_source: {limit: sources}
-                  send_analytics:
-                    consent:
-                      name: analytics
-                      when: has(subject.attributes.analytics) && subject.attributes.analytics
-                messages:
-                  consent_required: "Your settings don't allow sending {consent}."
-
-            """.utf8),
-        "projects.yaml": Array("""
-            resources:
-              project:
-                owner: ownerId
-                ownerRole: owner
-                memberActions: [view]
-                roles:
-                  viewer: {}
-                  editor: {grants: [edit]}
-                  owner: {}
-                actions:
-                  view: {}
-                  edit: {}
-                  delete: {}
-
-            """.utf8),
-        "tiers.yaml": Array("""
-            tiers:
-              free: {name: Free, default: true}
-              pro: {name: Pro, products: [com.example.pro.monthly]}
-            features:
-              cloud_sync: {name: Cloud Sync, tiers: [pro]}
-            limits:
-              sources: {name: sources, counter: sources, tiers: {free: 50}, upgradeTo: pro}
-            messages:
-              requires_upgrade: "{feature} requires {tier}."
-              limit_exceeded: "You've reached the limit of {limit} {limitName}."
-              access_denied: "You don't have permission for this action."
-              not_member: "You're not a member of this project."
-              owner_only: "Only the owner can perform this action."
-              unauthenticated: "Sign in to continue."
-
-            """.utf8),
-        "tests.yaml": Array("""
-            tests:
-              - name: pro has cloud sync
-                request: {subject: {id: u1, tier: pro}, action: cloud_sync, resource: {type: app}}
-                expect: {decision: allow, reason: allowed}
-            invariants:
-              - name: viewers never edit
-                when: {resource: project, role: viewer, action: [edit, delete]}
-                expect: deny
-
-            """.utf8),
-    ]
+    /// The small set of `FuzzSupport` (`SmallPolicySet`): compiled up to three times per input (build, the bundle's
+    /// compile, the determinism rebuild), so its size is most of the target's cost; research-crawler's 13 KB ran about 80
+    /// inputs a CPU-second in a release build.
+    static let files = SmallPolicySet.files
 }
