@@ -73,17 +73,18 @@ enum Apple {
     // mode signed for every input before (2048-bit RSA signing under ASan was most of the target's own cost).
     /// The honest token forged mode changes.
     static let honestToken = sign(claims())
-    /// The key's modulus (the HS256 forgery's secret) and the forger's public key as a JWK.
+    /// The key's modulus (the HS256 forgery's secret).
     static let modulus = (try? key.publicKey.getKeyPrimitives().modulus) ?? Data()
-    static let forgerJWK: [String: Any] = {
+    /// The fixed claims signed by the forger under each header that offers its key (as a JWK, a `jku`, an `x5c`) or none.
+    static let forgerTokens: [String] = {
         let p = try! forger.publicKey.getKeyPrimitives()
-        return ["kty": "RSA", "n": base64URL(p.modulus), "e": base64URL(p.publicExponent)]
+        let jwk: [String: Any] = ["kty": "RSA", "n": base64URL(p.modulus), "e": base64URL(p.publicExponent)]
+        let headers: [[String: Any]] = [
+            ["alg": "RS256", "kid": kid, "jwk": jwk], ["alg": "RS256", "kid": kid, "jku": "https://evil.example/keys"],
+            ["alg": "RS256", "kid": kid, "x5c": ["AAAA"]], ["alg": "RS256", "kid": kid],
+        ]
+        return headers.map { sign(claims(), header: $0, with: forger) }
     }()
-    /// The fixed claims signed by the forger under each header that offers its key (or none).
-    static let forgerTokens: [String] = [
-        ["alg": "RS256", "kid": kid, "jwk": forgerJWK], ["alg": "RS256", "kid": kid, "jku": "https://evil.example/keys"],
-        ["alg": "RS256", "kid": kid, "x5c": ["AAAA"]], ["alg": "RS256", "kid": kid],
-    ].map { sign(claims(), header: $0, with: forger) }
 
     static func part(_ object: [String: Any]) -> String { base64URL(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) }
 }
