@@ -240,6 +240,32 @@ import Testing
         #expect(await identityError { try await h.service.handleAppStoreNotification(signedPayload: "x.y.z", productTiers: Self.products) }?.code == .purchasesNotConfigured)
     }
 
+    /// Found by the app-store-jws fuzz target (round r10): a `signedDate` after the year 9999 trapped the process in
+    /// swift-certificates (its GeneralizedTime stops at 9999, and the chain check is dated at `signedDate`). The
+    /// signature is checked under the leaf the token itself carries, so anyone with a key of their own could send one:
+    /// it must be refused, naming the field, whoever signed it.
+    @Test func aSignedDateAfterTheYear9999IsRefusedNotATrap() async throws {
+        let now = Date(timeIntervalSince1970: 1_795_348_800)
+        let trusted = try AppStoreTestCA(name: "Trusted", now: now)
+        var configuration = AppStoreConfiguration()
+        configuration.bundleIds = [Self.bundleId]
+        try configuration.addRootCertificate(trusted.rootDER)
+        let verifier = AppStoreSignedDataVerifier(configuration: configuration)
+        for ca in [trusted, try AppStoreTestCA(name: "Anyone", now: now)] {
+            for ms in [253_402_300_800_000.0, 6_416_941_100_000_000, 1e300] {
+                let claims = AppStoreTestCA.transaction(
+                    bundleId: Self.bundleId, productId: Self.product, signedAt: now, expiresAt: now.addingTimeInterval(86400),
+                    overrides: ["signedDate": ms])
+                do {
+                    _ = try await verifier.verify(ca.sign(claims), as: AppStoreTransaction.self, field: "signedTransaction")
+                    Issue.record("a signedDate of \(ms) ms was accepted")
+                } catch {
+                    #expect(error.field == "signedTransaction.signedDate", "\(ms): \(error.field) \(error.reason)")
+                }
+            }
+        }
+    }
+
     @Test func aConfiguredRootMustBeACertificate() {
         var config = AppStoreConfiguration()
         #expect(throws: IdentityError.self) { try config.addRootCertificate(Data("not a certificate".utf8)) }

@@ -21,6 +21,8 @@ package struct AppStoreSignedDataVerifier: Sendable {
     static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
     /// The longest signed value accepted (a notification carries two nested JWS).
     static let maxLength = 128 * 1024
+    /// The latest `signedDate` a chain can be checked at: 9999-12-31T23:59:59.999Z, in milliseconds since 1970.
+    static let latestSignedDate = 253_402_300_799_999.0
 
     let roots: [Certificate]
 
@@ -76,6 +78,9 @@ package struct AppStoreSignedDataVerifier: Sendable {
         guard let signed = try? JSONDecoder().decode(Signed.self, from: payloadData), let ms = signed.signedDate, ms.isFinite, ms > 0 else {
             throw Self.malformed(field + ".signedDate", "is required (milliseconds since 1970)")
         }
+        // The leaf is not trusted yet (the chain check comes next, dated at this time), and swift-certificates traps on
+        // a validation time after the year 9999 (its GeneralizedTime): refused here, whoever signed it.
+        guard ms <= Self.latestSignedDate else { throw Self.malformed(field + ".signedDate", "is after the year 9999") }
         try await verifyChain(leaf: leaf, intermediate: intermediate, at: Date(timeIntervalSince1970: ms / 1000), field: field)
 
         do {

@@ -31,7 +31,8 @@ public func fuzzCursor(_ raw: UnsafeRawBufferPointer) {
     let lastId = input.string(max: 64)
     let id = Int64(bitPattern: input.uint64())
     if id > 0, (try? IdentityService.logCursorId(IdentityService.logCursor(after: id))) != id { finding("the log cursor of \(id) does not read back") }
-    guard !type.contains("\u{0}"), !action.contains("\u{0}"), !lastId.contains("\u{0}"), !lastId.isEmpty else { return }
+    // Bytes, not Foundation's String.contains, which on Linux misses a U+0000 (see `occurrences(of:in:)`).
+    guard !type.utf8.contains(0), !action.utf8.contains(0), !lastId.utf8.contains(0), !lastId.isEmpty else { return }
     let cursor = ListCursor.make(lastId: lastId, type: type, action: action)
     let lists = [(type, action)] + Lists.all.filter { $0 != (type, action) }
     guard let read = read(cursor, lists: lists), read.list == (type, action), read.lastId == lastId else {
@@ -53,7 +54,7 @@ func read(_ cursor: String, lists: [(String, String)]) -> (list: (String, String
         do {
             let lastId = try ListCursor.lastId(in: cursor, type: type, action: action)
             if let found { finding("one cursor reads for \(found.list) and for \((type, action))") }
-            if lastId.isEmpty || lastId.contains("\u{0}") { finding("a cursor names the last id \(Array(lastId.utf8))") }
+            if lastId.isEmpty || lastId.utf8.contains(0) { finding("a cursor names the last id \(Array(lastId.utf8))") }
             let again = ListCursor.make(lastId: lastId, type: type, action: action)
             if (try? ListCursor.lastId(in: again, type: type, action: action)) != lastId { finding("a cursor's last id does not read back") }
             found = ((type, action), lastId)
