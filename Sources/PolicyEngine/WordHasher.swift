@@ -1,4 +1,5 @@
 import Foundation
+import PolicyModel
 
 /// A multiplicative hash over UTF-8 a word at a time, noting whether any byte was outside ASCII.
 ///
@@ -26,23 +27,10 @@ struct WordHasher {
                 offset += 8
             }
         }
-        // The last 0 to 7 bytes in one word, read as 4 + 2 + 1 bytes so nothing past the end is touched (the
-        // same bytes always give the same word, whatever the byte order).
+        // The last 0 to 7 bytes in one word, nothing past the end touched (the same bytes always give the same word,
+        // whatever the byte order).
         var tail: UInt64 = 0
-        let rest = count - offset
-        if rest > 0, let base = buffer.baseAddress {
-            let bytes = base + offset
-            var at = 0
-            if rest & 4 != 0 {
-                tail = UInt64(bytes.loadUnaligned(as: UInt32.self))
-                at = 4
-            }
-            if rest & 2 != 0 {
-                tail |= UInt64(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
-                at += 2
-            }
-            if rest & 1 != 0 { tail |= UInt64(bytes.load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
-        }
+        if count > offset, let base = buffer.baseAddress { tail = (base + offset).partialWord(count: count - offset) }
         bits |= tail
         // The length closes each name, so ("ab", "c") and ("a", "bc") differ.
         state = (state ^ tail ^ (UInt64(count) << 56)) &* 0x0000_0100_0000_01B3 &+ 0x2545_F491_4F6C_DD1D

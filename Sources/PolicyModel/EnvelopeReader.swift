@@ -41,19 +41,13 @@ extension JSONRequestParser {
     mutating func readBatch(maxItems: Int) throws(RequestError) -> [Result<Request, RequestError>] {
         skipByteOrderMark()
         skipWhitespace()
-        try openObject(depth: 1)
         var items: [Result<Request, RequestError>]?
-        var first = true
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "requests") {
-                    guard items == nil else { throw duplicate(key) }
-                    items = try readBatchItems(maxItems: maxItems)
-                } else {
-                    throw unknownField(key, allowed: ["requests"])
-                }
-            } catch {
-                throw error.inside(keyText(key))
+        try forEachMember(depth: 1) { p, key throws(RequestError) in
+            if p.isKey(key, "requests") {
+                guard items == nil else { throw p.duplicate(key) }
+                items = try p.readBatchItems(maxItems: maxItems)
+            } else {
+                throw p.unknownField(key, allowed: ["requests"])
             }
         }
         guard let items else { throw RequestError(field: "requests", "is required", kind: .missingField, offset: pos - 1) }

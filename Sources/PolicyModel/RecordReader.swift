@@ -35,7 +35,6 @@ extension JSONRequestParser {
         skipByteOrderMark()
         skipWhitespace()
         guard pos < count, base[pos] == UInt8(ascii: "{") else { throw wrongType("a record, a JSON object") }
-        try openObject(depth: 1)
         var id: Int?
         var subject: String?
         var effect: Effect?
@@ -43,35 +42,30 @@ extension JSONRequestParser {
         var policyHash: String?
         var hasRequest = false
         var seen: UInt8 = 0
-        var first = true
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "id") {
-                    try once(&seen, 1, key)
-                    id = try skipNull() ? nil : readInteger()
-                } else if isKey(key, "subject") {
-                    try once(&seen, 2, key)
-                    subject = try readOptionalString()
-                } else if isKey(key, "effect") {
-                    try once(&seen, 4, key)
-                    effect = try readCase(Effect.self) { "must be allow or deny, not '\($0)'" }
-                } else if isKey(key, "reason") {
-                    try once(&seen, 8, key)
-                    reason = try readCase(Reason.self) { "is not a known reason: '\($0)'" }
-                } else if isKey(key, "policyHash") {
-                    try once(&seen, 16, key)
-                    policyHash = try readString()
-                } else if isKey(key, "request") {
-                    try once(&seen, 32, key)
-                    if try !skipNull() {
-                        try readRequestObject(into: &request)
-                        hasRequest = true
-                    }
-                } else {
-                    try skipValue(depth: 2)
+        try forEachMember(depth: 1) { p, key throws(RequestError) in
+            if p.isKey(key, "id") {
+                try p.once(&seen, 1, key)
+                id = try p.skipNull() ? nil : p.readInteger()
+            } else if p.isKey(key, "subject") {
+                try p.once(&seen, 2, key)
+                subject = try p.readOptionalString()
+            } else if p.isKey(key, "effect") {
+                try p.once(&seen, 4, key)
+                effect = try p.readCase(Effect.self) { "must be allow or deny, not '\($0)'" }
+            } else if p.isKey(key, "reason") {
+                try p.once(&seen, 8, key)
+                reason = try p.readCase(Reason.self) { "is not a known reason: '\($0)'" }
+            } else if p.isKey(key, "policyHash") {
+                try p.once(&seen, 16, key)
+                policyHash = try p.readString()
+            } else if p.isKey(key, "request") {
+                try p.once(&seen, 32, key)
+                if try !p.skipNull() {
+                    try p.readRequestObject(into: &request)
+                    hasRequest = true
                 }
-            } catch {
-                throw error.inside(keyText(key))
+            } else {
+                try p.skipValue(depth: 2)
             }
         }
         skipWhitespace()

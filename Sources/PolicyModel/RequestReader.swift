@@ -240,29 +240,23 @@ struct JSONRequestParser {
     /// A request object, or with `maxActions` a check's (`actions`, a list of distinct names read into `actions`,
     /// where a request has its one `action`): the same members, read by the same rules.
     mutating func readRequestObject(into request: inout Request, actions: inout [String], maxActions: Int?) throws(RequestError) {
-        try openObject(depth: 1)
         let actionKey: StaticString = maxActions == nil ? "action" : "actions"
         var seen: UInt8 = 0
-        var first = true
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "subject") {
-                    try once(&seen, 1, key)
-                    try readSubject(into: &request.subject)
-                } else if isKey(key, actionKey) {
-                    try once(&seen, 2, key)
-                    if let maxActions { actions = try readActions(maxActions: maxActions) } else { request.action = try readString() }
-                } else if isKey(key, "resource") {
-                    try once(&seen, 4, key)
-                    try readResource(into: &request.resource)
-                } else if isKey(key, "context") {
-                    try once(&seen, 8, key)
-                    try readContext(into: &request.context)
-                } else {
-                    throw unknownField(key, allowed: ["subject", "\(actionKey)", "resource", "context"])
-                }
-            } catch {
-                throw error.inside(keyText(key))
+        try forEachMember(depth: 1) { p, key throws(RequestError) in
+            if p.isKey(key, "subject") {
+                try p.once(&seen, 1, key)
+                try p.readSubject(into: &request.subject)
+            } else if p.isKey(key, actionKey) {
+                try p.once(&seen, 2, key)
+                if let maxActions { actions = try p.readActions(maxActions: maxActions) } else { request.action = try p.readString() }
+            } else if p.isKey(key, "resource") {
+                try p.once(&seen, 4, key)
+                try p.readResource(into: &request.resource)
+            } else if p.isKey(key, "context") {
+                try p.once(&seen, 8, key)
+                try p.readContext(into: &request.context)
+            } else {
+                throw p.unknownField(key, allowed: ["subject", "\(actionKey)", "resource", "context"])
             }
         }
         guard seen & 2 != 0 else { throw RequestError(field: "\(actionKey)", "is required", kind: .missingField, offset: pos - 1) }
@@ -280,34 +274,28 @@ struct JSONRequestParser {
     }
 
     mutating func readSubject(into subject: inout Subject) throws(RequestError) {
-        try openObject(depth: 2)
         var seen: UInt8 = 0
-        var first = true
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "id") {
-                    try once(&seen, 1, key)
-                    subject.id = try readOptionalString()
-                } else if isKey(key, "tier") {
-                    try once(&seen, 2, key)
-                    subject.tier = try readOptionalString()
-                } else if isKey(key, "subscriptionExpiry") {
-                    try once(&seen, 4, key)
-                    subject.subscriptionExpiry = try readOptionalTimestamp()
-                } else if isKey(key, "roles") {
-                    try once(&seen, 8, key)
-                    try readStringList(into: &subject.roles)
-                } else if isKey(key, "auth") {
-                    try once(&seen, 16, key)
-                    subject.auth = try readAuth()
-                } else if isKey(key, "attributes") {
-                    try once(&seen, 32, key)
-                    try readAttributes(into: &subject.attributes, depth: 3)
-                } else {
-                    throw unknownField(key, allowed: ["id", "tier", "subscriptionExpiry", "roles", "auth", "attributes"])
-                }
-            } catch {
-                throw error.inside(keyText(key))
+        try forEachMember(depth: 2) { p, key throws(RequestError) in
+            if p.isKey(key, "id") {
+                try p.once(&seen, 1, key)
+                subject.id = try p.readOptionalString()
+            } else if p.isKey(key, "tier") {
+                try p.once(&seen, 2, key)
+                subject.tier = try p.readOptionalString()
+            } else if p.isKey(key, "subscriptionExpiry") {
+                try p.once(&seen, 4, key)
+                subject.subscriptionExpiry = try p.readOptionalTimestamp()
+            } else if p.isKey(key, "roles") {
+                try p.once(&seen, 8, key)
+                try p.readStringList(into: &subject.roles)
+            } else if p.isKey(key, "auth") {
+                try p.once(&seen, 16, key)
+                subject.auth = try p.readAuth()
+            } else if p.isKey(key, "attributes") {
+                try p.once(&seen, 32, key)
+                try p.readAttributes(into: &subject.attributes, depth: 3)
+            } else {
+                throw p.unknownField(key, allowed: ["id", "tier", "subscriptionExpiry", "roles", "auth", "attributes"])
             }
         }
         if seen & 19 != 19 { Self.clearStrings(of: &subject, seen: seen) }
@@ -316,24 +304,18 @@ struct JSONRequestParser {
     mutating func readAuth() throws(RequestError) -> Authentication? {
         if try skipNull() { return nil }
         let open = pos
-        try openObject(depth: 3)
         var seen: UInt8 = 0
-        var first = true
         var method: String?
         var verifiedAt: Date?
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "method") {
-                    try once(&seen, 1, key)
-                    method = try readOptionalString()
-                } else if isKey(key, "verifiedAt") {
-                    try once(&seen, 2, key)
-                    verifiedAt = try readOptionalTimestamp()
-                } else {
-                    throw unknownField(key, allowed: ["method", "verifiedAt"])
-                }
-            } catch {
-                throw error.inside(keyText(key))
+        try forEachMember(depth: 3) { p, key throws(RequestError) in
+            if p.isKey(key, "method") {
+                try p.once(&seen, 1, key)
+                method = try p.readOptionalString()
+            } else if p.isKey(key, "verifiedAt") {
+                try p.once(&seen, 2, key)
+                verifiedAt = try p.readOptionalTimestamp()
+            } else {
+                throw p.unknownField(key, allowed: ["method", "verifiedAt"])
             }
         }
         guard let method else { throw RequestError(field: "method", "is required when auth is given", kind: .missingField, offset: open) }
@@ -342,37 +324,31 @@ struct JSONRequestParser {
 
     mutating func readResource(into resource: inout Resource) throws(RequestError) {
         let open = pos
-        try openObject(depth: 2)
         var seen: UInt8 = 0
-        var first = true
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "type") {
-                    try once(&seen, 1, key)
-                    guard let type = try readOptionalString() else {
-                        throw RequestError(field: "", "is required", kind: .missingField, offset: key.offset)
-                    }
-                    resource.type = type
-                } else if isKey(key, "id") {
-                    try once(&seen, 2, key)
-                    resource.id = try readOptionalString()
-                } else if isKey(key, "ownerId") {
-                    try once(&seen, 4, key)
-                    resource.ownerId = try readOptionalString()
-                } else if isKey(key, "members") {
-                    try once(&seen, 8, key)
-                    try readMembers(into: &resource.members)
-                } else if isKey(key, "usage") {
-                    try once(&seen, 16, key)
-                    try readUsage(into: &resource.usage)
-                } else if isKey(key, "attributes") {
-                    try once(&seen, 32, key)
-                    try readAttributes(into: &resource.attributes, depth: 3)
-                } else {
-                    throw unknownField(key, allowed: ["type", "id", "ownerId", "members", "usage", "attributes"])
+        try forEachMember(depth: 2) { p, key throws(RequestError) in
+            if p.isKey(key, "type") {
+                try p.once(&seen, 1, key)
+                guard let type = try p.readOptionalString() else {
+                    throw RequestError(field: "", "is required", kind: .missingField, offset: key.offset)
                 }
-            } catch {
-                throw error.inside(keyText(key))
+                resource.type = type
+            } else if p.isKey(key, "id") {
+                try p.once(&seen, 2, key)
+                resource.id = try p.readOptionalString()
+            } else if p.isKey(key, "ownerId") {
+                try p.once(&seen, 4, key)
+                resource.ownerId = try p.readOptionalString()
+            } else if p.isKey(key, "members") {
+                try p.once(&seen, 8, key)
+                try p.readMembers(into: &resource.members)
+            } else if p.isKey(key, "usage") {
+                try p.once(&seen, 16, key)
+                try p.readUsage(into: &resource.usage)
+            } else if p.isKey(key, "attributes") {
+                try p.once(&seen, 32, key)
+                try p.readAttributes(into: &resource.attributes, depth: 3)
+            } else {
+                throw p.unknownField(key, allowed: ["type", "id", "ownerId", "members", "usage", "attributes"])
             }
         }
         guard seen & 1 != 0 else { throw RequestError(field: "type", "is required", kind: .missingField, offset: open) }
@@ -382,22 +358,16 @@ struct JSONRequestParser {
     }
 
     mutating func readContext(into context: inout Context) throws(RequestError) {
-        try openObject(depth: 2)
         var seen: UInt8 = 0
-        var first = true
-        while let key = try nextMember(&first) {
-            do throws(RequestError) {
-                if isKey(key, "now") {
-                    try once(&seen, 1, key)
-                    context.now = try readOptionalTimestamp()
-                } else if isKey(key, "attributes") {
-                    try once(&seen, 2, key)
-                    try readAttributes(into: &context.attributes, depth: 3)
-                } else {
-                    throw unknownField(key, allowed: ["now", "attributes"])
-                }
-            } catch {
-                throw error.inside(keyText(key))
+        try forEachMember(depth: 2) { p, key throws(RequestError) in
+            if p.isKey(key, "now") {
+                try p.once(&seen, 1, key)
+                context.now = try p.readOptionalTimestamp()
+            } else if p.isKey(key, "attributes") {
+                try p.once(&seen, 2, key)
+                try p.readAttributes(into: &context.attributes, depth: 3)
+            } else {
+                throw p.unknownField(key, allowed: ["now", "attributes"])
             }
         }
     }
@@ -616,6 +586,23 @@ struct JSONRequestParser {
         guard pos < count, base[pos] == UInt8(ascii: "{") else { throw wrongType("an object") }
         try enter(depth: depth)
         pos += 1
+    }
+
+    /// Reads the object at the cursor (at nesting level `depth`) member by member: `member` reads the value of each key
+    /// (the cursor on it), and an error it throws is named inside that key (`tier` becomes `subject.tier`).
+    @inline(__always)
+    mutating func forEachMember(
+        depth: Int, _ member: (inout JSONRequestParser, StringToken) throws(RequestError) -> Void
+    ) throws(RequestError) {
+        try openObject(depth: depth)
+        var first = true
+        while let key = try nextMember(&first) {
+            do throws(RequestError) {
+                try member(&self, key)
+            } catch {
+                throw error.inside(keyText(key))
+            }
+        }
     }
 
     /// The next key of an object whose `{` is consumed, with the cursor on its value; nil after the closing `}`.

@@ -18,9 +18,9 @@ enum SmallASCII {
         var high: UInt64
         if count >= 8 {
             low = raw.loadUnaligned(as: UInt64.self)
-            high = tail(raw + 8, count - 8)
+            high = (raw + 8).partialWord(count: count - 8)
         } else {
-            low = tail(raw, count)
+            low = raw.partialWord(count: count)
             high = 0
         }
         high |= UInt64(0xE0 | count) << 56
@@ -33,21 +33,24 @@ enum SmallASCII {
         return nil
         #endif
     }
+}
 
-    /// The first `count` (0 to 7) bytes at `p` as the low bytes of a word, reading nothing past them.
-    @inline(__always)
-    private static func tail(_ p: UnsafeRawPointer, _ count: Int) -> UInt64 {
+extension UnsafeRawPointer {
+    /// The first `count` (0 to 7) bytes here as the low bytes of a word, read as 4 + 2 + 1 bytes so nothing past them
+    /// is touched: the small strings' tail and the engine's name hash (`WordHasher`) read a name's last bytes this way.
+    @inlinable @inline(__always)
+    package func partialWord(count: Int) -> UInt64 {
         var word: UInt64 = 0
         var at = 0
         if count & 4 != 0 {
-            word = UInt64(p.loadUnaligned(as: UInt32.self))
+            word = UInt64(loadUnaligned(as: UInt32.self))
             at = 4
         }
         if count & 2 != 0 {
-            word |= UInt64(p.loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
+            word |= UInt64(loadUnaligned(fromByteOffset: at, as: UInt16.self)) << UInt64(at * 8)
             at += 2
         }
-        if count & 1 != 0 { word |= UInt64(p.load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
+        if count & 1 != 0 { word |= UInt64(load(fromByteOffset: at, as: UInt8.self)) << UInt64(at * 8) }
         return word
     }
 }
