@@ -89,7 +89,7 @@ _policy_check() {
         '--coverage[Report which rules, condition branches and requirement outcomes the policy tests exercise, per file.]'
         '--min-coverage[Exit 2 when a set'\''s test coverage is below N percent (0-100); implies --coverage.]:N:'
         '--junit-output[Also write the JUnit XML report to FILE, whatever --format is.]:FILE:'
-        '--public-key[Verify each bundle file'\''s signature with this public key (base64, or a file holding it) before checking it.]:KEY:'
+        '--public-key[Verify a bundle file'\''s signature with this public key (base64, or a file holding it) before reading it.]:KEY:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -202,7 +202,7 @@ _policy_matrix() {
         ':directory:'
         '--resource[Only this resource type.]:TYPE:'
         '--format[Output format\: text, markdown, html or json.]:format:{__policy_complete "${___format[@]}"}'
-        '--public-key[Verify a bundle file'\''s signature with this public key (base64, or a file holding it) first.]:KEY:'
+        '--public-key[Verify a bundle file'\''s signature with this public key (base64, or a file holding it) before reading it.]:KEY:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -216,6 +216,13 @@ func isBundleFile(_ path: String) -> Bool {
     return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
 }
 
+/// `--public-key` of the commands that read a bundle file in place of a folder (`check`, `matrix`): the key its
+/// signature is verified with; without it the bundle is read unverified (`openBundle`).
+struct BundleKeyOption: ParsableArguments {
+    @Option(help: ArgumentHelp("Verify a bundle file's signature with this public key (base64, or a file holding it) before reading it.", valueName: "KEY"))
+    var publicKey: String?
+}
+
 /// A bundle's files unpacked into a new temporary folder of a fixed name (`PolicyBundle.unpack`: the manifest's name
 /// is only a label), for the folder-based tools; the caller removes `cleanup`, and a failure removes it first.
 func unpackBundle(_ path: String, publicKey: String?) throws -> (folder: String, cleanup: URL) {

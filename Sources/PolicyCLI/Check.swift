@@ -53,8 +53,7 @@ struct Check: ParsableCommand {
     @Option(help: ArgumentHelp("Also write the JUnit XML report to FILE, whatever --format is.", valueName: "FILE"))
     var junitOutput: String?
 
-    @Option(help: ArgumentHelp("Verify each bundle file's signature with this public key (base64, or a file holding it) before checking it.", valueName: "KEY"))
-    var publicKey: String?
+    @OptionGroup var bundleKey: BundleKeyOption
 
     func validate() throws {
         if let minCoverage, !(0...100).contains(minCoverage) {
@@ -75,7 +74,7 @@ struct Check: ParsableCommand {
         var folders: [String] = []
         for directory in directories {
             if isBundleFile(directory) {
-                let u = try unpackBundle(directory, publicKey: publicKey)
+                let u = try unpackBundle(directory, publicKey: bundleKey.publicKey)
                 unpacked.append((u.folder, u.cleanup, directory))
                 folders.append(u.folder)
             } else {

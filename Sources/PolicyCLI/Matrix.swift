@@ -34,15 +34,14 @@ struct Matrix: ParsableCommand {
     @Option(help: "Output format: text, markdown, html or json.")
     var format: MatrixFormat = .text
 
-    @Option(help: ArgumentHelp("Verify a bundle file's signature with this public key (base64, or a file holding it) first.", valueName: "KEY"))
-    var publicKey: String?
+    @OptionGroup var bundleKey: BundleKeyOption
 
     func run() throws {
         var title = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
         let policy: CompiledPolicy
         if isBundleFile(directory) {
             // Locations name the bundle's files by their paths in it, as the server names them.
-            policy = try loadedOrExit(try openBundle(directory, publicKey: publicKey).compile())
+            policy = try loadedOrExit(try openBundle(directory, publicKey: bundleKey.publicKey).compile())
             title = policy.name
         } else {
             policy = try loadOrExit(directory)
