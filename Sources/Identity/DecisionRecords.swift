@@ -137,7 +137,7 @@ extension IdentityService {
         // transaction, and a thousand users deciding at once held the writer to about 1,000 records a second.
         // An id holding U+0000 is no user's (ids are UUIDs), and PostgreSQL refuses it as a parameter (22021), which
         // would fail the whole batch: it is not looked up.
-        let userIds = Set(keyed.compactMap(\.userId)).filter { !$0.utf8.contains(0) }.sorted()
+        let userIds = Set(keyed.compactMap(\.userId)).filter { !Self.holdsNUL($0) }.sorted()
         try await store.write { tx in
             var actors: [String: String] = [:]
             if !userIds.isEmpty {
