@@ -25,8 +25,10 @@ extension GatehouseService {
     }
 
     /// The decision when it needs nothing from the store (no bearer), made without an await; nil when it does. The
-    /// pipeline's first branch, a function of its own so that a batch of such requests never awaits.
-    func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
+    /// pipeline's first branch, a function of its own so that a batch of such requests never awaits, and the server's
+    /// decide road ahead of its router (`DecideAhead`) calls it on the event loop. It throws before deciding,
+    /// observing or recording anything (a caller-named subject on a facade that does not trust callers).
+    public func decideWithoutStore(_ request: Request, bearer: String?, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
         guard bearer == nil else { return nil }
         let resolved = try unbound(request)
         if DecisionTracing.isActive { return tracedDecideAndRecord(resolved, fromSession: false, by: policy, origin: origin) }

@@ -26,6 +26,8 @@ public final class ServerMetrics: DecisionObserver, Sendable {
     private let bundleStreamsOpen: Prometheus.Gauge
     private let bundleStreamsDropped: Prometheus.Counter
     private let cacheEvents: [DecisionCacheEvent: Prometheus.Counter]
+    /// Decide requests answered ahead of the router (`DecideAhead`); not exported, tests read it.
+    let answeredAhead = Atomic<Int>(0)
     /// The identity layer's event totals as last exported, so the counters move by the difference.
     private let exportedSecurity = Mutex<[String: Int]>([:])
     /// The decision recorder's totals as last exported, by metric name and label.

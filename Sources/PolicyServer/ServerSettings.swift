@@ -47,6 +47,10 @@ public struct ServerSettings: Sendable {
     /// Load balancers (exact IP addresses) whose `X-Forwarded-For` names the client: behind one, every
     /// client would otherwise share the balancer's address in the per-client limits.
     public var trustedProxies: Set<String> = []
+    /// Answer a whole `POST /v1/decide` without a bearer on the connection's event loop, ahead of the router
+    /// (`DecideAhead`: the same answer, without the framework's async road for the body). Off: every request takes the
+    /// router (tests compare the two).
+    public var decideAhead = true
     /// Which decisions go to the decision log (`off`, `denied`, `all`, `sample:R`); its rows expire with the audit log's
     /// retention. Records are queued on the answer's path and written in batches off it (`DecisionRecorder`).
     public var decisionLog: DecisionLogMode = .off

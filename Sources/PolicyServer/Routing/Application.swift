@@ -46,9 +46,10 @@ public func buildApplication(
         if let canonical = ForwardedClient.canonical(peer), trusted.contains(canonical) { return nil }
         return ForwardedClient.limitKey(peer, ipv6Prefix: ipv6Prefix)
     }
+    let decideAhead = DecideAhead.road(server)
     var http = HTTP1Channel.Configuration(
         additionalChannelHandlers: [ConnectionCap(connections, clientKey: clientKey) { metrics.connectionRefused() }]
-            + ReadDeadline.handlers(limit: readTimeout) { metrics.readTimedOut() })
+            + ReadDeadline.handlers(limit: readTimeout) { metrics.readTimedOut() } + DecideAhead.handlers(road: decideAhead))
     http.idleTimeout = .nanoseconds(Int64(settings.idleTimeout.components.seconds) * 1_000_000_000)
     return Application(
         router: buildRouter(server),

@@ -1,0 +1,186 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+@testable import PolicyServer
+import Testing
+
+/// The decide road ahead of the router (`DecideAhead`, issue 41 item 1) answers what the router would, byte for byte:
+/// the same requests, good and bad, whole, split and pipelined, go to a server with it and one without
+/// (`ServerSettings.decideAhead`), and every answer must match but for its `Date`. The road must also be taken where it
+/// should (or the comparison proves nothing), and leave the connection's idle timeout and the decision log as they were.
+@Suite(.startsServers) struct DecideAheadTests {
+    static let freeAI = #"{"subject": {"id": "u1", "tier": "free"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+    static let proAI = #"{"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+    static let capped = #"{"subject":{"id":"u1","tier":"free"},"action":"add_source","resource":{"type":"app","usage":{"sources":49}}}"#
+
+    static func post(_ body: String, path: String = "/v1/decide", headers: [String] = ["Content-Type: application/json"], length: Int? = nil)
+        -> String
+    {
+        "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers.map { $0 + "\r\n" }.joined()
+            + "Content-Length: \(length ?? body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    static let close = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+    /// What each case sends, as writes 150 ms apart (a write is one read on loopback), ending with a request that closes.
+    static let cases: [(name: String, writes: [String], ahead: Int)] = [
+        ("one allow and one deny", [post(proAI) + post(freeAI) + close], 2),
+        ("a capped action's counts", [post(capped) + close], 1),
+        ("decisions in separate writes", [post(freeAI), post(proAI), close], 2),
+        ("a body split over two writes", [String(post(proAI).dropLast(20)), String(post(proAI).suffix(20)) + close], 0),
+        ("a head alone, then its body", [post(proAI).replacingOccurrences(of: proAI, with: ""), proAI + close], 0),
+        ("pipelined behind a router request", [post(freeAI) + "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + post(proAI) + close], 1),
+        ("a body that is not JSON", [post("{\"subject\": ") + close], 0),
+        ("an unknown field", [post(#"{"action": "ai_suggestions", "resource": {"type": "app"}, "extra": 1}"#) + close], 0),
+        ("JSON with a charset", [post(proAI, headers: ["Content-Type: application/json; charset=utf-8"]) + close], 0),
+        ("not JSON at all", [post(proAI, headers: ["Content-Type: text/plain"]) + close], 0),
+        ("no Content-Type", [post(proAI, headers: []) + close], 0),
+        ("a bearer", [post(#"{"action": "ai_suggestions", "resource": {"type": "app"}}"#, headers: ["Content-Type: application/json", "Authorization: Bearer nope"]) + close], 0),
+        ("a query", [post(proAI, path: "/v1/decide?x=1") + close], 0),
+        ("a trailing slash", [post(proAI, path: "/v1/decide/") + close], 0),
+        ("the batch route", [post(#"{"requests": [\#(proAI)]}"#, path: "/v1/decide/batch") + close], 0),
+        ("Connection: keep-alive", [post(proAI, headers: ["Content-Type: application/json", "Connection: keep-alive"]) + close], 0),
+        ("two Content-Types", [post(proAI, headers: ["Content-Type: application/json", "Content-Type: application/json"]) + close], 0),
+        ("an empty body", [post("") + close], 0),
+        ("GET on the decide path", ["GET /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + close], 0),
+    ]
+
+    /// Every case's bytes from `port`, the `Date` lines taken out.
+    static func answers(_ port: Int) throws -> [String] {
+        try cases.map { item in
+            let connection = try RawConnection(port: port)
+            for (i, write) in item.writes.enumerated() {
+                if i > 0 { usleep(150_000) }
+                try connection.send(write)
+            }
+            let text = String(decoding: try connection.everything(within: 30), as: UTF8.self)
+            return text.split(separator: "\r\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("Date: ") }.joined(separator: "\r\n")
+        }
+    }
+
+    @Test func theRoadAheadAnswersWhatTheRouterAnswers() async throws {
+        let ahead = try TestServer()
+        let router = try TestServer { $0.decideAhead = false }
+        let taken = try await ahead.app.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onThread { () throws -> [(String, Int)] in
+                try Self.cases.map { item in
+                    let before = ahead.server.metrics.answeredAhead.load(ordering: .relaxed)
+                    let connection = try RawConnection(port: port)
+                    for (i, write) in item.writes.enumerated() {
+                        if i > 0 { usleep(150_000) }
+                        try connection.send(write)
+                    }
+                    _ = try connection.everything(within: 30)
+                    return (item.name, ahead.server.metrics.answeredAhead.load(ordering: .relaxed) - before)
+                }
+            }
+        }
+        for (item, (name, count)) in zip(Self.cases, taken) {
+            #expect(count == item.ahead, "\(name): \(count) answered ahead, \(item.ahead) expected")
+        }
+        let withRoad = try await ahead.app.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onThread { try Self.answers(port) }
+        }
+        let withoutRoad = try await router.app.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onThread { try Self.answers(port) }
+        }
+        #expect(router.server.metrics.answeredAhead.load(ordering: .relaxed) == 0)
+        for (item, (one, other)) in zip(Self.cases, zip(withRoad, withoutRoad)) {
+            #expect(one == other, "\(item.name)")
+            #expect(one.hasPrefix("HTTP/1.1 "), "\(item.name): \(one)")
+        }
+        // The answers are the route's: a decision, its policy header, its length.
+        #expect(withRoad[0].contains("Gatehouse-Policy: "))
+        #expect(withRoad[0].contains(#""decision":"allow""#) && withRoad[0].contains(#""decision":"deny""#))
+        #expect(withRoad[1].contains(#""remaining":1"#))
+    }
+
+    /// A caller-named subject on a server that does not trust callers is refused on the router's road, as before.
+    @Test func anUntrustedCallerSubjectIsTheRoutersToRefuse() async throws {
+        let ahead = try TestServer { $0.trustCallerSubjects = false }
+        let router = try TestServer { $0.trustCallerSubjects = false; $0.decideAhead = false }
+        var texts: [String] = []
+        for t in [ahead, router] {
+            texts.append(try await t.app.test(.live) { client in
+                let port = try #require(client.port)
+                return try await onThread { try Self.answers(port)[0] }
+            })
+        }
+        #expect(texts[0] == texts[1])
+        #expect(texts[0].hasPrefix("HTTP/1.1 4"), "\(texts[0])")
+        #expect(ahead.server.metrics.answeredAhead.load(ordering: .relaxed) == 0)
+    }
+
+    /// Hummingbird's idle timeout counts this road's requests: a connection asking a decision every 250 ms for twice
+    /// the timeout stays open, and closes once it falls silent.
+    @Test func aConnectionBusyWithDecisionsIsNotIdle() async throws {
+        let t = try TestServer { $0.idleTimeout = .seconds(1) }
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            let (statuses, closedWhenSilent) = try await onThread { () throws -> ([Int?], Bool) in
+                let connection = try RawConnection(port: port)
+                var statuses: [Int?] = []
+                for _ in 0..<8 {
+                    try connection.send(Self.post(Self.proAI))
+                    statuses.append(try connection.answer(within: 10)?.status)
+                    usleep(250_000)
+                }
+                // Silent now: the server closes within its timeout (and a little more), well before `everything` gives up.
+                let silent = Date()
+                let rest = try connection.everything(within: 8)
+                return (statuses, rest.isEmpty && Date().timeIntervalSince(silent) < 6)
+            }
+            #expect(statuses == Array(repeating: 200, count: 8))
+            #expect(closedWhenSilent)
+        }
+        #expect(t.server.metrics.answeredAhead.load(ordering: .relaxed) == 8)
+    }
+
+    /// The road's decisions are recorded in the decision log as the route's are.
+    @Test func theRoadsDecisionsAreRecorded() async throws {
+        let t = try TestServer { $0.decisionLog = .all }
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            _ = try await onThread { () throws -> [UInt8] in
+                let connection = try RawConnection(port: port)
+                try connection.send(Self.post(Self.proAI) + Self.post(Self.freeAI) + Self.post(Self.capped) + Self.close)
+                return try connection.everything(within: 30)
+            }
+        }
+        let recorder = t.server.service.recorder
+        await recorder.flush()
+        #expect(t.server.metrics.answeredAhead.load(ordering: .relaxed) == 3)
+        #expect(recorder.counts.written == 3, "\(recorder.counts)")
+    }
+
+    /// Behind a trusted proxy the decision log's per-client quota goes by the `X-Forwarded-For` client on both roads:
+    /// two clients of two records each through one proxy connection get four records, not two.
+    @Test(arguments: [true, false]) func behindAProxyTheLogsClientIsTheForwardedOne(ahead: Bool) async throws {
+        let t = try TestServer {
+            $0.decideAhead = ahead
+            $0.trustedProxies = ["127.0.0.1"]
+            $0.decisionLog = .all
+            $0.decisionLogLimit = RateLimit(requests: 2, window: 60)
+        }
+        try await t.app.test(.live) { client in
+            let port = try #require(client.port)
+            _ = try await onThread { () throws -> [UInt8] in
+                let connection = try RawConnection(port: port)
+                var text = ""
+                for (i, forwarded) in ["10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2", "10.0.0.2"].enumerated() {
+                    let body = #"{"subject": {"id": "user-\#(i)", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+                    text += Self.post(body, headers: ["Content-Type: application/json", "X-Forwarded-For: \(forwarded)"])
+                }
+                try connection.send(text + Self.close)
+                return try connection.everything(within: 30)
+            }
+        }
+        let recorder = t.server.service.recorder
+        await recorder.flush()
+        #expect(t.server.metrics.answeredAhead.load(ordering: .relaxed) == (ahead ? 6 : 0))
+        #expect(recorder.counts.written == 4, "\(recorder.counts)")
+    }
+}
