@@ -164,6 +164,19 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// The peer's client key, made once a connection (the peer does not change; `ipAddress` formats it every call).
+    private var peerKey: String?
+
+    /// The decision log's client for `head` (`Road.client`; the peer's key kept for the connection when no proxy is
+    /// trusted, since then it depends on the peer alone).
+    private func client(_ head: HTTPRequest, context: ChannelHandlerContext) -> String {
+        guard road.trusted.isEmpty else { return road.client(head, peer: context.channel.remoteAddress?.ipAddress) }
+        if let peerKey { return peerKey }
+        let key = road.client(head, peer: context.channel.remoteAddress?.ipAddress)
+        peerKey = key
+        return key
+    }
+
     private func passOn(_ request: (head: HTTPRequest, body: ByteBuffer?), context: ChannelHandlerContext) {
         passedOn += 1
         context.fireChannelRead(wrapInboundOut(.head(request.head)))
@@ -200,8 +213,7 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
         let decision: Decision
         do {
             let request = try DecisionBodies.request(body, limit: road.limit)
-            let origin = road.logging
-                ? DecisionOrigin(client: road.client(head, peer: context.channel.remoteAddress?.ipAddress), maxRecords: road.maxRecords) : nil
+            let origin = road.logging ? DecisionOrigin(client: client(head, context: context), maxRecords: road.maxRecords) : nil
             guard let decided = try service.decideWithoutStore(request, bearer: nil, by: policy, origin: origin) else { return false }
             decision = decided
         } catch {
