@@ -42,6 +42,7 @@ import Testing
         ("Connection: keep-alive", [post(proAI, headers: ["Content-Type: application/json", "Connection: keep-alive"]) + close], 0),
         ("two Content-Types", [post(proAI, headers: ["Content-Type: application/json", "Content-Type: application/json"]) + close], 0),
         ("an empty body", [post("") + close], 0),
+        ("HTTP/1.0", [post(proAI).replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0") + close], 1),
         ("GET on the decide path", ["GET /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + close], 0),
     ]
 
