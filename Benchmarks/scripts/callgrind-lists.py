@@ -6,7 +6,7 @@ Usage (from Benchmarks/, after `swift build -c release --product gatehouse-bench
     scripts/callgrind-lists.py [ROUNDS] [KEEP_DIR]
 
 Runs `gatehouse-bench --profile-lists ROUNDS` under callgrind. The runner builds the world (`ListWorld`), checks every
-listing's ids against the SELECT's, then runs each listing ROUNDS times between callgrind's zero and a labelled dump
+listing's ids against the SELECT's, then runs each listing ROUNDS times between two labelled dumps
 (client requests, `CallgrindMarks`), so each dump holds one listing's instructions on every thread (the caller's task,
 GRDB's reader queue, SQLite) and nothing of the set-up. Prints instructions per listing and per page, and the ratios
 to the SELECT. KEEP_DIR keeps the dumps for `callgrind_annotate --inclusive=yes KEEP_DIR/lists-limit1000`.
@@ -26,6 +26,25 @@ def stripped_copy(tmp):
     return os.path.join(tmp, os.path.basename(BENCH))
 
 
+# The runner's top-level code is async: its main thread parks in libdispatch's sigsuspend, on which valgrind 3.19
+# crashes ("the 'impossible' happened"); the same shim as scripts/list-http-load.py's passes the mask by syscall.
+SIGSUSPEND = r'''
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscall(SYS_rt_sigsuspend, &copy, 8); }
+'''
+
+
+def sigsuspend_shim(tmp):
+    source = os.path.join(tmp, "sigsuspend.c")
+    with open(source, "w") as f:
+        f.write(SIGSUSPEND)
+    shim = os.path.join(tmp, "sigsuspend.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, source], check=True)
+    return shim
+
+
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     keep = sys.argv[2] if len(sys.argv) > 2 else None
@@ -34,7 +53,8 @@ def main():
         out = os.path.join(tmp, "cg.out")
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--profile-lists", str(rounds)],
-            capture_output=True, text=True, env={**os.environ, "SWIFT_DETERMINISTIC_HASHING": "1"})
+            capture_output=True, text=True,
+            env={**os.environ, "SWIFT_DETERMINISTIC_HASHING": "1", "LD_PRELOAD": sigsuspend_shim(tmp)})
         if proc.returncode != 0:
             sys.exit(proc.stdout[-2000:] + proc.stderr[-4000:])
         totals = {}
