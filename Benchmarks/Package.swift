@@ -10,6 +10,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         // The runner counts allocations per decision and the compiled policy's bytes with the same interposer.
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        // The lists section seeds its world and runs the plain SELECT through the identity store's own pool (GRDB's).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Writes valid synthetic policy sets of N rules of realistic shapes.
@@ -20,12 +22,16 @@ let package = Package(
         .target(name: "HandWrittenBaseline", dependencies: [.product(name: "Gatehouse", package: "Gatehouse")]),
         // `swift run -c release policy-synth N DIR`: writes a synthetic set to disk.
         .executableTarget(name: "policy-synth", dependencies: ["PolicySynth"]),
+        // Callgrind's client requests (zero, dump with a label) when valgrind's headers are installed, else no-ops: a
+        // runner marks where a measured stretch starts and ends, on every thread at once.
+        .target(name: "CallgrindMarks"),
         // `swift run -c release gatehouse-bench`: ContinuousClock medians/p99 and the scaling table, no plugin needed.
         .executableTarget(
             name: "gatehouse-bench",
             dependencies: [
-                "BenchFixtures", "PolicySynth", "HandWrittenBaseline",
+                "BenchFixtures", "PolicySynth", "HandWrittenBaseline", "CallgrindMarks",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // `swift run -c release bundle-bench`: signed bundles' build, verify and compile time as ratios to compiling the folder.
         .executableTarget(

@@ -108,7 +108,17 @@ package enum ListCursor {
     package static func lastId(in cursor: String, type: String, action: String) throws(IdentityError) -> String {
         let refused = IdentityError(.invalidInput, field: "cursor", "not a cursor of this list (a nextCursor of the same type and action)")
         guard cursor.utf8.count <= 2048 else { throw refused }
-        guard let data = SecretCoding.fromBase64URL(cursor), let text = String(data: data, encoding: .utf8) else { throw refused }
+        guard let data = SecretCoding.fromBase64URL(cursor) else { throw refused }
+        // The cursor as made, compared byte by byte: a NUL is a grapheme of its own, so its bytes split where the text's
+        // characters would, and equal bytes are equal strings. Anything else takes the text's own comparison below.
+        let bytes = [UInt8](data)
+        let fields = bytes.split(separator: 0, maxSplits: 3, omittingEmptySubsequences: false)
+        if fields.count == 4, fields[0].elementsEqual("1".utf8), fields[1].elementsEqual(type.utf8), fields[2].elementsEqual(action.utf8),
+            !fields[3].isEmpty, !fields[3].contains(0), let lastId = String(validating: fields[3], as: UTF8.self)
+        {
+            return lastId
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw refused }
         let parts = text.split(separator: "\u{0}", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "1", parts[1] == type, parts[2] == action, !parts[3].isEmpty else { throw refused }
         return String(parts[3])

@@ -5,6 +5,9 @@ import GRDB
 public final class AppDatabase: Sendable {
     /// The GRDB pool (WAL, `synchronous = FULL`, `secure_delete`); the store and the package's tests reach SQLite through it.
     package let pool: DatabasePool
+    /// `pool` for the Benchmarks package's list runner (`gatehouse-bench --section lists`), which seeds its world and
+    /// runs the plain `SELECT` a list is measured against through the pool the store reads by. Not API: an SPI.
+    @_spi(Benchmarks) public var benchmarkPool: DatabasePool { pool }
     /// The numbers of this process's committed writes, so the commit probe tells them from other processes'.
     package let ownCommits = OwnCommits()
 

@@ -4,7 +4,8 @@
 // pass's time over its request count, so clock overhead is amortised. Reports median and p99 of the samples,
 // throughput, and heap allocations per decision (counted by ordo-one's malloc interposer, linked in).
 // Sections: the shipped sets (decide, allow-only, deny-only, prepared, explain, compile), `policy check` end to
-// end, the facade's decide-by-session-token, and the scaling table over synthetic sets (decide, compile, memory).
+// end, the facade's decide-by-session-token, and the scaling table over synthetic sets (decide, compile, memory);
+// `--section lists`: every page of a list through the facade against a plain SELECT (Lists.swift).
 import BenchFixtures
 import Foundation
 import Gatehouse
@@ -13,7 +14,8 @@ import MallocInterposerSwift
 import PolicySynth
 
 let usage = """
-    usage: gatehouse-bench [--section shipped|check|facade|scaling|all] [--max-rules N] [--samples N]
+    usage: gatehouse-bench [--section shipped|check|facade|scaling|lists|all] [--max-rules N] [--samples N] [--list-rounds N]
+           gatehouse-bench --profile-lists ROUNDS
            gatehouse-bench --compile-only N
            gatehouse-bench --profile decide|allow|deny|prepared|explain|plan|handwritten|interned|handwritten-interned SET PASSES
            gatehouse-bench --profile scaling N PASSES
@@ -23,7 +25,9 @@ let usage = """
 
 var maxRules = 100_000
 var samples = 2_000
-var sections: Set<String> = ["shipped", "check", "facade", "scaling"]
+var sections: Set<String> = ["shipped", "check", "facade", "scaling", "lists"]
+var listRounds = 31
+var profileListRounds: Int?
 var compileOnly: Int?
 var profile: [String]?
 var decideFile: (String, String)?
@@ -33,6 +37,10 @@ while let argument = arguments.popFirst() {
     switch argument {
     case "--max-rules": maxRules = Int(arguments.popFirst() ?? "") ?? maxRules
     case "--samples": samples = Int(arguments.popFirst() ?? "") ?? samples
+    // Interleaved rounds of the lists section (each round: the plain SELECT, every page at 1000, every page at 100).
+    case "--list-rounds": listRounds = max(1, Int(arguments.popFirst() ?? "") ?? listRounds)
+    // Each listing ROUNDS times between callgrind marks: the target of scripts/callgrind-lists.py.
+    case "--profile-lists": profileListRounds = Int(arguments.popFirst() ?? "")
     case "--section":
         let name = arguments.popFirst() ?? ""
         sections = name == "all" ? sections : [name]
@@ -138,6 +146,11 @@ if let n = compileOnly {
     let set = SyntheticPolicySet(ruleCount: n)
     let ms = medianMilliseconds(runs: 1) { consume(Fixtures.compiled(set)) }
     print("compiled \(n) rules in \(fmt(ms, 1)) ms")
+    exit(0)
+}
+
+if let rounds = profileListRounds {
+    try await profileLists(rounds: rounds)
     exit(0)
 }
 
@@ -392,4 +405,10 @@ if sections.contains("scaling") {
         baseline = baseline ?? decide.median
         print("| \(n) | \(set.typeCount) | \(set.byteCount) | \(fmt(compile, 1)) | \(bytes(footprint)) | \(fmt(decide.median)) | \(fmt(decide.p99)) | \(fmt(decide.perSecond / 1e6, 2))M | \(fmt(decide.mallocs, 2)) | \(fmt(decide.median / baseline!, 2))x |")
     }
+}
+
+// MARK: Lists
+
+if sections.contains("lists") {
+    try await runListSection(rounds: listRounds)
 }
