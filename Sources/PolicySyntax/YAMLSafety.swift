@@ -10,7 +10,8 @@ public struct YAMLLimits: Sendable, Hashable {
 }
 
 /// Scans raw YAML text before Yams composes it, refusing what policy files never need but attackers use:
-/// anchors and aliases (alias bombs hang composition), tags, and nesting deep enough to exhaust the stack.
+/// anchors and aliases (alias bombs hang composition), tags, complex mapping keys (`? ` or a collection as a key: Yams'
+/// duplicate check walks them, exponentially in their nesting), and nesting deep enough to exhaust the stack.
 ///
 /// The scan follows YAML's lexical rules closely enough to find the start of every node: it skips
 /// comments, quoted scalars and block scalars, so an `&` or `*` inside text is left alone. It is
@@ -44,6 +45,14 @@ enum YAMLSafetyScanner {
         func report(_ code: DiagnosticCode, _ message: String, line: Int, column: Int, help: [String] = []) {
             guard diagnostics.count < 20 else { return }
             diagnostics.append(Diagnostic(.error, code, message, at: file.location(line: line, column: column), help: help))
+        }
+
+        // Yams' duplicate-key check compares keys by walking them, so keys nested in keys take time exponential in the
+        // nesting: a 983-byte file of explicit keys took minutes (the yaml-safety fuzz target). A policy's keys are names.
+        func complexKey(line: Int, column: Int) {
+            report(
+                .yamlSyntax, "complex mapping keys are not allowed in policy files", line: line, column: column,
+                help: ["write the key as a name (plain or quoted text); `? ` and a list or mapping as a key are not policy syntax"])
         }
 
         for line in lines {
@@ -101,6 +110,7 @@ enum YAMLSafetyScanner {
                     case "-", "?", ":":
                         // Block indicators start a nested node when followed by a space or the line's end.
                         if i + 1 == line.count || line[i + 1] == " " || line[i + 1] == "\t" {
+                            if c == "?" { complexKey(line: lineNumber, column: i + 1) }
                             if flowDepth == 0, c != ":" { extraDepth += 1 }
                             i += 1
                             continue
@@ -125,6 +135,10 @@ enum YAMLSafetyScanner {
                 case "]", "}":
                     if flowDepth > 0 { flowDepth -= 1 }
                     atNodeStart = false
+                    // A collection followed by `:` is a mapping key.
+                    var next = i + 1
+                    while next < line.count, line[next] == " " || line[next] == "\t" { next += 1 }
+                    if next < line.count, line[next] == ":" { complexKey(line: lineNumber, column: next + 1) }
                 case ",":
                     atNodeStart = flowDepth > 0
                 case ":":

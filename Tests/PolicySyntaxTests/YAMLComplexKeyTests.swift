@@ -22,7 +22,7 @@ import Testing
     ])
     func aComplexKeyIsRefusedWhereItIs(text: String, line: Int, column: Int) {
         let diagnostics = Self.load(text)
-        #expect(diagnostics.contains { $0.code == .yamlSyntax && $0.message.contains("complex mapping key") }, "\(diagnostics)")
+        #expect(diagnostics.contains { $0.kind == .yamlSyntax && $0.message.contains("complex mapping key") }, "\(diagnostics)")
         #expect(diagnostics.first?.location?.line == line && diagnostics.first?.location?.column == column, "\(diagnostics)")
     }
 
