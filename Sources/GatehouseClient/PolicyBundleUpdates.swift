@@ -221,7 +221,8 @@ package struct ServerSentEventParser {
             value = ""
         }
         switch field {
-        case "id": if !value.contains("\0") { id = String(value) }
+        // By scalars: Foundation's `contains` on Linux can miss U+0000 (the bundle-events fuzz target found such an id).
+        case "id": if !value.unicodeScalars.contains("\0") { id = String(value) }
         case "event": event = String(value)
         case "data":
             data.append(String(value))
