@@ -13,17 +13,14 @@ to the SELECT. KEEP_DIR keeps the dumps for `callgrind_annotate --inclusive=yes 
 SWIFT_DETERMINISTIC_HASHING=1 and the runner's fixed ids make the counts repeat from run to run.
 """
 import os, re, shutil, subprocess, sys, tempfile
+import callgrind_common
 
 BENCH = os.environ.get("GATEHOUSE_BENCH", ".build/release/gatehouse-bench")
 
 
 def stripped_copy(tmp):
-    """valgrind 3.19 cannot read the DWARF 5 that swiftc emits: profile copies with the symbols but no debug info."""
-    folder = os.path.dirname(os.path.realpath(BENCH))
-    for name in os.listdir(folder):
-        if name == os.path.basename(BENCH) or name.endswith(".so"):
-            subprocess.run(["objcopy", "--strip-debug", os.path.join(folder, name), os.path.join(tmp, name)], check=True)
-    return os.path.join(tmp, os.path.basename(BENCH))
+    """The runner copied without debug info (callgrind_common.stripped_copy)."""
+    return callgrind_common.stripped_copy(tmp, BENCH)
 
 
 # The runner's top-level code is async: its main thread parks in libdispatch's sigsuspend, on which valgrind 3.19
