@@ -69,12 +69,8 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
         /// The decision log's client for a request from `peer`: as `ForwardedClientMiddleware` and `clientKey` make it
         /// on the router's road (behind a trusted proxy, the `X-Forwarded-For` client).
         func client(_ head: HTTPRequest, peer: String?) -> String {
-            var client = peer
-            if !trusted.isEmpty {
-                let header = head.headerFields[values: ForwardedClientMiddleware.header].joined(separator: ",")
-                client = ForwardedClient.resolve(peer: peer, forwardedFor: header.isEmpty ? nil : header, trusted: trusted) ?? peer
-            }
-            return ForwardedClient.limitKey(client ?? "local", ipv6Prefix: ipv6Prefix)
+            let forwarded = trusted.isEmpty ? nil : ForwardedClientMiddleware.client(head.headerFields, peer: peer, trusted: trusted)
+            return clientKey(forwarded: forwarded, peer: peer, ipv6Prefix: ipv6Prefix)
         }
     }
 

@@ -70,9 +70,13 @@ struct ForwardedClientMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: ServerContext, next: (Request, ServerContext) async throws -> Response) async throws -> Response {
         var context = context
-        let header = request.headers[values: Self.header].joined(separator: ",")
-        context.forwardedClient = ForwardedClient.resolve(
-            peer: context.remoteAddress?.ipAddress, forwardedFor: header.isEmpty ? nil : header, trusted: trusted)
+        context.forwardedClient = Self.client(request.headers, peer: context.remoteAddress?.ipAddress, trusted: trusted)
         return try await next(request, context)
+    }
+
+    /// The client a trusted proxy's `X-Forwarded-For` (every such field, in order) names for a request from `peer`.
+    static func client(_ fields: HTTPFields, peer: String?, trusted: Set<String>) -> String? {
+        let header = fields[values: header].joined(separator: ",")
+        return ForwardedClient.resolve(peer: peer, forwardedFor: header.isEmpty ? nil : header, trusted: trusted)
     }
 }

@@ -133,8 +133,9 @@ enum YAMLSafetyScanner {
                         atNodeStart = true
                     }
                 case "]", "}":
-                    if flowDepth > 0 { flowDepth -= 1 }
                     atNodeStart = false
+                    guard flowDepth > 0 else { break }  // a bracket inside plain text (`see [docs]:here`)
+                    flowDepth -= 1
                     // A collection followed by `:` is a mapping key.
                     var next = i + 1
                     while next < line.count, line[next] == " " || line[next] == "\t" { next += 1 }

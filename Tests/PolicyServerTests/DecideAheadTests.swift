@@ -22,28 +22,30 @@ import Testing
 
     static let close = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
-    /// What each case sends, as writes 150 ms apart (a write is one read on loopback), ending with a request that closes.
-    static let cases: [(name: String, writes: [String], ahead: Int)] = [
-        ("one allow and one deny", [post(proAI) + post(freeAI) + close], 2),
-        ("a capped action's counts", [post(capped) + close], 1),
-        ("decisions in separate writes", [post(freeAI), post(proAI), close], 2),
-        ("a body split over two writes", [String(post(proAI).dropLast(20)), String(post(proAI).suffix(20)) + close], 0),
-        ("a head alone, then its body", [post(proAI).replacingOccurrences(of: proAI, with: ""), proAI + close], 0),
-        ("pipelined behind a router request", [post(freeAI) + "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + post(proAI) + close], 1),
-        ("a body that is not JSON", [post("{\"subject\": ") + close], 0),
-        ("an unknown field", [post(#"{"action": "ai_suggestions", "resource": {"type": "app"}, "extra": 1}"#) + close], 0),
-        ("JSON with a charset", [post(proAI, headers: ["Content-Type: application/json; charset=utf-8"]) + close], 0),
-        ("not JSON at all", [post(proAI, headers: ["Content-Type: text/plain"]) + close], 0),
-        ("no Content-Type", [post(proAI, headers: []) + close], 0),
-        ("a bearer", [post(#"{"action": "ai_suggestions", "resource": {"type": "app"}}"#, headers: ["Content-Type: application/json", "Authorization: Bearer nope"]) + close], 0),
-        ("a query", [post(proAI, path: "/v1/decide?x=1") + close], 0),
-        ("a trailing slash", [post(proAI, path: "/v1/decide/") + close], 0),
-        ("the batch route", [post(#"{"requests": [\#(proAI)]}"#, path: "/v1/decide/batch") + close], 0),
-        ("Connection: keep-alive", [post(proAI, headers: ["Content-Type: application/json", "Connection: keep-alive"]) + close], 0),
-        ("two Content-Types", [post(proAI, headers: ["Content-Type: application/json", "Content-Type: application/json"]) + close], 0),
-        ("an empty body", [post("") + close], 0),
-        ("HTTP/1.0", [post(proAI).replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0") + close], 1),
-        ("GET on the decide path", ["GET /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + close], 0),
+    /// What each case sends, as writes 150 ms apart, ending with a request that closes; and how many of its requests the
+    /// road answers. Where that turns on how the server's reads fall (a write is one read on loopback, but a busy server
+    /// may read two writes at once, and a split request read whole is then the road's), the count is a range.
+    static let cases: [(name: String, writes: [String], ahead: ClosedRange<Int>)] = [
+        ("one allow and one deny", [post(proAI) + post(freeAI) + close], 2...2),
+        ("a capped action's counts", [post(capped) + close], 1...1),
+        ("decisions in separate writes", [post(freeAI), post(proAI), close], 2...2),
+        ("a body split over two writes", [String(post(proAI).dropLast(20)), String(post(proAI).suffix(20)) + close], 0...1),
+        ("a head alone, then its body", [post(proAI).replacingOccurrences(of: proAI, with: ""), proAI + close], 0...1),
+        ("pipelined behind a router request", [post(freeAI) + "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + post(proAI) + close], 1...2),
+        ("a body that is not JSON", [post("{\"subject\": ") + close], 0...0),
+        ("an unknown field", [post(#"{"action": "ai_suggestions", "resource": {"type": "app"}, "extra": 1}"#) + close], 0...0),
+        ("JSON with a charset", [post(proAI, headers: ["Content-Type: application/json; charset=utf-8"]) + close], 0...0),
+        ("not JSON at all", [post(proAI, headers: ["Content-Type: text/plain"]) + close], 0...0),
+        ("no Content-Type", [post(proAI, headers: []) + close], 0...0),
+        ("a bearer", [post(#"{"action": "ai_suggestions", "resource": {"type": "app"}}"#, headers: ["Content-Type: application/json", "Authorization: Bearer nope"]) + close], 0...0),
+        ("a query", [post(proAI, path: "/v1/decide?x=1") + close], 0...0),
+        ("a trailing slash", [post(proAI, path: "/v1/decide/") + close], 0...0),
+        ("the batch route", [post(#"{"requests": [\#(proAI)]}"#, path: "/v1/decide/batch") + close], 0...0),
+        ("Connection: keep-alive", [post(proAI, headers: ["Content-Type: application/json", "Connection: keep-alive"]) + close], 0...0),
+        ("two Content-Types", [post(proAI, headers: ["Content-Type: application/json", "Content-Type: application/json"]) + close], 0...0),
+        ("an empty body", [post("") + close], 0...0),
+        ("HTTP/1.0", [post(proAI).replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0") + close], 1...1),
+        ("GET on the decide path", ["GET /v1/decide HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + close], 0...0),
     ]
 
     /// Every case's bytes from `port`, the `Date` lines taken out.
@@ -78,7 +80,7 @@ import Testing
             }
         }
         for (item, (name, count)) in zip(Self.cases, taken) {
-            #expect(count == item.ahead, "\(name): \(count) answered ahead, \(item.ahead) expected")
+            #expect(item.ahead.contains(count), "\(name): \(count) answered ahead, \(item.ahead) expected")
         }
         let withRoad = try await ahead.app.test(.live) { client in
             let port = try #require(client.port)

@@ -34,6 +34,7 @@ import Testing
         "when: \"a ? b : c\"\n",
         "a: b?c\n",
         "x: [a, b] # [c]: d\n",
+        "message: see [docs]:here\n",
     ])
     func ordinaryKeysAndValuesStillLoad(text: String) {
         #expect(Self.load(text).isEmpty, "\(Self.load(text))")

@@ -112,7 +112,12 @@ func bearerToken(_ request: Hummingbird.Request) throws -> String? {
 /// The key of the client's per-source limits: the address a trusted load balancer forwarded for, else
 /// the peer's address, or `local` when there is none (tests); an IPv6 address by its prefix (`ForwardedClient.limitKey`).
 func clientKey(_ context: ServerContext, ipv6Prefix: Int) -> String {
-    ForwardedClient.limitKey(context.forwardedClient ?? context.remoteAddress?.ipAddress ?? "local", ipv6Prefix: ipv6Prefix)
+    clientKey(forwarded: context.forwardedClient, peer: context.remoteAddress?.ipAddress, ipv6Prefix: ipv6Prefix)
+}
+
+/// The per-client key of a request: the client a trusted proxy named, else the peer.
+func clientKey(forwarded: String?, peer: String?, ipv6Prefix: Int) -> String {
+    ForwardedClient.limitKey(forwarded ?? peer ?? "local", ipv6Prefix: ipv6Prefix)
 }
 
 func requiredBearer(_ request: Hummingbird.Request) throws -> String {
