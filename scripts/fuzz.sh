@@ -41,6 +41,14 @@ build_fuzzers() {
     echo "$scratch/$config/gatehouse-fuzz"
 }
 
+# fuzz/dicts/TARGET.dict, where the target has one: the tokens of its format (a request's keys, YAML's indicators, the
+# condition language's operators), which libFuzzer splices into inputs instead of finding them byte by byte. A malformed
+# dictionary stops libFuzzer at start-up, so the smoke step checks every one.
+dictionary() {
+    dict=()
+    if [ -f "$root/fuzz/dicts/$1.dict" ]; then dict=(-dict="$root/fuzz/dicts/$1.dict"); fi
+}
+
 export SWIFT_BACKTRACE=enable=no  # let libFuzzer and ASan report; the Swift backtracer trips ASan
 export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp:print_suppressions=0"
 
@@ -59,8 +67,9 @@ case "$target" in
     failed=()
     for t in "${targets[@]}"; do
         corpus=$(mktemp -d)
+        dictionary "$t"
         if "$binary" "$t" "$corpus" "$root/fuzz/seeds/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -max_len=4096 \
-            -artifact_prefix="$corpus/" > "$corpus.log" 2>&1; then
+            "${dict[@]}" -artifact_prefix="$corpus/" > "$corpus.log" 2>&1; then
             echo "fuzz smoke $t: $(grep -Eo 'DONE +cov: [0-9]+' "$corpus.log" | grep -Eo '[0-9]+$' || echo '?') edges, $(grep -Eo '^#[0-9]+' "$corpus.log" | tail -1) runs"
         else
             failed+=("$t")
@@ -154,8 +163,9 @@ fi
 
 # Then the fuzzing proper, on inputs of at most FUZZ_MAX_LEN bytes (small inputs run far faster).
 echo "fuzzing $target for $seconds s"
+dictionary "$target"
 "$binary" "$target" "$out/corpus" "$root/fuzz/seeds/$target" "${limits[@]}" -max_total_time="$seconds" \
-  -max_len="${FUZZ_MAX_LEN:-16384}" -print_final_stats=1 "$@" >> "$log" 2>&1
+  -max_len="${FUZZ_MAX_LEN:-16384}" "${dict[@]}" -print_final_stats=1 "$@" >> "$log" 2>&1
 status=$?
 set -e
 grep -E "INITED|DONE|ERROR|SUMMARY|Test unit written|stat::" "$log" || true

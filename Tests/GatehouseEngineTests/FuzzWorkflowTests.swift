@@ -34,6 +34,28 @@ import Yams
         }
     }
 
+    /// Every dictionary in fuzz/dicts belongs to a target the script runs (a renamed target would silently lose its
+    /// dictionary), and every entry is one libFuzzer reads: a quoted string whose only escapes are `\\`, `\"` and
+    /// `\xHH` (a malformed line stops the fuzzer at start-up; the smoke step would catch it, this says where).
+    @Test func everyDictionaryBelongsToATargetAndParses() throws {
+        let targets = Set(try Self.scriptTargets())
+        let folder = root.appendingPathComponent("fuzz/dicts")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".dict") }
+        #expect(names.count >= 5)
+        let entry = try Regex(#"^"([\x20-\x21\x23-\x5B\x5D-\x7E]|\\\\|\\"|\\x[0-9A-Fa-f]{2})+"$"#)
+        for name in names {
+            #expect(targets.contains(String(name.dropLast(".dict".count))), "fuzz/dicts/\(name) names no target of scripts/fuzz.sh")
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            var entries = 0
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where !line.isEmpty && !line.hasPrefix("#") {
+                #expect(line.wholeMatch(of: entry) != nil, "fuzz/dicts/\(name):\(index + 1): not a libFuzzer dictionary entry: \(line)")
+                entries += 1
+            }
+            #expect(entries >= 10, "fuzz/dicts/\(name) holds \(entries) entries")
+        }
+    }
+
     @Test func ciRunsTheSmokeStep() throws {
         let ci = try String(contentsOf: root.appendingPathComponent(".ci/run"), encoding: .utf8)
         #expect(ci.contains("scripts/fuzz.sh --smoke"))
