@@ -115,6 +115,30 @@ final class DecisionCache: Sendable {
         return found
     }
 
+    /// The session of `key` and the facts of resource `id` (when given) if both are in memory, trusted, and the session
+    /// is `usable`; nil otherwise. It never reads the store and never waits, so an event loop may call it: the one
+    /// look it makes is `trustedSince`'s, as every cached decision's (on SQLite, `PRAGMA data_version` on a connection
+    /// of its own, which touches only the WAL index in shared memory and has no busy timeout). It counts hits only when
+    /// it answers, and nothing when it does not (the read that follows counts).
+    func peek(session key: Data, usable: (SessionFacts) -> Bool, resource id: String?) -> Found? {
+        let since = trustedSince
+        func trusted(_ at: ContinuousClock.Instant) -> Bool { since.map { at >= $0 } ?? true }
+        let found = state.withLock { s -> Found? in
+            guard let session = s.sessions[key], trusted(session.at) else { return nil }
+            var found = Found(session: session.facts, sessionHit: true)
+            if let id {
+                guard let resource = s.resources[id], trusted(resource.at) else { return nil }
+                found.resource = .some(resource.facts)
+                found.resourceHit = true
+            }
+            return found
+        }
+        guard let found, let session = found.session, usable(session) else { return nil }
+        observer.cache(.hit)
+        if id != nil { observer.cache(.hit) }
+        return found
+    }
+
     /// The cached session of `key`, counted as a hit or a miss.
     private func session(_ key: Data) -> SessionFacts? {
         let since = trustedSince

@@ -38,6 +38,19 @@ extension GatehouseService {
         return decision
     }
 
+    /// A bearer's decision when its facts are all in memory (the session cached, live and not due to be marked seen; the
+    /// resource's facts cached when the decision reads them), made without an await; nil when it needs the store, and
+    /// then nothing was decided, observed, recorded or counted (`decide` makes it). The server's decide road ahead of
+    /// its router (`DecideAhead`) calls it on the event loop. It throws, before anything, what `decide` would for a
+    /// request naming a subject beside a bearer. Not taken with tracing on (the bearer's span is `resolve`'s).
+    public func decideFromMemory(_ request: Request, bearer: String, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
+        guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
+        guard !DecisionTracing.isActive,
+            let resolved = subjects.resolvedFromMemory(request, token: bearer, at: identity.clock(), by: policy)
+        else { return nil }
+        return decideAndRecord(resolved, fromSession: true, by: policy, origin: origin)
+    }
+
     /// The decision that reads the store: resolved, decided, observed, recorded.
     func decideFromStore(
         _ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil, origin: DecisionOrigin? = nil

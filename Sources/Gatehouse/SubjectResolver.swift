@@ -36,6 +36,19 @@ struct SubjectResolver: Sendable {
         return Self.resolved(request, bearer: bearer, stored: stored, at: t, by: policy)
     }
 
+    /// `request` resolved for the holder of `token` at `t` from memory alone, without an await: nil unless the session
+    /// is cached, live and marked seen recently enough that no write is due (`IdentityService.isUsableWithoutWrite`),
+    /// and the resource's facts, when the decision reads them, are cached too. What it returns is what `resolve` would
+    /// (the same `resolved`); nil leaves the request to `resolve`, which then counts the cache's lookups.
+    func resolvedFromMemory(_ request: Request, token: String, at t: Date, by policy: CompiledPolicy) -> ResolvedRequest? {
+        guard let key = identity.cacheKey(accessToken: token),
+            let found = cache.peek(session: key, usable: { identity.isUsableWithoutWrite($0, at: t) },
+                resource: Self.sharedResourceId(request.resource, by: policy)),
+            let session = found.session
+        else { return nil }
+        return Self.resolved(request, bearer: .live(session), stored: found.resource ?? nil, at: t, by: policy)
+    }
+
     /// What `token` resolves to at `t`, for a batch, a list or a plan.
     func bearer(token: String, at t: Date) async throws -> BearerFacts {
         try await facts(token: token, resourceId: nil, at: t).bearer

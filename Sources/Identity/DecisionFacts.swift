@@ -98,10 +98,21 @@ extension IdentityService {
         t < facts.expiresAt && t < facts.accessExpiresAt && t.timeIntervalSince(facts.lastSeenAt) <= configuration.idleTimeout
     }
 
+    /// Whether a session read earlier can be used at `t` without a write: live by the clock (`isLive`) and marked seen
+    /// within `lastSeenGranularity` (so `markSeenIfDue` would write nothing). What a decision made without an await
+    /// (`GatehouseService.decideFromMemory`) requires of a cached session.
+    public func isUsableWithoutWrite(_ facts: SessionFacts, at t: Date) -> Bool {
+        isLive(facts, at: t) && !seenIsDue(facts, at: t)
+    }
+
+    private func seenIsDue(_ facts: SessionFacts, at t: Date) -> Bool {
+        t.timeIntervalSince(facts.lastSeenAt) >= configuration.lastSeenGranularity
+    }
+
     /// Marks the session seen when its last mark is older than `lastSeenGranularity` (a write at most once a minute
     /// per session, as `validate` does). False when the session is no longer live.
     public func markSeenIfDue(_ facts: SessionFacts, accessTokenKey key: Data, at t: Date) async throws -> Bool {
-        guard t.timeIntervalSince(facts.lastSeenAt) >= configuration.lastSeenGranularity else { return true }
+        guard seenIsDue(facts, at: t) else { return true }
         do {
             _ = try await markSeen(accessTokenHash: key, at: t)
             return true

@@ -7,9 +7,10 @@ import NIOHTTPTypes  // the HTTP parts Hummingbird's codec passes on (swift-nio-
 import PolicyEngine
 import Synchronization
 
-/// Answers the commonest request, a whole `POST /v1/decide` without a bearer, on the connection's event loop as soon
-/// as it is read, ahead of Hummingbird's router; every other request, and any decide request this road is not sure
-/// of, goes on to Hummingbird exactly as it came (issue 41 item 1).
+/// Answers the commonest request, a whole `POST /v1/decide`, on the connection's event loop as soon as it is read,
+/// ahead of Hummingbird's router, when its decision needs nothing awaited: without a bearer, or with a bearer whose
+/// session (and resource, when the decision reads one) the decision cache holds; every other request, and any decide
+/// request this road is not sure of, goes on to Hummingbird exactly as it came (issue 41 item 1).
 ///
 /// Why: a decide request read through Hummingbird pays its async road for the body (NIO's inbound async sequence, the
 /// request body's iterator, a task hop; about 38,000 instructions over `/healthz`, docs/performance.md), while the
@@ -18,12 +19,15 @@ import Synchronization
 ///
 /// What keeps the two roads one in effect:
 /// - **Only what is certain is taken.** The request's head must be `POST /v1/decide` with no query, one
-///   `Content-Type: application/json`, one `Content-Length` within the body limit, and no `Authorization`,
+///   `Content-Type: application/json`, one `Content-Length` within the body limit, at most one `Authorization`, and no
 ///   `Transfer-Encoding`, `Expect` or `Connection` header; its head, body and end must all arrive in one read (so
 ///   nothing here ever waits for bytes); and no earlier request on the connection may still be Hummingbird's to
 ///   answer (so answers stay in the order asked). Anything else is passed on untouched.
 /// - **The same work, by the same code.** The body is read by `DecisionBodies.request` with the server's limit, decided
-///   by `decideWithoutStore` (resolve, decide, observe, record, shadow) with the same origin the route would make,
+///   by `decideWithoutStore` (resolve, decide, observe, record, shadow) with the same origin the route would make, or
+///   with a bearer (read by the route's `bearerToken`) by `decideFromMemory`, which answers only from a cached session
+///   that is live and needs no last-seen write, so a token refused, a session ended (its cache entry is dropped when
+///   it ends, on this replica or, through the store's relay, on another), a cache miss or a write due all go on,
 ///   answered with the route's bytes and headers (`Decision.jsonBytes`, `DecisionHeaders`, then `Content-Length` and
 ///   `Date` as Hummingbird adds them), and timed in the route's latency histogram. A body the reader refuses, or a
 ///   caller-named subject the server does not trust, throws before anything is decided or recorded: the request is
@@ -184,6 +188,7 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
         guard head.method == .post, head.path == "/v1/decide" else { return false }
         var json = false
         var length: Int?
+        var authorization = false
         for field in head.headerFields {
             switch field.name {
             case .contentType:
@@ -192,7 +197,10 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
             case .contentLength:
                 guard length == nil, let declared = Int(field.value), declared >= 0, declared <= road.limit else { return false }
                 length = declared
-            case .authorization, .transferEncoding, .expect, .connection:
+            case .authorization:
+                guard !authorization else { return false }
+                authorization = true
+            case .transferEncoding, .expect, .connection:
                 return false
             default:
                 continue
@@ -208,9 +216,15 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
         let policy = service.policy
         let decision: Decision
         do {
+            let bearer = try bearerToken(head.headerFields.value(.authorization))
             let request = try DecisionBodies.request(body, limit: road.limit)
             let origin = road.logging ? DecisionOrigin(client: client(head, context: context), maxRecords: road.maxRecords) : nil
-            guard let decided = try service.decideWithoutStore(request, bearer: nil, by: policy, origin: origin) else { return false }
+            let decided = if let bearer {
+                try service.decideFromMemory(request, bearer: bearer, by: policy, origin: origin)
+            } else {
+                try service.decideWithoutStore(request, bearer: nil, by: policy, origin: origin)
+            }
+            guard let decided else { return false }
             decision = decided
         } catch {
             return false
@@ -219,11 +233,12 @@ final class DecideAhead: ChannelDuplexHandler, RemovableChannelHandler {
         var fields = road.headers.fields(for: policy, nil)
         fields[.contentLength] = String(bytes.count)
         fields[.date] = road.date.now()
+        // Counted before the answer leaves, so that whoever has read the answer sees it counted.
+        road.metrics.answeredAhead.add(1, ordering: .relaxed)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: bytes))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         road.latency.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds - start))
-        road.metrics.answeredAhead.add(1, ordering: .relaxed)
         return true
     }
 }

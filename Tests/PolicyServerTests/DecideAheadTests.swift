@@ -101,6 +101,67 @@ import Testing
         #expect(withRoad[1].contains(#""remaining":1"#))
     }
 
+    /// A bearer's decision is taken ahead only once its session, and the resource the decision reads, are in the
+    /// decision cache; it answers what the router answers; and the moment the session ends (sign-out drops its cache
+    /// entry) the router answers again, refusing the token. A bearer beside a named subject, an Authorization that is
+    /// not a bearer and two Authorization headers are the router's too. Run against a server with the road and one
+    /// without; every answer compared but for its `Date`, and the count taken ahead checked after each step.
+    @Test func aBearersDecisionIsTakenAheadOnlyWhileItsSessionIsCached() async throws {
+        let app = #"{"action": "ai_suggestions", "resource": {"type": "app"}}"#
+        let project = #"{"action": "view", "resource": {"type": "project", "id": "p-nobody-made"}}"#
+        let named = #"{"subject": {"id": "u1", "tier": "pro"}, "action": "ai_suggestions", "resource": {"type": "app"}}"#
+        // (what is sent, given the access token; how many more the road answers after it)
+        let steps: [(name: String, request: @Sendable (String) -> String, ahead: Int)] = [
+            ("the session's first decision (read from the store)", { Self.post(app, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 0),
+            ("the same, the session cached", { Self.post(app, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 1),
+            ("a lowercase scheme and blanks around the token", { Self.post(app, headers: Self.json + ["Authorization: bearer  \($0)\t"]) }, 1),
+            ("a project, first (its facts read from the store)", { Self.post(project, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 0),
+            ("the project again, both cached", { Self.post(project, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 1),
+            ("a bearer beside a named subject", { Self.post(named, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 0),
+            ("not a bearer", { _ in Self.post(app, headers: Self.json + ["Authorization: Basic dTpw"]) }, 0),
+            ("two Authorization headers", { Self.post(app, headers: Self.json + ["Authorization: Bearer \($0)", "Authorization: Bearer \($0)"]) }, 0),
+            ("sign-out", { "POST /v1/auth/signout HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \($0)\r\nContent-Length: 0\r\n\r\n" }, 0),
+            ("the app after sign-out (refused)", { Self.post(app, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 0),
+            ("the project after sign-out (refused)", { Self.post(project, headers: Self.json + ["Authorization: Bearer \($0)"]) }, 0),
+        ]
+        func run(_ t: TestServer) async throws -> [(answer: String, ahead: Int)] {
+            try await t.app.test(.live) { client in
+                let port = try #require(client.port)
+                let user = try await client.execute(uri: "/v1/auth/pin/register", method: .post, body: body(#"{"username": "reader", "pin": "4826"}"#)) { $0.object }
+                let access = try #require(user["accessToken"] as? String)
+                return try await onThread { () throws -> [(String, Int)] in
+                    let connection = try RawConnection(port: port)
+                    return try steps.map { step in
+                        let before = t.server.metrics.answeredAhead.load(ordering: .relaxed)
+                        try connection.send(step.request(access))
+                        // Not `#require`: on this thread an expectation is not the test's, and a throw would pass.
+                        guard let answer = try connection.answer(within: 30) else { return ("\(step.name): no answer", -1) }
+                        let headers = answer.headers.filter { $0.key.lowercased() != "date" }.sorted { $0.key < $1.key }
+                        let text = "\(answer.status) \(headers.map { "\($0.key): \($0.value)" }.joined(separator: "; ")) \(answer.body)"
+                        return (text, t.server.metrics.answeredAhead.load(ordering: .relaxed) - before)
+                    }
+                }
+            }
+        }
+        let withRoad = try await run(TestServer())
+        let withoutRoad = try await run(TestServer { $0.decideAhead = false })
+        for (step, (one, other)) in zip(steps, zip(withRoad, withoutRoad)) {
+            #expect(one.ahead == step.ahead, "\(step.name): \(one.ahead) answered ahead, \(step.ahead) expected")
+            #expect(other.ahead == 0)
+            #expect(one.answer == other.answer, "\(step.name)")
+        }
+        #expect(withRoad[1].answer.hasPrefix("200 ") && withRoad[1].answer.contains(#""decision":"deny""#), "\(withRoad[1].answer)")
+        #expect(!withRoad[1].answer.contains("invalid_token"))
+        #expect(withRoad[4].answer.hasPrefix("200 "), "\(withRoad[4].answer)")
+        #expect(withRoad[5].answer.hasPrefix("400 "), "\(withRoad[5].answer)")
+        #expect(withRoad[6].answer.hasPrefix("401 "), "\(withRoad[6].answer)")
+        for refused in withRoad[9...10] {
+            #expect(refused.answer.hasPrefix("200 ") && refused.answer.contains("invalid_token"), "\(refused.answer)")
+        }
+    }
+
+    static let json = ["Content-Type: application/json"]
+
     /// A caller-named subject on a server that does not trust callers is refused on the router's road, as before.
     @Test func anUntrustedCallerSubjectIsTheRoutersToRefuse() async throws {
         let ahead = try TestServer { $0.trustCallerSubjects = false }

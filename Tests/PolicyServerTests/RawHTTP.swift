@@ -105,6 +105,8 @@ final class RawConnection: @unchecked Sendable {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         let body = String(text[split.upperBound...])
+        // No body, whatever the headers say (RFC 9110 §6.4.1): 204 and 304 end with their head.
+        if status == 204 || status == 304 { return Answer(status: status, headers: headers, body: "") }
         if let length = headers["content-length"].flatMap({ Int($0) }) {
             guard body.utf8.count >= length else { return ended ? Answer(status: status, headers: headers, body: body) : nil }
             return Answer(status: status, headers: headers, body: String(decoding: Array(body.utf8).prefix(length), as: UTF8.self))

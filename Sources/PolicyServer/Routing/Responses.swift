@@ -99,7 +99,12 @@ func readBytes(_ request: Hummingbird.Request, limit: Int) async throws -> ByteB
 
 /// The bearer token, nil without an Authorization header; anything but `Bearer <token>` is a 401.
 func bearerToken(_ request: Hummingbird.Request) throws -> String? {
-    guard let value = request.headers.value(.authorization) else { return nil }
+    try bearerToken(request.headers.value(.authorization))
+}
+
+/// The bearer token of an Authorization header's value (nil without one); anything but `Bearer <token>` is a 401.
+func bearerToken(_ value: String?) throws -> String? {
+    guard let value else { return nil }
     guard value.count > 7, value.prefix(7).lowercased() == "bearer " else { throw Problem.malformedAuthorization }
     // Spaces and tabs around the token trimmed by hand (Foundation's trimming bridges to NSString on every request).
     let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
