@@ -1,7 +1,6 @@
 import AppStoreTestSupport
 import Foundation
 import GatehouseTestSupport
-import Gatehouse
 import GatehouseRaceSupport
 import PolicyEngine
 import PolicyCLI
@@ -9,6 +8,7 @@ import PolicyServer
 import Synchronization
 import Testing
 
+@testable import Gatehouse
 @testable import IdentityPostgres
 
 /// Two replicas on one PostgreSQL database, in process: each its own pool, identity service and decision cache. A
@@ -22,6 +22,12 @@ import Testing
     }
 
     static let app = Resource(type: "app")
+
+    /// What `replica`'s decide road ahead would resolve from memory for `token` now (`decideFromMemory`'s resolution), or nil.
+    static func fromMemory(_ replica: Replica, _ token: String, _ action: String, _ resource: Resource) -> ResolvedRequest? {
+        replica.gate.subjects.resolvedFromMemory(
+            Request(action: action, resource: resource), token: token, at: replica.gate.identity.clock(), by: replica.gate.policy)
+    }
 
     /// Two replicas on a fresh database, with their pools running for `body`; on `clock` when given (else the wall clock),
     /// their configuration changed by `configure`.
@@ -114,6 +120,9 @@ import Testing
                     + Double((ContinuousClock.now - acknowledged).components.seconds) * 1000)
                 // Replica A itself refuses at once: its own write dropped the fact before returning.
                 #expect(try await a.gate.resolve(token: user.accessToken, action: "ai_suggestions", resource: Self.app).tokenRejected)
+                // Neither answers the token from memory (the road ahead) once it is refused.
+                #expect(Self.fromMemory(a, user.accessToken, "ai_suggestions", Self.app) == nil)
+                #expect(Self.fromMemory(b, user.accessToken, "ai_suggestions", Self.app) == nil)
             }
             let sorted = delays.sorted()
             print("sign-out on A to refusal on B over 100 trials: p50 \(sorted[49]) ms, p99 \(sorted[98]) ms, max \(sorted[99]) ms")
@@ -190,10 +199,14 @@ import Testing
                 // A Bool, so a failure does not print the account's tokens.
                 let shownOnA = write.shows(try await a.gate.resolve(token: token, action: "view", resource: resource), account)
                 #expect(shownOnA, "\(write.name), repetition \(repetition): replica A saw the old fact after its own write")
+                let staleInMemoryOnA = Self.fromMemory(a, token, "view", resource).map { !write.shows($0, account) } ?? false
+                #expect(!staleInMemoryOnA, "\(write.name), repetition \(repetition): replica A's memory road answered the old fact after its own write")
                 try await Self.waitUntil("replica B shows the new fact of \(write.name)") {
                     write.shows(try await b.gate.resolve(token: token, action: "view", resource: resource), account)
                 }
                 delays.append(Self.milliseconds(ContinuousClock.now - acknowledged))
+                let staleInMemoryOnB = Self.fromMemory(b, token, "view", resource).map { !write.shows($0, account) } ?? false
+                #expect(!staleInMemoryOnB, "\(write.name), repetition \(repetition): replica B's memory road answered the old fact once B had the new")
                 _ = await racing.value
                 if !shownOnA { break }
             }
