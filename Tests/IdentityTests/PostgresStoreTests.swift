@@ -73,6 +73,41 @@ import Testing
         #expect(!IdentityStoreLocation.shown(value).contains("hunter2secret"), "\(IdentityStoreLocation.shown(value))")
     }
 
+    /// Found by the `postgres-url` fuzz target (issue 42): a host percent-encoded into something no host name or address
+    /// holds (`emt%40other` is `emt@other`) was accepted, and the location's description, which operators see as the
+    /// store (`postgres://user@emt@other:5432/db`), reads as another user on another host. A host is a name or an
+    /// address: letters, digits, `.`, `-`, `_`, and `:` inside an IPv6 literal's brackets, nothing else once decoded.
+    @Test(arguments: [
+        "postgres://user@emt%40other/db", "postgres://user:hunter2secret@db%2Fx/db", "postgres://user@db%3Fx/db", "postgres://user@db%23x/db",
+        "postgres://user@db%20x/db", "postgres://user@d%C3%A9j%C3%A0/db", "postgres://user@db%25x/db",
+    ])
+    func aHostThatIsNoNameOrAddressOnceDecodedIsRefused(url: String) {
+        do throws(IdentityError) {
+            let location = try IdentityStoreLocation.parse(url, field: "--database")
+            Issue.record("\(url) read as \(location)")
+        } catch {
+            #expect(error.code == .invalidInput && error.field == "--database")
+            #expect(error.reason.contains("host"), "\(error.reason)")
+            #expect(!"\(error)".contains("hunter2secret"))
+        }
+    }
+
+    @Test func hostNamesAndAddressesStillRead() throws {
+        for (url, host) in [
+            ("postgres://u@localhost/db", "localhost"), ("postgres://u@db-1.example.internal/db", "db-1.example.internal"),
+            ("postgres://u@127.0.0.1:5433/db", "127.0.0.1"), ("postgres://u@[::1]/db", "::1"), ("postgres://u@[2001:db8::5]:5432/db", "2001:db8::5"),
+            ("postgres://u@pg_primary/db", "pg_primary"),
+        ] {
+            guard case .postgres(let location) = try IdentityStoreLocation.parse(url) else {
+                Issue.record("\(url) not PostgreSQL")
+                continue
+            }
+            #expect(location.host == host)
+            let again = try PostgresLocation(url: location.description)
+            #expect(again.host == location.host && again.username == location.username && again.database == location.database)
+        }
+    }
+
     @Test func pathsThatAreNotURLsStaySQLitePaths() throws {
         for path in ["identity.sqlite", "./data/identity.sqlite", "/var/lib/gatehouse/a:b.sqlite", "C:identity.sqlite", "a@b.sqlite"] {
             #expect(try IdentityStoreLocation.parse(path) == .sqlite(path: path))
