@@ -145,7 +145,20 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             IdentityError(.invalidInput, field: field, "is not a usable PostgreSQL URL (\(why)); expected postgres://USER@HOST:PORT/DATABASE")
         }
         guard let parts = URLComponents(string: url) else { throw bad("it does not parse as a URL") }
-        guard let host = parts.host, !host.isEmpty else { throw bad("no host") }
+        guard var host = parts.host, !host.isEmpty else { throw bad("no host") }
+        // An IPv6 literal is the address without its brackets (Foundation on Linux keeps them; the driver and the
+        // description want the bare address), and a host, once decoded, is a name or an address: a percent-encoded `@`,
+        // `/`, `?`, `#`, space or non-ASCII letter would make the description, which operators see as the store, name
+        // another place (`postgres://user@emt@other:5432/db`).
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let ipv6 = host.contains(":")
+        let hostByte: (UInt8) -> Bool = { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x2D || b == 0x5F
+                || (ipv6 && b == 0x3A)
+        }
+        guard !host.isEmpty, host.utf8.allSatisfy(hostByte) else {
+            throw bad("the host must be a name or an address: letters, digits, '.', '-', '_' (or an IPv6 address in brackets)")
+        }
         guard parts.user?.isEmpty == false else { throw bad("no user") }
         let name = String(parts.path.drop(while: { $0 == "/" }))
         guard !name.isEmpty, !name.contains("/") else { throw bad("no database name after the host") }
