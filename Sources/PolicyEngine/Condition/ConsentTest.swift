@@ -10,24 +10,25 @@ import PolicyModel
 /// order. Each conjunct kind below is `true` exactly when `ConditionNode.evaluate` of the node it came from is
 /// `.bool(true)`; a condition with any other kind of conjunct gets no test and is evaluated as a tree
 /// (`ConsentTestTests` checks the two agree).
-struct ConsentTest: Sendable {
-    enum Conjunct: Sendable {
-        /// `x.attributes.a`: present and, as its declared type, the boolean `true`. Also stands for a
-        /// `has(x.attributes.a)` beside it, which its being `true` implies (null never converts).
-        case isTrue(AttributeOwner, String, ConditionType)
+package struct ConsentTest: Sendable {
+    package enum Conjunct: Sendable {
+        /// `x.attributes.a` of type bool: present and `true`. Also stands for a `has(x.attributes.a)` beside it, which
+        /// its being `true` implies. (Of any other type it is never the boolean `true`: `constant(false)`.)
+        case isTrue(AttributeOwner, String)
         /// `has(x.attributes.a)` with no other conjunct on `a`: present and not null.
         case isPresent(AttributeOwner, String)
-        /// `x.attributes.a == "text"` (`equal`) or `!= "text"`: as its declared type a string, and equal (or not) to
-        /// the text; any other value is an error, not `true`. Implies `has(x.attributes.a)` too.
-        case string(AttributeOwner, String, ConditionType, equal: Bool, String)
+        /// `x.attributes.a == "text"` (`equal`) or `!= "text"` of type string (`allowed` nil) or an enumeration of
+        /// `allowed`: a string (of the enumeration), equal (or not) to the text; any other value is an error, not
+        /// `true`. Implies `has(x.attributes.a)` too. (Of any other type it is never a string: `constant(false)`.)
+        case string(AttributeOwner, String, equal: Bool, String, allowed: [String]?)
         /// A constant: `true` or not.
         case constant(Bool)
     }
 
-    let conjuncts: [Conjunct]
+    package let conjuncts: [Conjunct]
 
     /// The test of `root`, or nil when a conjunct is of another kind.
-    init?(_ root: ConditionNode) {
+    package init?(_ root: ConditionNode) {
         var parts: [ConditionNode] = []
         func flatten(_ node: ConditionNode) {
             if case .and(let left, let right) = node {
@@ -43,14 +44,20 @@ struct ConsentTest: Sendable {
         for part in parts {
             switch part {
             case .attribute(let scope, let name, let type):
-                conjuncts.append(.isTrue(scope, name, type))
+                // `ConditionType.convert` gives a boolean only for a bool attribute, and only from a JSON boolean.
+                conjuncts.append(type == .bool ? .isTrue(scope, name) : .constant(false))
             case .has(.attribute(let scope, let name)):
                 presence.append((scope, name))
             case .compare(let op, let left, let right) where op == .equal || op == .notEqual:
                 switch (left, right) {
                 case (.attribute(let scope, let name, let type), .constant(.string(let text))),
                     (.constant(.string(let text)), .attribute(let scope, let name, let type)):
-                    conjuncts.append(.string(scope, name, type, equal: op == .equal, text))
+                    // `convert` gives a string only for a string or enumeration attribute (of the enumeration's values).
+                    switch type {
+                    case .string: conjuncts.append(.string(scope, name, equal: op == .equal, text, allowed: nil))
+                    case .enumeration(let values): conjuncts.append(.string(scope, name, equal: op == .equal, text, allowed: values))
+                    default: conjuncts.append(.constant(false))
+                    }
                 default:
                     return nil
                 }
@@ -64,7 +71,7 @@ struct ConsentTest: Sendable {
         for (scope, name) in presence {
             let implied = conjuncts.contains { conjunct in
                 switch conjunct {
-                case .isTrue(scope, let other, _), .string(scope, let other, _, _, _): other == name
+                case .isTrue(scope, let other), .string(scope, let other, _, _, _): other == name
                 default: false
                 }
             }
@@ -76,20 +83,19 @@ struct ConsentTest: Sendable {
     /// Whether the condition is `true` for `request`. Out of line: inlined, its loop and switch count against the
     /// optimiser's block limit for the whole of `decide`.
     @inline(never)
-    func holds(_ request: borrowing Request) -> Bool {
-        for conjunct in conjuncts {
-            switch conjunct {
-            case .isTrue(let scope, let name, let type):
-                guard let value = ConditionNode.attribute(scope, name, of: request), case .bool(true)? = type.convert(value) else { return false }
+    package func holds(_ request: borrowing Request) -> Bool {
+        for index in conjuncts.indices {
+            switch conjuncts[index] {
+            case .isTrue(let scope, let name):
+                guard case .bool(true)? = ConditionNode.attribute(scope, name, of: request) else { return false }
             case .isPresent(let scope, let name):
                 switch ConditionNode.attribute(scope, name, of: request) {
                 case nil, .null?: return false
                 default: break
                 }
-            case .string(let scope, let name, let type, let equal, let text):
-                guard let value = ConditionNode.attribute(scope, name, of: request), case .string(let s)? = type.convert(value),
-                    SmallName.equal(s, text) == equal
-                else { return false }
+            case .string(let scope, let name, let equal, let text, let allowed):
+                guard case .string(let s)? = ConditionNode.attribute(scope, name, of: request), SmallName.equal(s, text) == equal else { return false }
+                if let allowed, !allowed.contains(where: { SmallName.equal($0, s) }) { return false }
             case .constant(let value):
                 guard value else { return false }
             }
