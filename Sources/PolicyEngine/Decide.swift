@@ -128,15 +128,22 @@ extension DecisionTable {
         // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all,
         // and neither does one whose only condition is a consent compiled to a `ConsentTest`, read from the request
         // (the tree and its input cost ~500 instructions on each of research-crawler's consent requests, issue 41).
-        guard entry.needsConditionInput || !useIndex else {
+        guard (Input.decidesConsentByTest ? entry.needsConditionInput : entry.hasConditions) || !useIndex else {
             return decide(
                 request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
                 tracer: &tracer,
                 evaluate: { _ in
                     // Only the consent's condition comes here: no rule of this action has one.
-                    guard let test = entry.consentTest else { return nil }
+                    guard Input.decidesConsentByTest, let test = entry.consentTest else { return nil }
                     return .bool(request.consentHolds(test))
                 })
+        }
+        guard Input.decidesConsentByTest else {
+            return request.withConditionInput(self, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role) { input in
+                decide(
+                    request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
+                    tracer: &tracer, evaluate: { $0.evaluate(input) })
+            }
         }
         return decideWithConditionInput(
             request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex, tracer: &tracer)

@@ -80,6 +80,16 @@ package struct ConsentTest: Sendable {
         self.conjuncts = conjuncts
     }
 
+    /// `ConditionNode.attribute`, from the request itself.
+    @inline(__always)
+    private static func attribute(_ scope: AttributeOwner, _ name: String, of request: borrowing Request) -> Value? {
+        switch scope {
+        case .subject: request.subject.attributes.value(forSmall: name)
+        case .resource: request.resource.attributes.value(forSmall: name)
+        case .context: request.context.attributes.value(forSmall: name)
+        }
+    }
+
     /// Whether the condition is `true` for `request`. Out of line: inlined, its loop and switch count against the
     /// optimiser's block limit for the whole of `decide`.
     @inline(never)
@@ -87,14 +97,14 @@ package struct ConsentTest: Sendable {
         for index in conjuncts.indices {
             switch conjuncts[index] {
             case .isTrue(let scope, let name):
-                guard case .bool(true)? = ConditionNode.attribute(scope, name, of: request) else { return false }
+                guard case .bool(true)? = Self.attribute(scope, name, of: request) else { return false }
             case .isPresent(let scope, let name):
-                switch ConditionNode.attribute(scope, name, of: request) {
+                switch Self.attribute(scope, name, of: request) {
                 case nil, .null?: return false
                 default: break
                 }
             case .string(let scope, let name, let equal, let text, let allowed):
-                guard case .string(let s)? = ConditionNode.attribute(scope, name, of: request), SmallName.equal(s, text) == equal else { return false }
+                guard case .string(let s)? = Self.attribute(scope, name, of: request), SmallName.equal(s, text) == equal else { return false }
                 if let allowed, !allowed.contains(where: { SmallName.equal($0, s) }) { return false }
             case .constant(let value):
                 guard value else { return false }
