@@ -14,6 +14,10 @@ final class ActionEntry: Sendable {
     let conditionsReadRole: Bool
     /// Whether any condition is evaluated for this action (rules or consent).
     let hasConditions: Bool
+    /// The consent's condition as a `ConsentTest`, when it compiles to one.
+    let consentTest: ConsentTest?
+    /// Whether `decide` builds an `EvaluationInput`: a rule has a condition, or the consent's has no `ConsentTest`.
+    let needsConditionInput: Bool
     /// The membership plan's granting roles as a list, searched linearly when short.
     let grantingRoles: [String]
     /// The same and the app roles and auth methods the action accepts, as `SmallName`s (zero words for a name that
@@ -88,6 +92,10 @@ final class ActionEntry: Sendable {
         self.denyConditions = plan.denyRules.map { rules[$0].condition?.root }
         self.allowConditions = plan.allowRules.map { rules[$0].condition?.root }
         self.consentCondition = plan.consent?.condition?.root
+        let consentTest = plan.consent?.condition.flatMap { ConsentTest($0.root) }
+        self.consentTest = consentTest
+        self.needsConditionInput = !plan.denyRules.allSatisfy { rules[$0].condition == nil } || !plan.allowRules.allSatisfy { rules[$0].condition == nil }
+            || (plan.consent?.condition != nil && consentTest == nil)
         let readsRole = (denyConditions + allowConditions + [consentCondition]).contains { $0?.reads(.resourceRole) ?? false }
         self.conditionsReadRole = readsRole
         self.needsStanding = plan.membership != nil || readsRole

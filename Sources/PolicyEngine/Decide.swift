@@ -125,13 +125,39 @@ extension DecisionTable {
         let tier = request.effectiveTier(self, signedIn: signedIn, now: now)
         tracer.record(.subject(signedIn: signedIn, tier: tier))
         let (isOwner, role) = entry.needsStanding || !useIndex ? request.resourceStanding(self, signedIn: signedIn, entry: entry) : (false, nil)
-        // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all.
-        guard entry.hasConditions || !useIndex else {
+        // Conditions see the request through a borrowed pointer; an action without conditions needs no input at all,
+        // and neither does one whose only condition is a consent compiled to a `ConsentTest`, read from the request
+        // (the tree and its input cost ~500 instructions on each of research-crawler's consent requests, issue 41).
+        guard (Input.decidesConsentByTest ? entry.needsConditionInput : entry.hasConditions) || !useIndex else {
             return decide(
                 request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
-                tracer: &tracer, evaluate: { _ in nil })
+                tracer: &tracer,
+                evaluate: { _ in
+                    // Only the consent's condition comes here: no rule of this action has one.
+                    guard Input.decidesConsentByTest, let test = entry.consentTest else { return nil }
+                    return .bool(request.consentHolds(test))
+                })
         }
-        return request.withConditionInput(self, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role) { input in
+        guard Input.decidesConsentByTest else {
+            return request.withConditionInput(self, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role) { input in
+                decide(
+                    request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
+                    tracer: &tracer, evaluate: { $0.evaluate(input) })
+            }
+        }
+        return decideWithConditionInput(
+            request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex, tracer: &tracer)
+    }
+
+    /// `decide` with the conditions' input built, out of line: a second copy of the checks inlined beside the first
+    /// made the optimiser stop inlining into the whole function (its block limit), so that array counts and the like
+    /// became calls on every decision (issue 41).
+    @inline(never)
+    private func decideWithConditionInput<Input: DecideInput, T: Tracer>(
+        _ request: Input, entry: ActionEntry, signedIn: Bool, now: Date, tier: Int, isOwner: Bool, role: Input.Role?, useIndex: Bool,
+        tracer: inout T
+    ) -> Decision {
+        request.withConditionInput(self, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role) { input in
             decide(
                 request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, useIndex: useIndex,
                 tracer: &tracer, evaluate: { $0.evaluate(input) })

@@ -23,6 +23,12 @@ protocol DecideInput {
     func holdsAppRole(_ entry: ActionEntry) -> Bool
     /// The count the action's limit reads.
     func usedCount(_ entry: ActionEntry) -> Int
+    /// Whether `decide` reads a consent compiled to a `ConsentTest` with `consentHolds` instead of building the
+    /// conditions' input, and builds that input out of line: the String-keyed request. The interned path keeps both as
+    /// they were (either made every interned decision ~10 instructions dearer: more registers spilled in its frame).
+    static var decidesConsentByTest: Bool { get }
+    /// Whether the consent's condition, compiled to `test`, is true for this request.
+    func consentHolds(_ test: ConsentTest) -> Bool
     /// Calls `body` with what the action's conditions see.
     func withConditionInput<Result>(
         _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Role?, _ body: (EvaluationInput) -> Result
@@ -56,6 +62,9 @@ extension Request: DecideInput {
     @inline(__always) func holdsAppRole(_ entry: ActionEntry) -> Bool { subject.holdsAppRole(entry) }
 
     @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { resource.usage.value(forSmall: entry.limitCounter) ?? 0 }
+
+    static var decidesConsentByTest: Bool { true }
+    @inline(__always) func consentHolds(_ test: ConsentTest) -> Bool { test.holds(self) }
 
     @inline(__always)
     func withConditionInput<Result>(
@@ -128,6 +137,9 @@ struct PlanProbe: DecideInput {
     /// The resource has no usage: every counter is 0.
     @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { 0 }
 
+    static var decidesConsentByTest: Bool { false }
+    func consentHolds(_ test: ConsentTest) -> Bool { test.holds(request) }
+
     /// The request itself, built now.
     var request: Request {
         Request(subject: subject.pointee, action: action, resource: Resource(type: resourceType), context: context.pointee)
@@ -186,17 +198,29 @@ extension InternedRequest: DecideInput {
 
     @inline(__always) func usedCount(_ entry: ActionEntry) -> Int { used }
 
-    func withConditionInput<Result>(
-        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Int32?, _ body: (EvaluationInput) -> Result
-    ) -> Result {
+    static var decidesConsentByTest: Bool { false }
+    func consentHolds(_ test: ConsentTest) -> Bool {
+        withRequest(reading: "the action's consent") { test.holds($0.pointee) }
+    }
+
+    /// Calls `body` with the stored request, which the action's conditions need.
+    @inline(__always)
+    private func withRequest<Result>(reading what: @autoclosure () -> String, _ body: (UnsafePointer<Request>) -> Result) -> Result {
         // A pattern, not `request != nil`: the generic comparison copied the whole request through its value witness.
         guard case .some = request else {
-            preconditionFailure("InternedRequest.request is required for \(entry.typeName).\(entry.plan.name): its conditions read the request")
+            preconditionFailure("InternedRequest.request is required for \(what()), which reads the request")
         }
         return withUnsafePointer(to: request) { optional in
             // The stored request lent, not bound to a copy (a copy retains and releases each of its strings and
             // collections): an optional's payload sits at the start of its storage, and it is present.
-            let pointer = UnsafeRawPointer(optional).assumingMemoryBound(to: Request.self)
+            body(UnsafeRawPointer(optional).assumingMemoryBound(to: Request.self))
+        }
+    }
+
+    func withConditionInput<Result>(
+        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: Int32?, _ body: (EvaluationInput) -> Result
+    ) -> Result {
+        withRequest(reading: "\(entry.typeName).\(entry.plan.name)'s conditions") { pointer in
             // Conditions see the role by name, as the String-keyed request spells it.
             let name = entry.conditionsReadRole ? table.standing(pointer.pointee, signedIn: signedIn, entry: entry).role : nil
             return body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: name))

@@ -233,6 +233,8 @@ package indirect enum ConditionNode: Sendable, Hashable {
     /// The request's attribute `name` of `scope`: a few small settings are scanned by their words, not hashed.
     @inline(__always)
     static func attribute(_ scope: AttributeOwner, _ name: String, _ input: borrowing EvaluationInput) -> Value? {
+        // Read through `input.request` in place: handing `input.request` to a function taking a `Request` copied the
+        // whole request (its value witness, a retain of each of its strings and collections) on every read.
         switch scope {
         case .subject: input.request.subject.attributes.value(forSmall: name)
         case .resource: input.request.resource.attributes.value(forSmall: name)
