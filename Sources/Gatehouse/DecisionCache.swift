@@ -122,12 +122,11 @@ final class DecisionCache: Sendable {
     /// it answers, and nothing when it does not (the read that follows counts).
     func peek(session key: Data, usable: (SessionFacts) -> Bool, resource id: String?) -> Found? {
         let since = trustedSince
-        func trusted(_ at: ContinuousClock.Instant) -> Bool { since.map { at >= $0 } ?? true }
         let found = state.withLock { s -> Found? in
-            guard let session = s.sessions[key], trusted(session.at) else { return nil }
+            guard let session = s.sessions[key], Self.trusted(session.at, since: since) else { return nil }
             var found = Found(session: session.facts, sessionHit: true)
             if let id {
-                guard let resource = s.resources[id], trusted(resource.at) else { return nil }
+                guard let resource = s.resources[id], Self.trusted(resource.at, since: since) else { return nil }
                 found.resource = .some(resource.facts)
                 found.resourceHit = true
             }
@@ -139,11 +138,16 @@ final class DecisionCache: Sendable {
         return found
     }
 
+    /// Whether an entry read at `at` may be trusted, given `trustedSince` (nil: any).
+    private static func trusted(_ at: ContinuousClock.Instant, since: ContinuousClock.Instant?) -> Bool {
+        since.map { at >= $0 } ?? true
+    }
+
     /// The cached session of `key`, counted as a hit or a miss.
     private func session(_ key: Data) -> SessionFacts? {
         let since = trustedSince
         let found = state.withLock { s -> SessionFacts? in
-            guard let entry = s.sessions[key], since.map({ entry.at >= $0 }) ?? true else { return nil }
+            guard let entry = s.sessions[key], Self.trusted(entry.at, since: since) else { return nil }
             return entry.facts
         }
         observer.cache(found == nil ? .miss : .hit)
@@ -154,7 +158,7 @@ final class DecisionCache: Sendable {
     private func resource(_ id: String) -> ResourceFacts?? {
         let since = trustedSince
         let found = state.withLock { s -> ResourceFacts?? in
-            guard let entry = s.resources[id], since.map({ entry.at >= $0 }) ?? true else { return nil }
+            guard let entry = s.resources[id], Self.trusted(entry.at, since: since) else { return nil }
             return .some(entry.facts)
         }
         observer.cache(found == nil ? .miss : .hit)

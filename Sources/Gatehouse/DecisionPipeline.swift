@@ -44,7 +44,7 @@ extension GatehouseService {
     /// its router (`DecideAhead`) calls it on the event loop. It throws, before anything, what `decide` would for a
     /// request naming a subject beside a bearer. Not taken with tracing on (the bearer's span is `resolve`'s).
     public func decideFromMemory(_ request: Request, bearer: String, by policy: CompiledPolicy, origin: DecisionOrigin? = nil) throws -> Decision? {
-        guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
+        try Self.refuseSubjectBesideBearer(request)
         guard !DecisionTracing.isActive,
             let resolved = subjects.resolvedFromMemory(request, token: bearer, at: identity.clock(), by: policy)
         else { return nil }
@@ -146,11 +146,16 @@ extension GatehouseService {
     /// The request the engine judges: from the bearer's session and the store, else as the request names it.
     func resolve(_ request: Request, bearer: String?, by policy: CompiledPolicy, report: BearerReport? = nil) async throws -> ResolvedRequest {
         guard let bearer else { return try unbound(request) }
-        guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
+        try Self.refuseSubjectBesideBearer(request)
         let t = identity.clock()
         let resolved = try await observingFailure { try await subjects.resolve(request, token: bearer, at: t, by: policy) }
         if resolved.tokenRejected { report?.noteRefused() }
         return resolved
+    }
+
+    /// A request with a bearer names no subject: the bearer's session is the subject.
+    static func refuseSubjectBesideBearer(_ request: Request) throws(DecisionRequestError) {
+        guard request.subject == Subject() else { throw DecisionRequestError(.subjectWithBearer) }
     }
 
     /// A request decided for the subject it carries, at its `context.now` or the identity clock's; a named subject

@@ -56,16 +56,18 @@ extension IdentityService {
 
 /// A live session and its user's decision facts, as a cache of decision facts keeps them under the access token's
 /// hash: the subject, the user's own usage counters, and what says how long the session stays live.
-public struct SessionFacts: Sendable, Hashable {
+public struct SessionFacts: Sendable, Hashable, SessionLifetime {
     /// The session's user.
     public let userId: String
     /// The subject the engine judges: tier and expiry, app roles, how and when verified, privacy settings.
     public let subject: Subject
     /// The user's own usage counters (what app-wide limits consume).
     public let userUsage: [String: Int]
-    let expiresAt: Date
-    let accessExpiresAt: Date
-    let lastSeenAt: Date
+    package let expiresAt: Date
+    package let accessExpiresAt: Date
+    package let lastSeenAt: Date
+    /// Never set: a session is read and kept only while live, and its revocation drops it (`SessionLifetime`).
+    package var revokedAt: Date? { nil }
 }
 
 extension IdentityService {
@@ -102,17 +104,13 @@ extension IdentityService {
     /// within `lastSeenGranularity` (so `markSeenIfDue` would write nothing). What a decision made without an await
     /// (`GatehouseService.decideFromMemory`) requires of a cached session.
     public func isUsableWithoutWrite(_ facts: SessionFacts, at t: Date) -> Bool {
-        isLive(facts, at: t) && !seenIsDue(facts, at: t)
-    }
-
-    private func seenIsDue(_ facts: SessionFacts, at t: Date) -> Bool {
-        t.timeIntervalSince(facts.lastSeenAt) >= configuration.lastSeenGranularity
+        isLive(facts, at: t) && !needsSeen(facts, at: t)
     }
 
     /// Marks the session seen when its last mark is older than `lastSeenGranularity` (a write at most once a minute
     /// per session, as `validate` does). False when the session is no longer live.
     public func markSeenIfDue(_ facts: SessionFacts, accessTokenKey key: Data, at t: Date) async throws -> Bool {
-        guard seenIsDue(facts, at: t) else { return true }
+        guard needsSeen(facts, at: t) else { return true }
         do {
             _ = try await markSeen(accessTokenHash: key, at: t)
             return true
