@@ -11,31 +11,42 @@ public enum DecisionWriter {
     @inlinable
     public static func append(_ decision: Decision, to out: inout [UInt8]) {
         appendHead(effect: decision.effect, reason: decision.reason, to: &out)
-        guard let text = decision.text else {
-            appendFigures(decision, to: &out)
+        appendRest(
+            text: decision.text, figures: decision.figures, limit: decision.limitValue, used: decision.usedValue,
+            remaining: decision.remainingValue, to: &out)
+    }
+
+    /// `append` after the head: the text and the limit figures, given as parts, and not inlined. Inlined, or given the
+    /// decision itself, the optimiser kept the text alive by copying the whole decision (an outlined copy through its
+    /// value witness, retaining the text) and destroying the copy, on every line (~100 instructions a line of the
+    /// JSON edge, issue 41, seventh round).
+    @usableFromInline @inline(never)
+    static func appendRest(text: DecisionText?, figures: UInt8, limit: Int, used: Int, remaining: Int, to out: inout [UInt8]) {
+        guard let text else {
+            appendFigures(figures, limit: limit, used: used, remaining: remaining, to: &out)
             out.append(UInt8(ascii: "}"))
             return
         }
-        if decision.figures == 0 {
+        if figures == 0 {
             // No limit figures between the two parts: one copy.
             out.append(contentsOf: text.json)
         } else {
             text.json.withUnsafeBufferPointer { json in
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: json[..<text.jsonSplit]))
-                appendFigures(decision, to: &out)
+                appendFigures(figures, limit: limit, used: used, remaining: remaining, to: &out)
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: json[text.jsonSplit...]))
             }
         }
         out.append(UInt8(ascii: "}"))
     }
 
-    /// `,"limit":…,"used":…,"remaining":…`, those present.
+    /// `,"limit":…,"used":…,"remaining":…`, those present (`figures`: bits 0, 1, 2, as `Decision` keeps them).
     @inlinable @inline(__always)
-    static func appendFigures(_ decision: Decision, to out: inout [UInt8]) {
-        guard decision.figures != 0 else { return }
-        if let limit = decision.limit { appendIntegerField(",\"limit\":", limit, to: &out) }
-        if let used = decision.used { appendIntegerField(",\"used\":", used, to: &out) }
-        if let remaining = decision.remaining { appendIntegerField(",\"remaining\":", remaining, to: &out) }
+    static func appendFigures(_ figures: UInt8, limit: Int, used: Int, remaining: Int, to out: inout [UInt8]) {
+        guard figures != 0 else { return }
+        if figures & 1 != 0 { appendIntegerField(",\"limit\":", limit, to: &out) }
+        if figures & 2 != 0 { appendIntegerField(",\"used\":", used, to: &out) }
+        if figures & 4 != 0 { appendIntegerField(",\"remaining\":", remaining, to: &out) }
     }
 
     /// A decision text's two parts as `append` writes them: `,"message":"…"` (returning where it ends), then

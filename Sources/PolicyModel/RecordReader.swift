@@ -26,7 +26,7 @@ extension RequestReader {
     /// storage as `read(_:into:)` does. Throws naming the field at fault (`effect`, `request.resource.type`).
     public func readRecord(_ bytes: UnsafeRawBufferPointer, into request: inout Request) throws(RequestError) -> RecordEnvelope {
         if bytes.count <= limits.maxBytes { request.reset() }
-        return try parseContiguous(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in try parser.readRecord(into: &request) }.get()
+        return try parseContiguous(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in try parser.readRecord(into: &request) }
     }
 }
 

@@ -39,7 +39,7 @@ public struct RequestReader: Sendable {
     /// `request` holds a mix of what was read so far and what it held before.
     public func read(_ bytes: UnsafeRawBufferPointer, into request: inout Request) throws(RequestError) {
         if bytes.count <= limits.maxBytes { request.reset() }
-        try parseContiguous(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in try parser.readRequest(into: &request) }.get()
+        try parseContiguous(bytes) { (parser: inout JSONRequestParser) throws(RequestError) in try parser.readRequest(into: &request) }
     }
 
     /// Reads one request from `bytes`.
@@ -62,31 +62,31 @@ public struct RequestReader: Sendable {
     /// of requests (`readBatch`, `readCheck`).
     func parse<T>(_ bytes: some Collection<UInt8>, _ body: (inout JSONRequestParser) throws(RequestError) -> T) throws(RequestError) -> T {
         let result: Result<T, RequestError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            parseContiguous(UnsafeRawBufferPointer(buffer), body)
+            Result { () throws(RequestError) in try parseContiguous(UnsafeRawBufferPointer(buffer), body) }
         }
         if let result { return try result.get() }
-        return try Array(bytes).withUnsafeBytes { buffer in parseContiguous(buffer, body) }.get()
+        return try Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(RequestError) in try parseContiguous(buffer, body) }
+        }.get()
     }
 
     /// Runs `body` over a parser of `bytes`, after refusing input past `limits.maxBytes` and empty input.
+    ///
+    /// Throws, rather than returning a `Result` (as it did): the result and its error, ~100 bytes, were copied out
+    /// and unwrapped on every line of the JSON edge (~60 instructions a line, issue 41, seventh round).
     func parseContiguous<T>(_ bytes: UnsafeRawBufferPointer, _ body: (inout JSONRequestParser) throws(RequestError) -> T)
-        -> Result<T, RequestError>
+        throws(RequestError) -> T
     {
         guard bytes.count <= limits.maxBytes else {
-            return .failure(
-                RequestError(
-                    field: "", "request is \(bytes.count) bytes, more than the limit of \(limits.maxBytes)", kind: .tooLarge,
-                    offset: limits.maxBytes))
+            throw RequestError(
+                field: "", "request is \(bytes.count) bytes, more than the limit of \(limits.maxBytes)", kind: .tooLarge,
+                offset: limits.maxBytes)
         }
         guard let base = bytes.baseAddress, bytes.count > 0 else {
-            return .failure(RequestError(field: "", "invalid JSON: the input is empty", kind: .syntax, offset: 0))
+            throw RequestError(field: "", "invalid JSON: the input is empty", kind: .syntax, offset: 0)
         }
         var parser = JSONRequestParser(base: base.assumingMemoryBound(to: UInt8.self), count: bytes.count, maxDepth: limits.maxDepth)
-        do throws(RequestError) {
-            return .success(try body(&parser))
-        } catch {
-            return .failure(error)
-        }
+        return try body(&parser)
     }
 }
 
@@ -275,27 +275,33 @@ struct JSONRequestParser {
 
     mutating func readSubject(into subject: inout Subject) throws(RequestError) {
         var seen: UInt8 = 0
-        try forEachMember(depth: 2) { p, key throws(RequestError) in
-            if p.isKey(key, "id") {
-                try p.once(&seen, 1, key)
-                subject.id = try p.readOptionalString()
-            } else if p.isKey(key, "tier") {
-                try p.once(&seen, 2, key)
-                subject.tier = try p.readOptionalString()
-            } else if p.isKey(key, "subscriptionExpiry") {
-                try p.once(&seen, 4, key)
-                subject.subscriptionExpiry = try p.readOptionalTimestamp()
-            } else if p.isKey(key, "roles") {
-                try p.once(&seen, 8, key)
-                try p.readStringList(into: &subject.roles)
-            } else if p.isKey(key, "auth") {
-                try p.once(&seen, 16, key)
-                subject.auth = try p.readAuth()
-            } else if p.isKey(key, "attributes") {
-                try p.once(&seen, 32, key)
-                try p.readAttributes(into: &subject.attributes, depth: 3)
-            } else {
-                throw p.unknownField(key, allowed: ["id", "tier", "subscriptionExpiry", "roles", "auth", "attributes"])
+        try openObject(depth: 2)
+        var first = true
+        while let key = try nextMember(&first) {
+            do throws(RequestError) {
+                if isKey(key, "id") {
+                    try once(&seen, 1, key)
+                    subject.id = try readOptionalString()
+                } else if isKey(key, "tier") {
+                    try once(&seen, 2, key)
+                    subject.tier = try readOptionalString()
+                } else if isKey(key, "subscriptionExpiry") {
+                    try once(&seen, 4, key)
+                    subject.subscriptionExpiry = try readOptionalTimestamp()
+                } else if isKey(key, "roles") {
+                    try once(&seen, 8, key)
+                    try readStringList(into: &subject.roles)
+                } else if isKey(key, "auth") {
+                    try once(&seen, 16, key)
+                    subject.auth = try readAuth()
+                } else if isKey(key, "attributes") {
+                    try once(&seen, 32, key)
+                    try readAttributes(into: &subject.attributes, depth: 3)
+                } else {
+                    throw unknownField(key, allowed: ["id", "tier", "subscriptionExpiry", "roles", "auth", "attributes"])
+                }
+            } catch {
+                throw error.inside(keyText(key))
             }
         }
         if seen & 19 != 19 { Self.clearStrings(of: &subject, seen: seen) }
@@ -325,30 +331,36 @@ struct JSONRequestParser {
     mutating func readResource(into resource: inout Resource) throws(RequestError) {
         let open = pos
         var seen: UInt8 = 0
-        try forEachMember(depth: 2) { p, key throws(RequestError) in
-            if p.isKey(key, "type") {
-                try p.once(&seen, 1, key)
-                guard let type = try p.readOptionalString() else {
-                    throw RequestError(field: "", "is required", kind: .missingField, offset: key.offset)
+        try openObject(depth: 2)
+        var first = true
+        while let key = try nextMember(&first) {
+            do throws(RequestError) {
+                if isKey(key, "type") {
+                    try once(&seen, 1, key)
+                    guard let type = try readOptionalString() else {
+                        throw RequestError(field: "", "is required", kind: .missingField, offset: key.offset)
+                    }
+                    resource.type = type
+                } else if isKey(key, "id") {
+                    try once(&seen, 2, key)
+                    resource.id = try readOptionalString()
+                } else if isKey(key, "ownerId") {
+                    try once(&seen, 4, key)
+                    resource.ownerId = try readOptionalString()
+                } else if isKey(key, "members") {
+                    try once(&seen, 8, key)
+                    try readMembers(into: &resource.members)
+                } else if isKey(key, "usage") {
+                    try once(&seen, 16, key)
+                    try readUsage(into: &resource.usage)
+                } else if isKey(key, "attributes") {
+                    try once(&seen, 32, key)
+                    try readAttributes(into: &resource.attributes, depth: 3)
+                } else {
+                    throw unknownField(key, allowed: ["type", "id", "ownerId", "members", "usage", "attributes"])
                 }
-                resource.type = type
-            } else if p.isKey(key, "id") {
-                try p.once(&seen, 2, key)
-                resource.id = try p.readOptionalString()
-            } else if p.isKey(key, "ownerId") {
-                try p.once(&seen, 4, key)
-                resource.ownerId = try p.readOptionalString()
-            } else if p.isKey(key, "members") {
-                try p.once(&seen, 8, key)
-                try p.readMembers(into: &resource.members)
-            } else if p.isKey(key, "usage") {
-                try p.once(&seen, 16, key)
-                try p.readUsage(into: &resource.usage)
-            } else if p.isKey(key, "attributes") {
-                try p.once(&seen, 32, key)
-                try p.readAttributes(into: &resource.attributes, depth: 3)
-            } else {
-                throw p.unknownField(key, allowed: ["type", "id", "ownerId", "members", "usage", "attributes"])
+            } catch {
+                throw error.inside(keyText(key))
             }
         }
         guard seen & 1 != 0 else { throw RequestError(field: "type", "is required", kind: .missingField, offset: open) }
@@ -359,15 +371,21 @@ struct JSONRequestParser {
 
     mutating func readContext(into context: inout Context) throws(RequestError) {
         var seen: UInt8 = 0
-        try forEachMember(depth: 2) { p, key throws(RequestError) in
-            if p.isKey(key, "now") {
-                try p.once(&seen, 1, key)
-                context.now = try p.readOptionalTimestamp()
-            } else if p.isKey(key, "attributes") {
-                try p.once(&seen, 2, key)
-                try p.readAttributes(into: &context.attributes, depth: 3)
-            } else {
-                throw p.unknownField(key, allowed: ["now", "attributes"])
+        try openObject(depth: 2)
+        var first = true
+        while let key = try nextMember(&first) {
+            do throws(RequestError) {
+                if isKey(key, "now") {
+                    try once(&seen, 1, key)
+                    context.now = try readOptionalTimestamp()
+                } else if isKey(key, "attributes") {
+                    try once(&seen, 2, key)
+                    try readAttributes(into: &context.attributes, depth: 3)
+                } else {
+                    throw unknownField(key, allowed: ["now", "attributes"])
+                }
+            } catch {
+                throw error.inside(keyText(key))
             }
         }
     }
@@ -577,15 +595,29 @@ struct JSONRequestParser {
     }
 
     mutating func enter(depth: Int) throws(RequestError) {
-        guard depth <= maxDepth else {
-            throw RequestError(field: "", "nesting deeper than \(maxDepth) levels", kind: .tooDeep, offset: pos)
-        }
+        guard depth <= maxDepth else { throw tooDeep() }
     }
 
+    /// Nesting past `maxDepth` at the cursor.
+    @inline(never)
+    func tooDeep() -> RequestError {
+        RequestError(field: "", "nesting deeper than \(maxDepth) levels", kind: .tooDeep, offset: pos)
+    }
+
+    /// Consumes the `{` of an object at nesting level `depth`. Inlined, with its refusal out of line: called, its
+    /// prologue and the error's code around the two compares cost ~30 instructions an object, four objects a line of
+    /// the JSON edge (issue 41, seventh round).
+    @_transparent
     mutating func openObject(depth: Int) throws(RequestError) {
-        guard pos < count, base[pos] == UInt8(ascii: "{") else { throw wrongType("an object") }
-        try enter(depth: depth)
+        guard pos < count, base[pos] == UInt8(ascii: "{"), depth <= maxDepth else { throw notAnObject() }
         pos += 1
+    }
+
+    /// `openObject`'s refusal: not an object at the cursor, or one nested too deep.
+    @inline(never)
+    mutating func notAnObject() -> RequestError {
+        guard pos < count, base[pos] == UInt8(ascii: "{") else { return wrongType("an object") }
+        return tooDeep()
     }
 
     /// Reads the object at the cursor (at nesting level `depth`) member by member: `member` reads the value of each key
@@ -611,16 +643,26 @@ struct JSONRequestParser {
     }
 
     /// The next key of an object whose `{` is consumed, with the cursor on its value; nil after the closing `}`.
-    @inline(__always)
+    ///
+    /// `@_transparent`, like `openObject` and `nextItem`, with their errors built out of line: with
+    /// `@inline(__always)` the optimiser called it from the larger readers once they had grown past its limits
+    /// (`readResource`, ~90 instructions a key; issue 41, seventh round).
+    @_transparent
     mutating func nextMember(_ first: inout Bool) throws(RequestError) -> StringToken? {
         guard try nextItem(&first, close: UInt8(ascii: "}"), in: "an object") else { return nil }
-        guard pos < count, base[pos] == UInt8(ascii: "\"") else { throw syntax("expected a key in quotes, found \(describeByte())") }
+        guard pos < count, base[pos] == UInt8(ascii: "\"") else { throw expected("a key in quotes") }
         let key = try scanString()
         skipWhitespace()
-        guard pos < count, base[pos] == UInt8(ascii: ":") else { throw syntax("expected ':' after a key, found \(describeByte())") }
+        guard pos < count, base[pos] == UInt8(ascii: ":") else { throw expected("':' after a key") }
         pos += 1
         skipWhitespace()
         return key
+    }
+
+    /// "invalid JSON: expected `what`, found …" at the cursor, built out of line from the inlined structure.
+    @inline(never)
+    func expected(_ what: StaticString) -> RequestError {
+        syntax("expected \(what), found \(describeByte())")
     }
 
     /// Whether an array whose `[` is consumed has another element (the cursor then on it); false after `]`.
@@ -631,10 +673,10 @@ struct JSONRequestParser {
 
     /// Whether a container whose opening bracket is consumed has another item (the cursor then on it); false
     /// after its closing bracket `close`.
-    @inline(__always)
-    mutating func nextItem(_ first: inout Bool, close: UInt8, in container: String) throws(RequestError) -> Bool {
+    @_transparent
+    mutating func nextItem(_ first: inout Bool, close: UInt8, in container: StaticString) throws(RequestError) -> Bool {
         skipWhitespace()
-        guard pos < count else { throw syntax("unterminated \(container.dropFirst(container.hasPrefix("an ") ? 3 : 2))") }
+        guard pos < count else { throw unterminated(container) }
         if base[pos] == close {
             pos += 1
             return false
@@ -642,13 +684,24 @@ struct JSONRequestParser {
         if first {
             first = false
         } else {
-            guard base[pos] == UInt8(ascii: ",") else {
-                throw syntax("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container), found \(describeByte())")
-            }
+            guard base[pos] == UInt8(ascii: ",") else { throw notASeparator(close: close, in: container) }
             pos += 1
             skipWhitespace()
         }
         return true
+    }
+
+    /// "unterminated object" (or list): `nextItem`'s refusal at the end of the input, out of line.
+    @inline(never)
+    func unterminated(_ container: StaticString) -> RequestError {
+        let name = "\(container)"
+        return syntax("unterminated \(name.dropFirst(name.hasPrefix("an ") ? 3 : 2))")
+    }
+
+    /// `nextItem`'s refusal of a byte that is neither `,` nor the closing bracket, out of line.
+    @inline(never)
+    func notASeparator(close: UInt8, in container: StaticString) -> RequestError {
+        syntax("expected ',' or '\(Character(Unicode.Scalar(close)))' in \(container), found \(describeByte())")
     }
 
     // MARK: Strings
