@@ -623,9 +623,11 @@ struct JSONRequestParser {
     /// Reads the object at the cursor (at nesting level `depth`) member by member: `member` reads the value of each key
     /// (the cursor on it), and an error it throws is named inside that key (`tier` becomes `subject.tier`).
     ///
-    /// `@_transparent`, not `@inline(__always)`: with the latter the optimiser made a copy of the loop for each of
-    /// `readSubject`'s, `readResource`'s and `readContext`'s closures and called it (issue 41's fifth round: 5,268 to
-    /// 5,244 instructions a line). Their closures' bodies stay a call per key either way; a protocol-generic loop with
+    /// The request object, `auth`, a batch and a record read through it. `readSubject`, `readResource` and
+    /// `readContext`, read on every line of the JSON edge, write this loop in place (the same three steps:
+    /// `openObject`, `nextMember`, `error.inside`): given to this loop, their closures' bodies stayed a call per key
+    /// (issue 41's seventh round: ~75 instructions a line). `@_transparent`, not `@inline(__always)`: with the latter the
+    /// optimiser made a copy of the loop per closure and called it (fifth round); a protocol-generic loop with
     /// `@inline(__always)` members, and local `@inline(__always)` functions, were tried and cost more (5,798, 7,062).
     @_transparent
     mutating func forEachMember(
