@@ -69,7 +69,7 @@ final class DecisionTable: Sendable {
         self.rules = rules
         self.defaultDenyMessage = defaultDenyMessage
         self.defaultDenyDecision = Decision(
-            effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: "")))
+            effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: ""))).interned
 
         // Identical rendered texts share one string: most actions show the same few messages.
         var interned: [String: String] = [:]
