@@ -118,17 +118,18 @@ final class ActionEntry: Sendable {
         self.messages = messages.map { (reason: $0.0, text: $0.1) }
         self.denyRuleMessages = ruleMessages
         self.limitMessages = limitMessages
-        self.allowDecision = Decision(effect: .allow, reason: .allowed, policy: plan.location)
+        // Built once, returned many times: their texts are interned, so returning one retains nothing.
+        self.allowDecision = Decision(effect: .allow, reason: .allowed, policy: plan.location).interned
         self.denyDecisions = messages.map { reason, message in
-            Self.deny(reason, message: message, plan: plan, tiers: tiers)
+            Self.deny(reason, message: message, plan: plan, tiers: tiers).interned
         }
         self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
-            Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location)
+            Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location).interned
         }
-        self.allowRuleDecisions = plan.allowRules.map { Decision(effect: .allow, reason: .allowed, policy: rules[$0].location) }
+        self.allowRuleDecisions = plan.allowRules.map { Decision(effect: .allow, reason: .allowed, policy: rules[$0].location).interned }
         self.limitDecisions = limitMessages.indices.map { tier in
             guard let message = limitMessages[tier], plan.limit != nil else { return nil }
-            return Requirement.limit.deny(.limitExceeded, message: message, action: plan, tiers: tiers, tier: tier)
+            return Requirement.limit.deny(.limitExceeded, message: message, action: plan, tiers: tiers, tier: tier).interned
         }
         self.appRoleIDs = plan.appRoles.map { required in
             var set = AppRoleSet()

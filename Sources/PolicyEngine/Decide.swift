@@ -252,14 +252,21 @@ extension DecisionTable {
 
     /// The subject's standing on the resource: whether it owns it (by the owner field, or by holding the
     /// declared owner role as a member) and the role conditions see as `resource.role`.
-    /// The subject's standing on the resource: ownership comes from the owner field or from holding the declared
-    /// owner role as a member, never from a role merely named "owner". `withConditionInput` uses it too.
+    /// Ownership comes from the owner field or from holding the declared owner role as a member, never from a role
+    /// merely named "owner". `withConditionInput` uses it too.
     func standing(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
+        let (isOwner, role) = standingRole(request, signedIn: signedIn, entry: entry)
+        return (isOwner, role.map { request.roleName($0, entry: entry) })
+    }
+
+    /// `standing`, the role held as a `RequestRole` (no `String` owned): what `decide` reads.
+    @inline(__always)
+    func standingRole(_ request: Request, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: RequestRole?) {
         guard signedIn, let id = request.subject.id else { return (false, nil) }
         if let owner = entry.owner, owner.isOwner(id, of: request.resource) {
-            return (true, entry.ownerRole ?? "owner")
+            return (true, RequestRole(ofOwner: true, small: SmallName(entry.ownerRole ?? "owner")))
         }
         guard let role = request.resource.members.value(forSmall: id) else { return (false, nil) }
-        return (entry.ownerRole.map { SmallName.equal(role, $0) } ?? false, role)
+        return (entry.ownerRole.map { SmallName.equal(role, $0) } ?? false, RequestRole(ofOwner: false, small: SmallName(role)))
     }
 }

@@ -15,7 +15,7 @@ protocol DecideInput {
     func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: Role?)
     func grants(_ entry: ActionEntry, _ role: Role) -> Bool
     /// The role's name, for traces.
-    func name(of role: Role, _ table: DecisionTable) -> String
+    func name(of role: Role, entry: ActionEntry, _ table: DecisionTable) -> String
     func authMethodSatisfies(_ entry: ActionEntry) -> Bool
     /// The auth method's name, for traces.
     var authMethodName: String? { get }
@@ -36,6 +36,10 @@ protocol DecideInput {
 }
 
 extension Request: DecideInput {
+    /// The role held without owning its `String`: releasing the role, even an absent one, cost ~15 instructions a
+    /// decision (issue 41). Its name, when a caller needs it, is read again (`roleName`).
+    typealias Role = RequestRole
+
     /// `subject.isSignedIn`, with an auth method that is a small name compared with `anonymous` as two words
     /// instead of a String compare (~25 instructions a decision).
     @inline(__always) var signedIn: Bool { subject.signedIn }
@@ -47,12 +51,30 @@ extension Request: DecideInput {
     }
 
     @inline(__always)
-    func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) {
-        table.standing(self, signedIn: signedIn, entry: entry)
+    func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: RequestRole?) {
+        table.standingRole(self, signedIn: signedIn, entry: entry)
     }
 
-    @inline(__always) func grants(_ entry: ActionEntry, _ role: String) -> Bool { entry.grants(role) }
-    func name(of role: String, _ table: DecisionTable) -> String { role }
+    @inline(__always)
+    func grants(_ entry: ActionEntry, _ role: RequestRole) -> Bool {
+        // A small ASCII role compares as two words, as `ActionEntry.grants` would after reading it again.
+        if entry.grantingASCII, let small = role.small {
+            for granting in entry.grantingSmall where granting == small { return true }
+            return false
+        }
+        return entry.grants(roleName(role, entry: entry))
+    }
+
+    func name(of role: RequestRole, entry: ActionEntry, _ table: DecisionTable) -> String { roleName(role, entry: entry) }
+
+    /// The name of a role `DecisionTable.standingRole` gave for this request and `entry`.
+    func roleName(_ role: RequestRole, entry: ActionEntry) -> String {
+        if role.ofOwner { return entry.ownerRole ?? "owner" }
+        guard let id = subject.id, let name = resource.members.value(forSmall: id) else {
+            preconditionFailure("a member's role is read from the request it came from")
+        }
+        return name
+    }
 
     @inline(__always) func authMethodSatisfies(_ entry: ActionEntry) -> Bool { subject.authMethodSatisfies(entry) }
 
@@ -68,12 +90,27 @@ extension Request: DecideInput {
 
     @inline(__always)
     func withConditionInput<Result>(
-        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: String?, _ body: (EvaluationInput) -> Result
+        _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: RequestRole?, _ body: (EvaluationInput) -> Result
+    ) -> Result {
+        withConditionInput(table, now: now, tier: tier, signedIn: signedIn, roleName: role.map { roleName($0, entry: entry) }, body)
+    }
+
+    @inline(__always)
+    func withConditionInput<Result>(
+        _ table: DecisionTable, now: Date, tier: Int, signedIn: Bool, roleName: String?, _ body: (EvaluationInput) -> Result
     ) -> Result {
         withUnsafePointer(to: self) { pointer in
-            body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: role))
+            body(EvaluationInput(borrowing: pointer, now: now, effectiveTier: table.tiers[tier].id, signedIn: signedIn, resourceRole: roleName))
         }
     }
+}
+
+/// A `Request`'s role on its resource as `decide` holds it: trivial, no `String` owned. The owner's role
+/// (`entry.ownerRole ?? "owner"`) or the member's, read from the request; `small` is its words when it is a small
+/// ASCII string (`SmallName`), nil when it is not (the name is then read again to compare it).
+struct RequestRole {
+    let ofOwner: Bool
+    let small: SmallName?
 }
 
 extension Subject {
@@ -129,7 +166,7 @@ struct PlanProbe: DecideInput {
     /// The resource has no owner and no members.
     func resourceStanding(_ table: DecisionTable, signedIn: Bool, entry: ActionEntry) -> (isOwner: Bool, role: String?) { (false, nil) }
     func grants(_ entry: ActionEntry, _ role: String) -> Bool { entry.grants(role) }
-    func name(of role: String, _ table: DecisionTable) -> String { role }
+    func name(of role: String, entry: ActionEntry, _ table: DecisionTable) -> String { role }
     @inline(__always) func authMethodSatisfies(_ entry: ActionEntry) -> Bool { subject.pointee.authMethodSatisfies(entry) }
     var authMethodName: String? { subject.pointee.auth?.method }
     @inline(__always) var verifiedAt: Date? { subject.pointee.auth?.verifiedAt }
@@ -148,7 +185,7 @@ struct PlanProbe: DecideInput {
     func withConditionInput<Result>(
         _ table: DecisionTable, entry: ActionEntry, now: Date, tier: Int, signedIn: Bool, role: String?, _ body: (EvaluationInput) -> Result
     ) -> Result {
-        request.withConditionInput(table, entry: entry, now: now, tier: tier, signedIn: signedIn, role: role, body)
+        request.withConditionInput(table, now: now, tier: tier, signedIn: signedIn, roleName: role, body)
     }
 }
 
@@ -178,7 +215,7 @@ extension InternedRequest: DecideInput {
 
     @inline(__always) func grants(_ entry: ActionEntry, _ role: Int32) -> Bool { entry.grants(roleID: role) }
 
-    func name(of role: Int32, _ table: DecisionTable) -> String {
+    func name(of role: Int32, entry: ActionEntry, _ table: DecisionTable) -> String {
         role >= 0 && Int(role) < table.memberRoleNames.names.count ? table.memberRoleNames.names[Int(role)] : "?"
     }
 

@@ -9,6 +9,9 @@ import PolicyModel
 /// normalisation). Deny messages whose facts never change for an action are rendered here, once, so a deny
 /// returns a stored string instead of building one.
 final class DecisionTable: Sendable {
+    /// The set's name and the SHA-256 over its files (`CompiledPolicy.name`, `contentHash`).
+    let name: String
+    let contentHash: String
     let tiers: [TierPlan]
     let tierIndex: [String: Int]
     let defaultTier: Int
@@ -36,9 +39,11 @@ final class DecisionTable: Sendable {
     private let slotsByName: [String: [String: Int]]
 
     init(
-        tiers: [TierPlan], defaultTier: Int, productTiers: [String: String], resourceTypes: [String: ResourceTypePlan],
+        name: String, contentHash: String, tiers: [TierPlan], defaultTier: Int, productTiers: [String: String], resourceTypes: [String: ResourceTypePlan],
         rules: [RulePlan], defaultDenyMessage: MessageTemplate, declaredAppRoles: [String]
     ) {
+        self.name = name
+        self.contentHash = contentHash
         self.tiers = tiers
         self.declaredAppRoles = declaredAppRoles
         self.sharedResourceTypes = resourceTypes.values.filter { !$0.roleNames.isEmpty }.map(\.name).sorted()
@@ -64,7 +69,7 @@ final class DecisionTable: Sendable {
         self.rules = rules
         self.defaultDenyMessage = defaultDenyMessage
         self.defaultDenyDecision = Decision(
-            effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: "")))
+            effect: .deny, reason: .defaultDeny, message: defaultDenyMessage.render(MessageFacts(action: "", resource: ""))).interned
 
         // Identical rendered texts share one string: most actions show the same few messages.
         var interned: [String: String] = [:]

@@ -600,9 +600,9 @@ extension DecisionTable {
             } else if let role {
                 guard entry.openToMembers || request.grants(entry, role) else {
                     let reason: Reason = entry.ownerOnly ? .ownerOnly : .accessDenied
-                    return fail(.roleRefused(request.name(of: role, self), reason), reason, at: action.membership?.location)
+                    return fail(.roleRefused(request.name(of: role, entry: entry, self), reason), reason, at: action.membership?.location)
                 }
-                tracer.record(.requirement(.roleGrants(request.name(of: role, self)), at: action.membership?.location))
+                tracer.record(.requirement(.roleGrants(request.name(of: role, entry: entry, self)), at: action.membership?.location))
             } else {
                 return fail(.notMember, .notMember, at: action.membership?.location)
             }

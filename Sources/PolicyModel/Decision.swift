@@ -1,8 +1,11 @@
+import Foundation
+
 /// The answer to a `Request`: allow or deny, why, and what the user can do about it.
 ///
 /// Cheap to copy: the effect, the reason and the limit figures are held inline, and the message, the tier to
 /// upgrade to and the location in one shared immutable object, which a compiled policy builds once per decision it
-/// can give. Copying a decision out of the policy is a small copy and one retain, and allocates nothing.
+/// can give, in storage that lives as long as the process (`DecisionText.intern`). Copying a decision out of the
+/// policy is a small copy: no retain, no allocation.
 public struct Decision: Sendable, Hashable {
     /// Allow or deny.
     public var effect: Effect
@@ -14,7 +17,12 @@ public struct Decision: Sendable, Hashable {
     @usableFromInline var usedValue: Int
     @usableFromInline var remainingValue: Int
     /// `message`, `upgradeTo` and `policy`; nil when all three are absent.
-    @usableFromInline package var text: DecisionText?
+    @inlinable
+    package var text: DecisionText? {
+        get { storage.text }
+        set { storage = newValue.map { .shared($0) } ?? .none }
+    }
+    @usableFromInline var storage: DecisionTextStorage
 
     /// A decision with the fields that apply; the others stay absent.
     @inlinable
@@ -37,13 +45,23 @@ public struct Decision: Sendable, Hashable {
         self.limitValue = 0
         self.usedValue = 0
         self.remainingValue = 0
-        self.text = text
+        self.storage = text.map { .shared($0) } ?? .none
+    }
+
+    /// The same decision, its text moved to storage that lives as long as the process (`DecisionText.intern`), so that
+    /// copying it retains nothing: for the decisions a compiled policy builds once and returns many times (the retain
+    /// cost ~22 instructions a decision, issue 41). Unchanged when the process has interned its budget of texts.
+    package var interned: Decision {
+        guard case .shared(let text) = storage, let immortal = DecisionText.intern(text) else { return self }
+        var decision = self
+        decision.storage = .immortal(immortal)
+        return decision
     }
 
     /// User-facing text; present on every deny.
     @inlinable
     public var message: String? {
-        get { text?.message }
+        get { storage.read { $0.message } }
         set { text = DecisionText.make(message: newValue, upgradeTo: upgradeTo, policy: policy) }
     }
 
@@ -71,14 +89,14 @@ public struct Decision: Sendable, Hashable {
     /// The tier id that would lift the denial.
     @inlinable
     public var upgradeTo: String? {
-        get { text?.upgradeTo }
+        get { storage.read { $0.upgradeTo } }
         set { text = DecisionText.make(message: message, upgradeTo: newValue, policy: policy) }
     }
 
     /// Where the rule that decided is written.
     @inlinable
     public var policy: SourceLocation? {
-        get { text?.policy }
+        get { storage.read { $0.policy } }
         set { text = DecisionText.make(message: message, upgradeTo: upgradeTo, policy: newValue) }
     }
 
@@ -123,6 +141,35 @@ public struct Decision: Sendable, Hashable {
     }
 }
 
+/// Where a decision's text is held: nowhere, shared by reference, or in storage that lives as long as the process
+/// (`DecisionText.intern`), which a copy does not retain.
+@usableFromInline
+package enum DecisionTextStorage: Sendable {
+    case none
+    case shared(DecisionText)
+    case immortal(Unmanaged<DecisionText>)
+
+    @inlinable
+    var text: DecisionText? {
+        switch self {
+        case .none: nil
+        case .shared(let text): text
+        case .immortal(let text): text.takeUnretainedValue()
+        }
+    }
+
+    /// `body` of the text, lent, nil when there is none: reading a field through `text` retained and released an
+    /// interned text (`plan`, which reads a deny's message, ~5 instructions a call).
+    @inlinable
+    func read<Field>(_ body: (DecisionText) -> Field?) -> Field? {
+        switch self {
+        case .none: nil
+        case .shared(let text): body(text)
+        case .immortal(let text): text._withUnsafeGuaranteedRef(body)
+        }
+    }
+}
+
 /// A decision's message, upgrade tier and location, shared between copies: immutable, so a compiled policy
 /// builds each once.
 @usableFromInline
@@ -149,6 +196,51 @@ package final class DecisionText: Sendable {
     @inlinable
     package static func make(message: String?, upgradeTo: String?, policy: SourceLocation?) -> DecisionText? {
         message == nil && upgradeTo == nil && policy == nil ? nil : DecisionText(message: message, upgradeTo: upgradeTo, policy: policy)
+    }
+
+    /// A text with `text`'s content that lives as long as the process, kept by content (recompiling a policy reuses
+    /// its texts); nil once the texts kept hold `internBudget` bytes, so that a process compiling ever new policies
+    /// (a fuzzer, a server reloading edited sets for months) keeps a bounded amount and shares the rest by reference.
+    package static func intern(_ text: DecisionText) -> Unmanaged<DecisionText>? {
+        interned.withLock { kept in
+            let key = InternKey(message: text.message, upgradeTo: text.upgradeTo, policy: text.policy)
+            if let existing = kept.texts[key] { return .passUnretained(existing) }
+            let size = 2 * text.json.count + 128
+            guard kept.bytes + size <= internBudget else { return nil }
+            kept.bytes += size
+            kept.texts[key] = text
+            return .passUnretained(text)
+        }
+    }
+
+    /// The bytes (roughly: the text twice and an entry's overhead) the interned texts may hold: 8 MiB.
+    package static let internBudget = 8 << 20
+
+    private struct InternKey: Hashable {
+        let message: String?
+        let upgradeTo: String?
+        let policy: SourceLocation?
+    }
+
+    private struct Interned {
+        var texts: [InternKey: DecisionText] = [:]
+        var bytes = 0
+    }
+
+    private static let interned = Locked(Interned())
+}
+
+/// A value behind a lock.
+private final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }
 
