@@ -56,6 +56,9 @@ final class ActionEntry: Sendable {
     let allowDecision: Decision
     /// The finished deny decision of each reason whose message is fixed, so a deny is a copy, not a build.
     let denyDecisions: [Decision]
+    /// The index in `denyDecisions` of each reason's deny (its first in `messages`), by `Reason.ordinal`; -1 for
+    /// none: `denyDecision(_:)` reads it instead of scanning `messages` (issue 41, round six).
+    let denyDecisionIndex: [Int8]
     /// The finished deny decision of each deny rule, in `plan.denyRules` order.
     let denyRuleDecisions: [Decision]
     /// The allow decision of each allow rule, in `plan.allowRules` order.
@@ -123,6 +126,11 @@ final class ActionEntry: Sendable {
         self.denyDecisions = messages.map { reason, message in
             Self.deny(reason, message: message, plan: plan, tiers: tiers).interned
         }
+        var denyDecisionIndex = [Int8](repeating: -1, count: Reason.allCases.count)
+        for (i, message) in messages.enumerated().reversed() where i < Int(Int8.max) {
+            denyDecisionIndex[message.0.ordinal] = Int8(i)
+        }
+        self.denyDecisionIndex = denyDecisionIndex
         self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
             Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location).interned
         }
@@ -167,6 +175,10 @@ final class ActionEntry: Sendable {
     /// The finished deny for `reason` when its message is fixed.
     @inline(__always)
     func denyDecision(_ reason: Reason) -> Decision? {
+        let i = Int(denyDecisionIndex[reason.ordinal])
+        if i >= 0 { return denyDecisions[i] }
+        // Past `Int8.max` messages (never in practice) the rest are found by a scan.
+        guard messages.count > Int(Int8.max) else { return nil }
         for i in messages.indices where messages[i].reason == reason { return denyDecisions[i] }
         return nil
     }
@@ -191,5 +203,26 @@ final class ActionEntry: Sendable {
         if reason == .limitExceeded { return tier < limitMessages.count ? limitMessages[tier] : nil }
         for entry in messages where entry.reason == reason { return entry.text }
         return nil
+    }
+}
+
+extension Reason {
+    /// The case's position in declaration order (`allCases`' index), as a byte: an array index with no search.
+    @inline(__always)
+    var ordinal: Int {
+        switch self {
+        case .allowed: 0
+        case .defaultDeny: 1
+        case .deniedByRule: 2
+        case .unauthenticated: 3
+        case .stepUpRequired: 4
+        case .roleRequired: 5
+        case .notMember: 6
+        case .accessDenied: 7
+        case .ownerOnly: 8
+        case .requiresUpgrade: 9
+        case .limitExceeded: 10
+        case .consentRequired: 11
+        }
     }
 }
