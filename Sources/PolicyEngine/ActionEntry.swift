@@ -176,7 +176,7 @@ final class ActionEntry: Sendable {
     @inline(__always)
     func denyDecision(_ reason: Reason) -> Decision? {
         let i = Int(denyDecisionIndex[reason.ordinal])
-        if i >= 0 { return denyDecisions[i] }
+        if i >= 0 { return denyDecisions[i].copied }
         // Past `Int8.max` messages (never in practice) the rest are found by a scan.
         guard messages.count > Int(Int8.max) else { return nil }
         for i in messages.indices where messages[i].reason == reason { return denyDecisions[i] }
