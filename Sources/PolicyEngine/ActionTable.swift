@@ -26,6 +26,11 @@ struct ActionTable: Sendable {
     private let smallTable: ProbeTable
     private let smallTypes: [SmallName]
     private let smallActions: [SmallName]
+    /// The pairs whose type is a small ASCII string and whose action is not (longer than 15 bytes), by the type's
+    /// words mixed and the action's bytes hashed after them (`longActionHash`): such a request (mimisupply's
+    /// `partner_management`) spares hashing its type byte by byte (issue 41, round six). Zero for the other pairs.
+    private let longActionTable: ProbeTable
+    private let longActionHashes: [UInt64]
 
     init(_ keys: [(type: String, action: String)]) {
         let capacity = ProbeTable.capacity(for: keys.count, minimum: 16)
@@ -48,9 +53,17 @@ struct ActionTable: Sendable {
         var small: [(slot: Int, hash: Int)] = []
         var smallTypes: [SmallName] = []
         var smallActions: [SmallName] = []
+        var longAction: [(slot: Int, hash: Int)] = []
+        var longActionHashes = [UInt64](repeating: 0, count: keys.count)
         for (slot, key) in keys.enumerated() {
             guard usable, let type = SmallName.canonical(key.type), let action = SmallName.canonical(key.action) else {
-                smallTypes.append(.none)
+                if usable, let type = SmallName.canonical(key.type), let hash = Self.longActionHash(type, key.action) {
+                    longActionHashes[slot] = hash
+                    longAction.append((slot, Int(truncatingIfNeeded: hash)))
+                    smallTypes.append(type)
+                } else {
+                    smallTypes.append(.none)
+                }
                 smallActions.append(.none)
                 continue
             }
@@ -61,6 +74,17 @@ struct ActionTable: Sendable {
         self.smallTable = ProbeTable(capacity: capacity, entries: small)
         self.smallTypes = smallTypes
         self.smallActions = smallActions
+        self.longActionTable = ProbeTable(capacity: capacity, entries: longAction)
+        self.longActionHashes = longActionHashes
+    }
+
+    /// The hash of a pair whose type is small: the type's words mixed, then the action's bytes; nil when the action
+    /// is not ASCII.
+    @inline(__always)
+    private static func longActionHash(_ type: SmallName, _ action: String) -> UInt64? {
+        var hasher = WordHasher(seed: type.mixed(into: 0x9E37_79B9_7F4A_7C15))
+        guard hasher.absorb(action) else { return nil }
+        return hasher.finishIfASCII()
     }
 
     @inline(__always)
@@ -70,8 +94,16 @@ struct ActionTable: Sendable {
 
     @inline(__always)
     func lookup(type: String, action: String) -> Lookup {
-        if usable, let smallType = SmallName(type), let smallAction = SmallName(action) {
-            return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
+        if usable, let smallType = SmallName(type) {
+            if let smallAction = SmallName(action) {
+                return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
+            }
+            guard let hash = Self.longActionHash(smallType, action) else { return .notASCII }
+            let found = longActionTable.probe(Int(truncatingIfNeeded: hash)) {
+                longActionHashes[$0] == hash && smallTypes[$0] == smallType && Self.asciiEqual(actions[$0], action)
+            }
+            if case .found = found { return found }
+            // A short action held in a native buffer rather than as a small string is only in the table below.
         }
         guard usable, let hash = Self.hash(type: type, action: action) else { return .notASCII }
         return table.probe(Int(truncatingIfNeeded: hash)) { hashes[$0] == hash && types[$0] == type && Self.asciiEqual(actions[$0], action) }
