@@ -205,24 +205,3 @@ final class ActionEntry: Sendable {
         return nil
     }
 }
-
-extension Reason {
-    /// The case's position in declaration order (`allCases`' index), as a byte: an array index with no search.
-    @inline(__always)
-    var ordinal: Int {
-        switch self {
-        case .allowed: 0
-        case .defaultDeny: 1
-        case .deniedByRule: 2
-        case .unauthenticated: 3
-        case .stepUpRequired: 4
-        case .roleRequired: 5
-        case .notMember: 6
-        case .accessDenied: 7
-        case .ownerOnly: 8
-        case .requiresUpgrade: 9
-        case .limitExceeded: 10
-        case .consentRequired: 11
-        }
-    }
-}

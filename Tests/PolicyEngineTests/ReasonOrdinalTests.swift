@@ -3,7 +3,7 @@ import Testing
 
 @testable import PolicyEngine
 
-/// `ActionEntry.denyDecision(_:)` finds a prebuilt deny by `Reason.ordinal`, an array index: it must be each case's
+/// `ActionEntry.denyDecision(_:)` and `ServerMetrics` index by `Reason.ordinal`: it must be each case's
 /// position in `allCases`, so every reason has its own index below the array's size.
 @Suite struct ReasonOrdinalTests {
     @Test func ordinalIsThePositionInAllCases() {
