@@ -46,6 +46,9 @@ final class ActionEntry: Sendable {
     let limitCaps: [Int?]?
     let limitCounter: String
     let hasConsent: Bool
+    /// Whether any requirement after the app roles applies (membership, feature, limit, consent): when not, the
+    /// requirement checks stop after the app roles with one test instead of four (issue 41, round six).
+    let checksPastAppRoles: Bool
     /// Deny messages rendered with this action's facts, by reason; absent where a fact varies per request.
     let messages: [(reason: Reason, text: String)]
     /// The message of each deny rule, in `plan.denyRules` order.
@@ -118,6 +121,7 @@ final class ActionEntry: Sendable {
         self.limitCaps = plan.limit?.caps
         self.limitCounter = plan.limit?.counter ?? ""
         self.hasConsent = plan.consent != nil
+        self.checksPastAppRoles = plan.membership != nil || plan.feature != nil || plan.limit != nil || plan.consent != nil
         self.messages = messages.map { (reason: $0.0, text: $0.1) }
         self.denyRuleMessages = ruleMessages
         self.limitMessages = limitMessages
