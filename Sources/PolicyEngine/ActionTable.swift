@@ -31,6 +31,9 @@ struct ActionTable: Sendable {
     /// `partner_management`) spares hashing its type byte by byte (issue 41, round six). Zero for the other pairs.
     private let longActionTable: ProbeTable
     private let longActionHashes: [UInt64]
+    /// Each such action's bytes as `LongWords` (none outside 16 to 24 bytes): a request's action of 16 to 24 bytes is
+    /// compared as four integers, not through `String`'s forms and `memcmp`.
+    private let longActionWords: [LongWords]
 
     init(_ keys: [(type: String, action: String)]) {
         let capacity = ProbeTable.capacity(for: keys.count, minimum: 16)
@@ -76,6 +79,22 @@ struct ActionTable: Sendable {
         self.smallActions = smallActions
         self.longActionTable = ProbeTable(capacity: capacity, entries: longAction)
         self.longActionHashes = longActionHashes
+        self.longActionWords = keys.map { key in Array(key.action.utf8).withUnsafeBytes { LongWords($0) } }
+    }
+
+    /// `longActionHash` and the action's `LongWords`, read in the same pass over its bytes; nil when the action is not
+    /// ASCII or has no contiguous UTF-8.
+    @inline(__always)
+    private static func longActionKey(_ type: SmallName, _ action: String) -> (hash: UInt64, words: LongWords)? {
+        var hasher = WordHasher(seed: type.mixed(into: 0x9E37_79B9_7F4A_7C15))
+        var words = LongWords.none
+        let done: Void? = action.utf8.withContiguousStorageIfAvailable { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            hasher.absorb(bytes)
+            words = LongWords(bytes)
+        }
+        guard done != nil, let hash = hasher.finishIfASCII() else { return nil }
+        return (hash, words)
     }
 
     /// The hash of a pair whose type is small: the type's words mixed, then the action's bytes; nil when the action
@@ -98,9 +117,10 @@ struct ActionTable: Sendable {
             if let smallAction = SmallName(action) {
                 return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
             }
-            guard let hash = Self.longActionHash(smallType, action) else { return .notASCII }
-            let found = longActionTable.probe(Int(truncatingIfNeeded: hash)) {
-                longActionHashes[$0] == hash && smallTypes[$0] == smallType && Self.asciiEqual(actions[$0], action)
+            guard let key = Self.longActionKey(smallType, action) else { return .notASCII }
+            let found = longActionTable.probe(Int(truncatingIfNeeded: key.hash)) {
+                longActionHashes[$0] == key.hash && smallTypes[$0] == smallType
+                    && (key.words.count != 0 ? longActionWords[$0] == key.words : Self.asciiEqual(actions[$0], action))
             }
             if case .found = found { return found }
             // A short action held in a native buffer rather than as a small string is only in the table below.
@@ -137,5 +157,36 @@ struct ActionTable: Sendable {
         return table.probe(Int(truncatingIfNeeded: hash)) {
             hashes[$0] == hash && WordHasher.equal(types[$0], type) && WordHasher.equal(actions[$0], action)
         }
+    }
+}
+
+/// A name of 16 to 24 bytes as its length and three words that together cover every byte (the first eight, the next
+/// eight, the last eight, overlapping): two such are equal exactly when the names' bytes are. `none` (length 0) for
+/// any other length.
+struct LongWords: Equatable {
+    let count: Int
+    let first: UInt64
+    let second: UInt64
+    let last: UInt64
+
+    static let none = LongWords(count: 0, first: 0, second: 0, last: 0)
+
+    private init(count: Int, first: UInt64, second: UInt64, last: UInt64) {
+        self.count = count
+        self.first = first
+        self.second = second
+        self.last = last
+    }
+
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 16, bytes.count <= 24, let base = bytes.baseAddress else {
+            self = .none
+            return
+        }
+        count = bytes.count
+        first = base.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+        second = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        last = base.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
     }
 }
