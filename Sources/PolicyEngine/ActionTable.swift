@@ -27,7 +27,7 @@ struct ActionTable: Sendable {
     private let smallTypes: [SmallName]
     private let smallActions: [SmallName]
     /// The pairs whose type is a small ASCII string and whose action is not (longer than 15 bytes), by the type's
-    /// words mixed and the action's bytes hashed after them (`longActionHash`): such a request (mimisupply's
+    /// words mixed and the action's bytes hashed after them (`longActionKey`): such a request (mimisupply's
     /// `partner_management`) spares hashing its type byte by byte (issue 41, round six). Zero for the other pairs.
     private let longActionTable: ProbeTable
     private let longActionHashes: [UInt64]
@@ -60,7 +60,7 @@ struct ActionTable: Sendable {
         var longActionHashes = [UInt64](repeating: 0, count: keys.count)
         for (slot, key) in keys.enumerated() {
             guard usable, let type = SmallName.canonical(key.type), let action = SmallName.canonical(key.action) else {
-                if usable, let type = SmallName.canonical(key.type), let hash = Self.longActionHash(type, key.action) {
+                if usable, let type = SmallName.canonical(key.type), let hash = Self.longActionKey(type, key.action)?.hash {
                     longActionHashes[slot] = hash
                     longAction.append((slot, Int(truncatingIfNeeded: hash)))
                     smallTypes.append(type)
@@ -82,33 +82,29 @@ struct ActionTable: Sendable {
         self.longActionWords = keys.map { key in Array(key.action.utf8).withUnsafeBytes { LongWords($0) } }
     }
 
-    /// `longActionHash` and the action's `LongWords`, read in the same pass over its bytes; nil when the action is not
-    /// ASCII or has no contiguous UTF-8.
-    @inline(__always)
-    private static func longActionKey(_ type: SmallName, _ action: String) -> (hash: UInt64, words: LongWords)? {
-        var hasher = WordHasher(seed: type.mixed(into: 0x9E37_79B9_7F4A_7C15))
-        var words = LongWords.none
-        let done: Void? = action.utf8.withContiguousStorageIfAvailable { utf8 in
-            let bytes = UnsafeRawBufferPointer(utf8)
-            hasher.absorb(bytes)
-            words = LongWords(bytes)
-        }
-        guard done != nil, let hash = hasher.finishIfASCII() else { return nil }
-        return (hash, words)
-    }
-
-    /// The hash of a pair whose type is small: the type's words mixed, then the action's bytes; nil when the action
-    /// is not ASCII.
-    @inline(__always)
-    private static func longActionHash(_ type: SmallName, _ action: String) -> UInt64? {
-        var hasher = WordHasher(seed: type.mixed(into: 0x9E37_79B9_7F4A_7C15))
-        guard hasher.absorb(action) else { return nil }
-        return hasher.finishIfASCII()
-    }
-
     @inline(__always)
     private static func smallHash(_ type: SmallName, _ action: SmallName) -> Int {
         Int(truncatingIfNeeded: action.mixed(into: type.mixed(into: 0x9E37_79B9_7F4A_7C15)))
+    }
+
+    /// The hash of a pair whose type is small (the type's words mixed, then the action) and the action's `LongWords`,
+    /// read in one pass over its bytes; nil when the action is not ASCII or has no contiguous UTF-8. An action of 16 to
+    /// 24 bytes is hashed from its words, any other by `WordHasher`.
+    @inline(__always)
+    private static func longActionKey(_ type: SmallName, _ action: String) -> (hash: UInt64, words: LongWords)? {
+        let seed = type.mixed(into: 0x9E37_79B9_7F4A_7C15)
+        let key: (hash: UInt64, words: LongWords)?? = action.utf8.withContiguousStorageIfAvailable { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            let words = LongWords(bytes)
+            if words.count != 0 {
+                guard (words.first | words.second | words.last) & 0x8080_8080_8080_8080 == 0 else { return nil }
+                return (words.hash(seed), words)
+            }
+            var hasher = WordHasher(seed: seed)
+            hasher.absorb(bytes)
+            return hasher.finishIfASCII().map { ($0, words) }
+        }
+        return key ?? nil
     }
 
     @inline(__always)
@@ -176,6 +172,17 @@ struct LongWords: Equatable {
         self.first = first
         self.second = second
         self.last = last
+    }
+
+    /// The words mixed into `seed` (a small type's), the length closing them.
+    @inline(__always)
+    func hash(_ seed: UInt64) -> UInt64 {
+        var h = (seed ^ first) &* 0x0000_0100_0000_01B3
+        h = (h ^ second) &* 0x9E37_79B9_7F4A_7C15
+        h = (h ^ last ^ (UInt64(count) << 56)) &* 0x0000_0100_0000_01B3
+        h ^= h >> 33
+        h = h &* 0xFF51_AFD7_ED55_8CCD
+        return h ^ (h >> 33)
     }
 
     @inline(__always)
