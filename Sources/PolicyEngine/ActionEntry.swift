@@ -46,6 +46,9 @@ final class ActionEntry: Sendable {
     let limitCaps: [Int?]?
     let limitCounter: String
     let hasConsent: Bool
+    /// Whether any requirement after the app roles applies (membership, feature, limit, consent): when not, the
+    /// requirement checks stop after the app roles with one test instead of four (issue 41, round six).
+    let checksPastAppRoles: Bool
     /// Deny messages rendered with this action's facts, by reason; absent where a fact varies per request.
     let messages: [(reason: Reason, text: String)]
     /// The message of each deny rule, in `plan.denyRules` order.
@@ -56,6 +59,9 @@ final class ActionEntry: Sendable {
     let allowDecision: Decision
     /// The finished deny decision of each reason whose message is fixed, so a deny is a copy, not a build.
     let denyDecisions: [Decision]
+    /// The index in `denyDecisions` of each reason's deny (its first in `messages`), by `Reason.ordinal`; -1 for
+    /// none: `denyDecision(_:)` reads it instead of scanning `messages` (issue 41, round six).
+    let denyDecisionIndex: [Int8]
     /// The finished deny decision of each deny rule, in `plan.denyRules` order.
     let denyRuleDecisions: [Decision]
     /// The allow decision of each allow rule, in `plan.allowRules` order.
@@ -115,6 +121,7 @@ final class ActionEntry: Sendable {
         self.limitCaps = plan.limit?.caps
         self.limitCounter = plan.limit?.counter ?? ""
         self.hasConsent = plan.consent != nil
+        self.checksPastAppRoles = plan.membership != nil || plan.feature != nil || plan.limit != nil || plan.consent != nil
         self.messages = messages.map { (reason: $0.0, text: $0.1) }
         self.denyRuleMessages = ruleMessages
         self.limitMessages = limitMessages
@@ -123,6 +130,11 @@ final class ActionEntry: Sendable {
         self.denyDecisions = messages.map { reason, message in
             Self.deny(reason, message: message, plan: plan, tiers: tiers).interned
         }
+        var denyDecisionIndex = [Int8](repeating: -1, count: Reason.allCases.count)
+        for (i, message) in messages.enumerated().reversed() where i < Int(Int8.max) {
+            denyDecisionIndex[message.0.ordinal] = Int8(i)
+        }
+        self.denyDecisionIndex = denyDecisionIndex
         self.denyRuleDecisions = zip(plan.denyRules, ruleMessages).map { index, message in
             Decision(effect: .deny, reason: .deniedByRule, message: message, policy: rules[index].location).interned
         }
@@ -167,6 +179,10 @@ final class ActionEntry: Sendable {
     /// The finished deny for `reason` when its message is fixed.
     @inline(__always)
     func denyDecision(_ reason: Reason) -> Decision? {
+        let i = Int(denyDecisionIndex[reason.ordinal])
+        if i >= 0 { return denyDecisions[i].copied }
+        // Past `Int8.max` messages (never in practice) the rest are found by a scan.
+        guard messages.count > Int(Int8.max) else { return nil }
         for i in messages.indices where messages[i].reason == reason { return denyDecisions[i] }
         return nil
     }

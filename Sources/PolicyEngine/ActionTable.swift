@@ -26,6 +26,14 @@ struct ActionTable: Sendable {
     private let smallTable: ProbeTable
     private let smallTypes: [SmallName]
     private let smallActions: [SmallName]
+    /// The pairs whose type is a small ASCII string and whose action is not (longer than 15 bytes), by the type's
+    /// words mixed and the action's bytes hashed after them (`longActionKey`): such a request (mimisupply's
+    /// `partner_management`) spares hashing its type byte by byte (issue 41, round six). Zero for the other pairs.
+    private let longActionTable: ProbeTable
+    private let longActionHashes: [UInt64]
+    /// Each such action's bytes as `LongWords` (none outside 16 to 24 bytes): a request's action of 16 to 24 bytes is
+    /// compared as four integers, not through `String`'s forms and `memcmp`.
+    private let longActionWords: [LongWords]
 
     init(_ keys: [(type: String, action: String)]) {
         let capacity = ProbeTable.capacity(for: keys.count, minimum: 16)
@@ -48,9 +56,17 @@ struct ActionTable: Sendable {
         var small: [(slot: Int, hash: Int)] = []
         var smallTypes: [SmallName] = []
         var smallActions: [SmallName] = []
+        var longAction: [(slot: Int, hash: Int)] = []
+        var longActionHashes = [UInt64](repeating: 0, count: keys.count)
         for (slot, key) in keys.enumerated() {
             guard usable, let type = SmallName.canonical(key.type), let action = SmallName.canonical(key.action) else {
-                smallTypes.append(.none)
+                if usable, let type = SmallName.canonical(key.type), let hash = Self.longActionKey(type, key.action)?.hash {
+                    longActionHashes[slot] = hash
+                    longAction.append((slot, Int(truncatingIfNeeded: hash)))
+                    smallTypes.append(type)
+                } else {
+                    smallTypes.append(.none)
+                }
                 smallActions.append(.none)
                 continue
             }
@@ -61,6 +77,9 @@ struct ActionTable: Sendable {
         self.smallTable = ProbeTable(capacity: capacity, entries: small)
         self.smallTypes = smallTypes
         self.smallActions = smallActions
+        self.longActionTable = ProbeTable(capacity: capacity, entries: longAction)
+        self.longActionHashes = longActionHashes
+        self.longActionWords = keys.map { key in Array(key.action.utf8).withUnsafeBytes { LongWords($0) } }
     }
 
     @inline(__always)
@@ -68,10 +87,39 @@ struct ActionTable: Sendable {
         Int(truncatingIfNeeded: action.mixed(into: type.mixed(into: 0x9E37_79B9_7F4A_7C15)))
     }
 
+    /// The hash of a pair whose type is small (the type's words mixed, then the action) and the action's `LongWords`,
+    /// read in one pass over its bytes; nil when the action is not ASCII or has no contiguous UTF-8. An action of 16 to
+    /// 24 bytes is hashed from its words, any other by `WordHasher`.
+    @inline(__always)
+    private static func longActionKey(_ type: SmallName, _ action: String) -> (hash: UInt64, words: LongWords)? {
+        let seed = type.mixed(into: 0x9E37_79B9_7F4A_7C15)
+        let key: (hash: UInt64, words: LongWords)?? = action.utf8.withContiguousStorageIfAvailable { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            let words = LongWords(bytes)
+            if words.count != 0 {
+                guard (words.first | words.second | words.last) & 0x8080_8080_8080_8080 == 0 else { return nil }
+                return (words.hash(seed), words)
+            }
+            var hasher = WordHasher(seed: seed)
+            hasher.absorb(bytes)
+            return hasher.finishIfASCII().map { ($0, words) }
+        }
+        return key ?? nil
+    }
+
     @inline(__always)
     func lookup(type: String, action: String) -> Lookup {
-        if usable, let smallType = SmallName(type), let smallAction = SmallName(action) {
-            return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
+        if usable, let smallType = SmallName(type) {
+            if let smallAction = SmallName(action) {
+                return smallTable.probe(Self.smallHash(smallType, smallAction)) { smallTypes[$0] == smallType && smallActions[$0] == smallAction }
+            }
+            guard let key = Self.longActionKey(smallType, action) else { return .notASCII }
+            let found = longActionTable.probe(Int(truncatingIfNeeded: key.hash)) {
+                longActionHashes[$0] == key.hash && smallTypes[$0] == smallType
+                    && (key.words.count != 0 ? longActionWords[$0] == key.words : Self.asciiEqual(actions[$0], action))
+            }
+            if case .found = found { return found }
+            // A short action held in a native buffer rather than as a small string is only in the table below.
         }
         guard usable, let hash = Self.hash(type: type, action: action) else { return .notASCII }
         return table.probe(Int(truncatingIfNeeded: hash)) { hashes[$0] == hash && types[$0] == type && Self.asciiEqual(actions[$0], action) }
@@ -105,5 +153,47 @@ struct ActionTable: Sendable {
         return table.probe(Int(truncatingIfNeeded: hash)) {
             hashes[$0] == hash && WordHasher.equal(types[$0], type) && WordHasher.equal(actions[$0], action)
         }
+    }
+}
+
+/// A name of 16 to 24 bytes as its length and three words that together cover every byte (the first eight, the next
+/// eight, the last eight, overlapping): two such are equal exactly when the names' bytes are. `none` (length 0) for
+/// any other length.
+struct LongWords: Equatable {
+    let count: Int
+    let first: UInt64
+    let second: UInt64
+    let last: UInt64
+
+    static let none = LongWords(count: 0, first: 0, second: 0, last: 0)
+
+    private init(count: Int, first: UInt64, second: UInt64, last: UInt64) {
+        self.count = count
+        self.first = first
+        self.second = second
+        self.last = last
+    }
+
+    /// The words mixed into `seed` (a small type's), the length closing them.
+    @inline(__always)
+    func hash(_ seed: UInt64) -> UInt64 {
+        var h = (seed ^ first) &* 0x0000_0100_0000_01B3
+        h = (h ^ second) &* 0x9E37_79B9_7F4A_7C15
+        h = (h ^ last ^ (UInt64(count) << 56)) &* 0x0000_0100_0000_01B3
+        h ^= h >> 33
+        h = h &* 0xFF51_AFD7_ED55_8CCD
+        return h ^ (h >> 33)
+    }
+
+    @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 16, bytes.count <= 24, let base = bytes.baseAddress else {
+            self = .none
+            return
+        }
+        count = bytes.count
+        first = base.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+        second = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        last = base.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
     }
 }

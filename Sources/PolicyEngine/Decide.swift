@@ -185,8 +185,9 @@ extension DecisionTable {
         guard let failure = firstFailedRequirement(
             request, entry: entry, signedIn: signedIn, now: now, tier: tier, isOwner: isOwner, role: role, tracer: &tracer, evaluate: evaluate)
         else {
+            guard let caps = entry.limitCaps else { return entry.allowDecision.copied }
             var decision = entry.allowDecision
-            if let caps = entry.limitCaps, let cap = caps[tier] {
+            if let cap = caps[tier] {
                 let used = request.usedCount(entry)
                 // `used` comes from the request and may be any integer; Int.min must not trap.
                 let (remaining, overflow) = cap.subtractingReportingOverflow(used)

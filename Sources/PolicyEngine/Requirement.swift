@@ -593,6 +593,7 @@ extension DecisionTable {
             guard request.holdsAppRole(entry) else { return fail(.appRoleMissing, .roleRequired, at: action.appRoles?.location) }
             tracer.record(.requirement(.appRoleHeld, at: action.appRoles?.location))
         }
+        guard entry.checksPastAppRoles else { return nil }
 
         if entry.hasMembership {
             if isOwner {

@@ -8,6 +8,12 @@ struct WordHasher {
     private var state: UInt64 = 0x9E37_79B9_7F4A_7C15
     private var bits: UInt64 = 0
 
+    init() {}
+
+    /// A hasher that starts from `seed` (a small name's words already mixed, `SmallName.mixed(into:)`).
+    @inline(__always)
+    init(seed: UInt64) { state = seed }
+
     /// Absorbs the string's UTF-8; false when the string has no contiguous UTF-8 (bridged), which callers treat as not ASCII.
     @inline(__always)
     mutating func absorb(_ text: String) -> Bool {

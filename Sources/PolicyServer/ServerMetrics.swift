@@ -9,7 +9,7 @@ import Synchronization
 /// `# HELP` line; each name and help is stated once, in `Help`.
 public final class ServerMetrics: DecisionObserver, Sendable {
     public let registry: PrometheusCollectorRegistry
-    /// One counter per reason, at `Self.slot(reason)`: a `[Reason: Counter]` hashed the String-backed enum's raw value
+    /// One counter per reason, at `reason.ordinal`: a `[Reason: Counter]` hashed the String-backed enum's raw value
     /// on every decision (about 350 instructions; every decision of a batch pays it).
     private let decisions: [Prometheus.Counter]
     private let decideLatency: [String: LatencyTimer]
@@ -91,10 +91,10 @@ public final class ServerMetrics: DecisionObserver, Sendable {
         self.registry = registry
         var byReason = [Prometheus.Counter?](repeating: nil, count: Reason.allCases.count)
         for reason in Reason.allCases {
-            byReason[Self.slot(reason)] = registry.makeCounter(name: Help.decisions.0, labels: [("reason", reason.rawValue)], help: Help.decisions.1)
+            byReason[reason.ordinal] = registry.makeCounter(name: Help.decisions.0, labels: [("reason", reason.rawValue)], help: Help.decisions.1)
         }
         decisions = byReason.map { counter in
-            guard let counter else { preconditionFailure("ServerMetrics.slot gives two reasons one place") }
+            guard let counter else { preconditionFailure("Reason.ordinal gives two reasons one place") }
             return counter
         }
         decideLatency = Dictionary(
@@ -142,25 +142,7 @@ public final class ServerMetrics: DecisionObserver, Sendable {
     public func connectionRefused() { refusedConnections.increment() }
 
     /// A decision the facade's pipeline made (`DecisionObserver`): counted by reason.
-    public func decided(_ decision: Decision) { decisions[Self.slot(decision.reason)].increment() }
-
-    /// A reason's place in `decisions` (a new reason fails to compile here until it has one).
-    private static func slot(_ reason: Reason) -> Int {
-        switch reason {
-        case .allowed: 0
-        case .defaultDeny: 1
-        case .deniedByRule: 2
-        case .unauthenticated: 3
-        case .stepUpRequired: 4
-        case .roleRequired: 5
-        case .notMember: 6
-        case .accessDenied: 7
-        case .ownerOnly: 8
-        case .requiresUpgrade: 9
-        case .limitExceeded: 10
-        case .consentRequired: 11
-        }
-    }
+    public func decided(_ decision: Decision) { decisions[decision.reason.ordinal].increment() }
 
     /// What the decision cache did (`DecisionObserver`): counted by event.
     public func cache(_ event: DecisionCacheEvent) { cacheEvents[event]?.increment() }
