@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The answer to a `Request`: allow or deny, why, and what the user can do about it.
 ///
@@ -249,21 +250,7 @@ package final class DecisionText: Sendable {
         var bytes = 0
     }
 
-    private static let interned = Locked(Interned())
-}
-
-/// A value behind a lock.
-private final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
+    private static let interned = Mutex(Interned())
 }
 
 /// The two outcomes of a decision.
