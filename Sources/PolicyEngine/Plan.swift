@@ -130,41 +130,50 @@ extension CompiledPolicy {
     public func plan(subject: Subject, action: String, resourceType: String, context: Context = Context()) -> ResourcePlan {
         let table = self.table
         guard let slot = table.slot(type: resourceType, action: action) else {
-            return resourcePlan(.or([]), subject: subject, action: action, resourceType: resourceType, context: context)
+            // An unknown pair: decide's default deny, whatever the resource.
+            return Self.resourcePlan(.or([]), never: { table.defaultDenyDecision })
         }
-        let expression = withUnsafePointer(to: subject) { subjectPointer in
+        return withUnsafePointer(to: subject) { subjectPointer in
             withUnsafePointer(to: context) { contextPointer in
                 let probe = PlanProbe(subject: subjectPointer, context: contextPointer, action: action, resourceType: resourceType)
-                return table.withEntry(slot) { table.simplifiedPlanExpression(probe, entry: $0) }
+                return table.withEntry(slot) { entry in
+                    // A `never` plan's deny is decided over the probe itself, as `decide` would over a resource that
+                    // holds nothing but its type: building that `Request` and destroying it cost ~150 instructions a
+                    // plan, more than the plan's whole margin to 5x `decide` (issue 41).
+                    Self.resourcePlan(table.simplifiedPlanExpression(probe, entry: entry)) {
+                        var tracer = NoTracer()
+                        return table.evaluate(probe, entry: entry, slot: slot, useIndex: true, tracer: &tracer)
+                    }
+                }
             }
         }
-        return resourcePlan(expression, subject: subject, action: action, resourceType: resourceType, context: context)
     }
 
-    /// `plan` as first written: the whole expression built over a probe request, then simplified. Tests check that
-    /// `plan` gives exactly this (`PlanDifferentialTests`).
+    /// `plan` as first written: the whole expression built over a probe request, then simplified, and a `never`
+    /// plan's deny from `decide` over that request. Tests check that `plan` gives exactly this (`PlanDifferentialTests`).
     package func referencePlan(subject: Subject, action: String, resourceType: String, context: Context = Context()) -> ResourcePlan {
         let probe = Request(subject: subject, action: action, resource: Resource(type: resourceType), context: context)
         let table = self.table
-        guard let slot = table.slot(type: resourceType, action: action) else {
-            return resourcePlan(.or([]), subject: subject, action: action, resourceType: resourceType, context: context)
+        let expression: PlanExpression
+        if let slot = table.slot(type: resourceType, action: action) {
+            expression = table.withEntry(slot) { table.planExpression(probe, entry: $0) }.simplified
+        } else {
+            expression = .or([])
         }
-        let expression = table.withEntry(slot) { table.planExpression(probe, entry: $0) }.simplified
-        return resourcePlan(expression, subject: subject, action: action, resourceType: resourceType, context: context)
+        return Self.resourcePlan(expression, never: { decide(probe) })
     }
 
     /// The plan of a simplified expression: `always`, `never` with `decide`'s deny for a resource that holds nothing
-    /// but its type, or the expression.
-    private func resourcePlan(
-        _ expression: PlanExpression, subject: Subject, action: String, resourceType: String, context: Context
-    ) -> ResourcePlan {
+    /// but its type (`never` gives that decision), or the expression.
+    @inline(__always)
+    private static func resourcePlan(_ expression: PlanExpression, never: () -> Decision) -> ResourcePlan {
         switch expression {
         case .and(let parts) where parts.isEmpty:
             return .always
         case .or(let parts) where parts.isEmpty:
             // Nothing the resource holds allows (or the pair is unknown): the deny of a resource with no owner,
             // members, usage or attributes.
-            let decision = decide(Request(subject: subject, action: action, resource: Resource(type: resourceType), context: context))
+            let decision = never()
             return .never(reason: decision.effect == .deny ? decision.reason : .defaultDeny, message: decision.message)
         default:
             return .conditional(expression)
