@@ -82,9 +82,13 @@ struct ActionTable: Sendable {
         self.longActionWords = keys.map { key in Array(key.action.utf8).withUnsafeBytes { LongWords($0) } }
     }
 
+    /// A pair's hash starts from its small type's words: both tables' keys (`smallHash`, `longActionKey`) share it.
+    @inline(__always)
+    private static func typeSeed(_ type: SmallName) -> UInt64 { type.mixed(into: 0x9E37_79B9_7F4A_7C15) }
+
     @inline(__always)
     private static func smallHash(_ type: SmallName, _ action: SmallName) -> Int {
-        Int(truncatingIfNeeded: action.mixed(into: type.mixed(into: 0x9E37_79B9_7F4A_7C15)))
+        Int(truncatingIfNeeded: action.mixed(into: typeSeed(type)))
     }
 
     /// The hash of a pair whose type is small (the type's words mixed, then the action) and the action's `LongWords`,
@@ -92,7 +96,7 @@ struct ActionTable: Sendable {
     /// 24 bytes is hashed from its words, any other by `WordHasher`.
     @inline(__always)
     private static func longActionKey(_ type: SmallName, _ action: String) -> (hash: UInt64, words: LongWords)? {
-        let seed = type.mixed(into: 0x9E37_79B9_7F4A_7C15)
+        let seed = typeSeed(type)
         let key: (hash: UInt64, words: LongWords)?? = action.utf8.withContiguousStorageIfAvailable { utf8 in
             let bytes = UnsafeRawBufferPointer(utf8)
             let words = LongWords(bytes)
